@@ -1,0 +1,1 @@
+print("jose-benchmark: not written yet")

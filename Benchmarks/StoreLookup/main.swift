@@ -1,0 +1,1 @@
+print("store-lookup: not written yet")

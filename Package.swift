@@ -1,0 +1,85 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Layers (docs/architecture.md): COpenSSL/CLibSecret/CCurl → JOSE, SecretStore → AuthKit → authkit.
+// Data flows one way; nothing below the `authkit` executable prints.
+let package = Package(
+    name: "authkit",
+    products: [
+        .library(name: "AuthKit", targets: ["AuthKit"]),
+        .library(name: "JOSE", targets: ["JOSE"]),
+        .library(name: "SecretStore", targets: ["SecretStore"]),
+        .executable(name: "authkit", targets: ["AuthKitCLI"]),
+        .executable(name: "jose-benchmark", targets: ["JOSEBenchmark"]),
+        .executable(name: "store-lookup", targets: ["StoreLookup"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    ],
+    targets: [
+        // System libraries. Debian: libssl-dev (OpenSSL 3), libsecret-1-dev.
+        .systemLibrary(
+            name: "COpenSSL",
+            path: "Sources/COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibSecret",
+            path: "Sources/CLibSecret",
+            pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]
+        ),
+        // libcurl, loaded with dlopen on the first HTTP request (never at start-up): see
+        // docs/architecture.md, "Why libcurl through dlopen". Build needs <curl/curl.h> only.
+        .target(name: "CCurl", path: "Sources/CCurl", linkerSettings: [.linkedLibrary("dl")]),
+
+        // JWS/JWK parsing and signature verification over OpenSSL EVP. No networking, no OAuth.
+        .target(name: "JOSE", dependencies: ["COpenSSL"]),
+
+        // The freedesktop Secret Service through libsecret, plus the explicit plain-file store.
+        .target(name: "SecretStore", dependencies: ["CLibSecret"]),
+
+        // The library other tools import: discovery, PKCE, loopback receiver, token endpoint,
+        // id_token validation with a JWKS cache, the shared session, Graph user search.
+        .target(
+            name: "AuthKit",
+            dependencies: [
+                "JOSE",
+                "SecretStore",
+                "CCurl",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+
+        // The `authkit` command: parsing, printing, exit codes.
+        .executableTarget(
+            name: "AuthKitCLI",
+            dependencies: [
+                "AuthKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // Benchmarks (README, "Benchmarks"): run in release mode, print numbers beside a reference.
+        .executableTarget(name: "JOSEBenchmark", dependencies: ["JOSE"], path: "Benchmarks/JOSEBenchmark"),
+        // One account's record looked up through SecretStore as a whole process (vs `secret-tool lookup`).
+        .executableTarget(name: "StoreLookup", dependencies: ["SecretStore"], path: "Benchmarks/StoreLookup"),
+
+        // Shared test helpers: fixture paths, subprocess runner, private Secret Service, test peers.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // A second, separate program using SecretStore, for the cross-process tests.
+        .executableTarget(name: "SecretStoreProbe", dependencies: ["SecretStore"], path: "Tests/SecretStoreProbe"),
+
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "TestSupport"]),
+        .testTarget(name: "SecretStoreTests", dependencies: ["SecretStore", "TestSupport"]),
+        .testTarget(name: "AuthKitTests", dependencies: ["AuthKit", "TestSupport"]),
+        .testTarget(name: "AuthKitCLITests", dependencies: ["TestSupport"]),
+    ]
+)

@@ -1,0 +1,1 @@
+// AuthKit: see docs/architecture.md

@@ -1,0 +1,47 @@
+import ArgumentParser
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `authkit`: one shared sign-in for the tools on this machine.
+@main
+struct AuthKitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "authkit",
+        abstract: "One shared sign-in for the command-line tools on this machine.",
+        discussion: """
+            authkit signs in to an OpenID Connect provider (Microsoft identity platform, Google, \
+            Keycloak …) with the authorization-code flow and PKCE, checks every id_token's \
+            signature against the provider's published keys, and keeps the tokens in the \
+            Secret Service (gnome-keyring, KeePassXC …) under a group name that several tools \
+            can share.
+            """,
+        subcommands: [
+            JWTCommand.self,
+        ]
+    )
+
+    /// Parses and runs the command, mapping errors to the documented exit codes
+    /// (ExitStatus): usage errors exit 2, not ArgumentParser's default 64.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                if !message.isEmpty { print(message) }
+                Glibc.exit(0)
+            }
+            if !message.isEmpty { Terminal.printError(message) }
+            // ArgumentParser reports usage errors as EX_USAGE (64); authkit documents 2.
+            Glibc.exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
+        }
+    }
+}

@@ -1,0 +1,21 @@
+import ArgumentParser
+
+/// The exit codes of `authkit`, in the spirit of gh's. Documented in the README ("Exit codes");
+/// scripts depend on them, so a code never changes meaning.
+enum ExitStatus {
+    /// Success: signed in and usable, token printed, token verified.
+    static let success = ExitCode(0)
+    /// Not signed in, or the sign-in can no longer be used: run `authkit login`.
+    static let loginNeeded = ExitCode(1)
+    /// Usage or configuration error (bad flag, bad config file): nothing was attempted.
+    static let usage = ExitCode(2)
+    /// The token store is unavailable: no D-Bus session, no Secret Service, collection locked,
+    /// unlock dismissed.
+    static let storageUnavailable = ExitCode(3)
+    /// The identity provider or Graph could not be reached or answered with an error.
+    static let providerError = ExitCode(4)
+    /// `jwt verify`: the token is malformed, or its signature or key is not acceptable.
+    static let signatureRejected = ExitCode(5)
+    /// `jwt verify`: the signature is good but the claims are not (expired, wrong audience …).
+    static let claimsRejected = ExitCode(6)
+}

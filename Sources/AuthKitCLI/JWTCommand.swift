@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// `authkit jwt …`: debugging aids for JSON Web Tokens.
+struct JWTCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jwt",
+        abstract: "Inspect and verify JSON Web Tokens.",
+        subcommands: []
+    )
+}

@@ -1,0 +1,14 @@
+#ifndef AUTHKIT_COPENSSL_SHIM_H
+#define AUTHKIT_COPENSSL_SHIM_H
+#include <openssl/evp.h>
+#include <openssl/err.h>
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/core_names.h>
+#include <openssl/param_build.h>
+#include <openssl/params.h>
+#include <openssl/rsa.h>
+#include <openssl/obj_mac.h>
+#include <openssl/crypto.h>
+#include <openssl/opensslv.h>
+#endif

@@ -1,0 +1,1 @@
+// JOSE: see docs/architecture.md

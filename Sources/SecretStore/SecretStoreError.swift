@@ -1,0 +1,1 @@
+// SecretStore: see docs/architecture.md

@@ -1,0 +1,1 @@
+print("SecretStoreProbe: not written yet")
