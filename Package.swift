@@ -79,7 +79,16 @@ let package = Package(
 
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "TestSupport"]),
         .testTarget(name: "SecretStoreTests", dependencies: ["SecretStore", "TestSupport"]),
-        .testTarget(name: "AuthKitTests", dependencies: ["AuthKit", "TestSupport"]),
+        .testTarget(
+            name: "AuthKitTests",
+            dependencies: [
+                "AuthKit",
+                "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "AuthKitCLITests", dependencies: ["TestSupport"]),
     ]
 )

@@ -1,0 +1,39 @@
+/// HTTP header fields in order, with case-insensitive lookup.
+public struct HTTPHeaders: Sendable, Equatable, Sequence {
+    public private(set) var fields: [(name: String, value: String)]
+
+    public init(_ fields: [(name: String, value: String)] = []) {
+        self.fields = fields
+    }
+
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    /// The first value of the named field.
+    public subscript(name: String) -> String? {
+        let wanted = name.lowercased()
+        return fields.first { $0.name.lowercased() == wanted }?.value
+    }
+
+    /// Every value of the named field, in order.
+    public func values(_ name: String) -> [String] {
+        let wanted = name.lowercased()
+        return fields.filter { $0.name.lowercased() == wanted }.map(\.value)
+    }
+
+    public mutating func add(_ name: String, _ value: String) {
+        fields.append((name, value))
+    }
+
+    /// Removes every field of that name, then adds one.
+    public mutating func replace(_ name: String, with value: String) {
+        let wanted = name.lowercased()
+        fields.removeAll { $0.name.lowercased() == wanted }
+        fields.append((name, value))
+    }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
+        fields.makeIterator()
+    }
+}

@@ -1,0 +1,11 @@
+// FoundationEssentials has no `trimmingCharacters(in:)`; protocol text only needs ASCII
+// whitespace (SP, HTAB, CR, LF) trimmed.
+extension StringProtocol {
+    /// The text without leading and trailing ASCII spaces, tabs, CRs and LFs.
+    func trimmingASCIIWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(self[first...last])
+    }
+}

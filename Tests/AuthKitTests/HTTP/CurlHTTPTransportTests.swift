@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+@testable import AuthKit
+
+@Suite("CurlHTTPTransport")
+struct CurlHTTPTransportTests {
+    let transport = CurlHTTPTransport()
+
+    @Test("GET returns status, headers (case-insensitive) and body")
+    func getReturnsResponse() async throws {
+        let server = try await StubHTTPServer.start { request in
+            .respond(
+                status: 200,
+                headers: [("Content-Type", "application/json; charset=utf-8"), ("X-Twice", "a"), ("x-twice", "b")],
+                body: Array("{\"path\":\"\(request.path)\"}".utf8))
+        }
+        defer { Task { await server.stop() } }
+        let response = try await transport.send(HTTPRequest(url: server.baseURL.appendingPathComponent("hello")))
+        #expect(response.status == 200)
+        #expect(response.mediaType == "application/json")
+        #expect(response.headers.values("X-TWICE") == ["a", "b"])
+        #expect(String(decoding: response.body, as: UTF8.self) == "{\"path\":\"/hello\"}")
+        #expect(server.requests.first?.header("User-Agent")?.hasPrefix("authkit/") == true)
+    }
+
+    @Test("a form POST is form-encoded and carries its fields exactly")
+    func formPost() async throws {
+        let server = try await StubHTTPServer.start { _ in .json(200, "{}") }
+        defer { Task { await server.stop() } }
+        let fields = [("grant_type", "authorization_code"), ("redirect_uri", "http://127.0.0.1:5/cb?x=1&y=2"), ("note", "a b+c/é")]
+        _ = try await transport.send(.form(server.baseURL.appendingPathComponent("token"), fields: fields))
+        let received = try #require(server.requests.first)
+        #expect(received.method == "POST")
+        #expect(received.header("Content-Type") == "application/x-www-form-urlencoded")
+        #expect(received.header("Expect") == nil)
+        let decoded = try #require(FormEncoding.decode(received.bodyText))
+        #expect(decoded.map(\.name) == fields.map(\.0))
+        #expect(decoded.map(\.value) == fields.map(\.1))
+    }
+
+    @Test("redirects are returned, never followed")
+    func redirectsNotFollowed() async throws {
+        let server = try await StubHTTPServer.start { request in
+            request.path == "/start"
+                ? .respond(status: 302, headers: [("Location", "/elsewhere")])
+                : .text(200, "followed")
+        }
+        defer { Task { await server.stop() } }
+        let response = try await transport.send(HTTPRequest(url: server.baseURL.appendingPathComponent("start")))
+        #expect(response.status == 302)
+        #expect(response.headers["location"] == "/elsewhere")
+        #expect(server.requests.count == 1)
+    }
+
+    @Test("a body over the limit is an error, not a truncated response")
+    func responseTooLarge() async throws {
+        let server = try await StubHTTPServer.start { _ in .respond(status: 200, body: Array(repeating: 0x41, count: 10_000)) }
+        defer { Task { await server.stop() } }
+        await #expect(throws: HTTPError.responseTooLarge(host: server.baseURL.redactedOrigin, limit: 1000)) {
+            _ = try await transport.send(HTTPRequest(url: server.baseURL, maxResponseBytes: 1000))
+        }
+    }
+
+    @Test("a server that does not answer in time gives timedOut")
+    func timeout() async throws {
+        let server = try await StubHTTPServer.start { _ in .delay(milliseconds: 5_000, then: .text(200, "late")) }
+        defer { Task { await server.stop() } }
+        await #expect(throws: HTTPError.timedOut(host: server.baseURL.redactedOrigin, seconds: 1)) {
+            _ = try await transport.send(HTTPRequest(url: server.baseURL, timeout: .milliseconds(300)))
+        }
+    }
+
+    @Test("connection refused is a connection failure that is safe to retry")
+    func connectionRefused() async throws {
+        // Bind and close a listener to find a port nobody listens on.
+        let server = try await StubHTTPServer.start { _ in .text(200, "") }
+        let url = server.baseURL
+        await server.stop()
+        do {
+            _ = try await transport.send(HTTPRequest(url: url, timeout: .seconds(5)))
+            Issue.record("expected a connection failure")
+        } catch {
+            guard case .cannotConnect = error else { Issue.record("unexpected \(error)"); return }
+            #expect(error.isSafeToRetry)
+        }
+    }
+
+    @Test("a connection dropped after the request was sent is not safe to retry")
+    func connectionDropped() async throws {
+        let server = try await StubHTTPServer.start { _ in .closeConnection }
+        defer { Task { await server.stop() } }
+        do {
+            _ = try await transport.send(.form(server.baseURL, fields: [("code", "x")]))
+            Issue.record("expected a failure")
+        } catch {
+            guard case .connectionLost = error else { Issue.record("unexpected \(error)"); return }
+            #expect(!error.isSafeToRetry)
+        }
+    }
+
+    @Test("cancelling the task aborts the transfer")
+    func cancellation() async throws {
+        let server = try await StubHTTPServer.start { _ in .delay(milliseconds: 10_000, then: .text(200, "late")) }
+        defer { Task { await server.stop() } }
+        let task = Task { try await transport.send(HTTPRequest(url: server.baseURL, timeout: .seconds(30))) }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        await #expect(throws: HTTPError.cancelled) { _ = try await task.value }
+    }
+
+    @Test("only http and https URLs are sent")
+    func rejectsOtherSchemes() async throws {
+        await #expect(throws: HTTPError.self) {
+            _ = try await transport.send(HTTPRequest(url: URL(string: "file:///etc/passwd")!))
+        }
+    }
+
+    @Test("the redacted summary shows neither query nor user info")
+    func redactedSummary() throws {
+        let url = try #require(URL(string: "https://user:pw@login.example.com:8443/t/token?code=secret"))
+        let summary = HTTPRequest(method: .post, url: url).redactedSummary
+        #expect(summary == "POST https://login.example.com:8443/t/token")
+    }
+}
