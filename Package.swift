@@ -50,6 +50,7 @@ let package = Package(
                 "JOSE",
                 "SecretStore",
                 "CCurl",
+                "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,0 +1,72 @@
+/// Why the browser part of a sign-in (authorization request and callback) failed.
+///
+/// Messages never contain the authorization code, the PKCE verifier, `state` or `nonce`.
+/// Text that came from the provider (`error_description`) is cleaned of control characters.
+public enum AuthorizationError: Error, Sendable, Equatable, CustomStringConvertible {
+    case randomUnavailable(String)
+    case invalidRequest(String)
+    /// The loopback redirect listener could not be started.
+    case cannotListen(String)
+    /// No valid callback arrived in time.
+    case timedOut(seconds: Int)
+    /// The callback carried no `state`.
+    case missingState
+    /// The callback's `state` is not the one this sign-in sent (a forged or stale callback).
+    case stateMismatch
+    /// A parameter appeared more than once (RFC 6749 §3.1 forbids it).
+    case duplicateParameter(String)
+    /// The callback had neither `code` nor `error`, or was not a URL.
+    case malformedCallback(String)
+    /// The callback's `iss` (RFC 9207) is not the provider's issuer: a mix-up attack, or the
+    /// wrong provider answered.
+    case issuerMismatch(expected: String)
+    /// The provider promises `iss` in every authorization response, and this one had none.
+    case missingIssuer(expected: String)
+    /// The provider answered the authorization request with an error (RFC 6749 §4.1.2.1).
+    case providerError(code: String, description: String?, uri: String?)
+    /// The loopback listener received too many requests that were not the expected callback.
+    case tooManyUnexpectedRequests(Int)
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .randomUnavailable(let detail):
+            return detail
+        case .invalidRequest(let detail):
+            return "cannot build the authorization request: \(detail)"
+        case .cannotListen(let detail):
+            return "cannot listen for the browser's redirect on 127.0.0.1: \(detail)"
+        case .timedOut(let seconds):
+            return "no sign-in completed within \(Self.duration(seconds)); run the login again "
+                + "(use --paste if the browser runs on another machine, or --device-code)"
+        case .missingState:
+            return "the sign-in callback carried no state parameter; it was not an answer to this sign-in"
+        case .stateMismatch:
+            return "the sign-in callback's state does not match this sign-in (a stale or forged callback); "
+                + "start the login again"
+        case .duplicateParameter(let name):
+            return "the sign-in callback repeats the parameter ‘\(name)’"
+        case .malformedCallback(let detail):
+            return "the sign-in callback is malformed: \(detail)"
+        case .issuerMismatch(let expected):
+            return "the sign-in callback comes from a different issuer than \(expected) (RFC 9207); "
+                + "it was refused"
+        case .missingIssuer(let expected):
+            return "the sign-in callback lacks the iss parameter that \(expected) promises (RFC 9207); "
+                + "it was refused"
+        case .providerError(let code, let description, let uri):
+            var text = "the provider refused the sign-in: \(code)"
+            if let description, !description.isEmpty { text += ": \(description)" }
+            if let uri, !uri.isEmpty { text += " (see \(uri))" }
+            return text
+        case .tooManyUnexpectedRequests(let count):
+            return "the redirect listener received \(count) unexpected requests and stopped; start the login again"
+        case .cancelled:
+            return "the sign-in was cancelled"
+        }
+    }
+
+    private static func duration(_ seconds: Int) -> String {
+        seconds % 60 == 0 && seconds >= 60 ? "\(seconds / 60) min" : "\(seconds) s"
+    }
+}

@@ -1,0 +1,123 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// An OAuth 2.0 authorization request for the code flow with PKCE, `state` and OpenID
+/// Connect `nonce` (RFC 6749 §4.1.1, RFC 7636 §4.3, OIDC Core §3.1.2.1), as a value.
+///
+/// `state` and `nonce` each carry 256 bits from the system CSPRNG. The request's
+/// ``description`` omits them and the verifier; ``url`` is what the browser opens.
+public struct AuthorizationRequest: Sendable, CustomStringConvertible {
+    public let authorizationEndpoint: URL
+    public let clientID: String
+    public let redirectURI: String
+    public let scopes: [String]
+    public let state: String
+    public let nonce: String
+    public let verifier: PKCEVerifier
+    public let loginHint: String?
+    public let prompt: String?
+    public let domainHint: String?
+    /// More parameters a provider wants (e.g. `access_type`); they cannot override the ones above.
+    public let additionalParameters: [(name: String, value: String)]
+
+    public init(
+        authorizationEndpoint: URL,
+        clientID: String,
+        redirectURI: String,
+        scopes: [String],
+        loginHint: String? = nil,
+        prompt: String? = nil,
+        domainHint: String? = nil,
+        additionalParameters: [(name: String, value: String)] = []
+    ) throws(AuthorizationError) {
+        guard !clientID.isEmpty else { throw .invalidRequest("the client id is empty") }
+        guard !scopes.isEmpty else { throw .invalidRequest("no scopes") }
+        if let bad = scopes.first(where: { $0.isEmpty || $0.contains(" ") || $0.contains("\"") || $0.contains("\\") }) {
+            throw .invalidRequest("the scope ‘\(bad)’ is not a valid scope token (RFC 6749 §3.3)")
+        }
+        let reserved: Set<String> = [
+            "response_type", "client_id", "redirect_uri", "scope", "state", "nonce",
+            "code_challenge", "code_challenge_method", "login_hint", "prompt", "domain_hint",
+        ]
+        if let clash = additionalParameters.first(where: { reserved.contains($0.name) }) {
+            throw .invalidRequest("the additional parameter ‘\(clash.name)’ would override one authkit sets")
+        }
+        self.authorizationEndpoint = authorizationEndpoint
+        self.clientID = clientID
+        self.redirectURI = redirectURI
+        self.scopes = scopes
+        self.loginHint = loginHint
+        self.prompt = prompt
+        self.domainHint = domainHint
+        self.additionalParameters = additionalParameters
+        do {
+            state = try SecureRandom.token()
+            nonce = try SecureRandom.token()
+        } catch {
+            throw .randomUnavailable(error.description)
+        }
+        verifier = try PKCEVerifier()
+    }
+
+    /// The parameters, in the order they appear in the URL.
+    public var parameters: [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = [
+            ("response_type", "code"),
+            ("client_id", clientID),
+            ("redirect_uri", redirectURI),
+            ("scope", scopes.joined(separator: " ")),
+            ("state", state),
+            ("nonce", nonce),
+            ("code_challenge", verifier.challenge),
+            ("code_challenge_method", verifier.challengeMethod),
+        ]
+        if let loginHint, !loginHint.isEmpty { fields.append(("login_hint", loginHint)) }
+        if let prompt, !prompt.isEmpty { fields.append(("prompt", prompt)) }
+        if let domainHint, !domainHint.isEmpty { fields.append(("domain_hint", domainHint)) }
+        fields.append(contentsOf: additionalParameters)
+        return fields
+    }
+
+    /// The URL to open in the browser: the endpoint (keeping any query it already has) with
+    /// the parameters appended, each percent-encoded as an RFC 3986 query component.
+    public var url: URL {
+        let query = parameters.map { "\(QueryEncoding.escape($0.name))=\(QueryEncoding.escape($0.value))" }
+            .joined(separator: "&")
+        var text = authorizationEndpoint.absoluteString
+        if let hash = text.firstIndex(of: "#") { text = String(text[..<hash]) }
+        text += (authorizationEndpoint.query?.isEmpty == false ? "&" : (text.hasSuffix("?") ? "" : "?")) + query
+        // Every component is escaped and the endpoint was a valid URL, so this parses.
+        return URL(string: text) ?? authorizationEndpoint
+    }
+
+    public var description: String {
+        "AuthorizationRequest(\(authorizationEndpoint.redactedOrigin)\(authorizationEndpoint.path), client \(clientID), "
+            + "scopes \(scopes.joined(separator: " ")), redirect \(redirectURI))"
+    }
+}
+
+/// RFC 3986 query-component encoding: unreserved characters stay, everything else is
+/// percent-encoded (a space is `%20`, never `+`, which some providers read literally).
+enum QueryEncoding {
+    static func escape(_ text: String) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(text.utf8.count)
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.append(byte)
+            default:
+                out.append(UInt8(ascii: "%"))
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,400 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// Receives the browser's redirect at `http://127.0.0.1:<port>/<path>` (RFC 8252 §7.3).
+///
+/// * Binds 127.0.0.1 only, on a port the OS chooses; one sign-in per receiver.
+/// * Exactly one callback ends the wait: a GET on the expected path whose `state` matches
+///   (compared in constant time) — answered with a short page, after which the listener
+///   closes. A provider error with the right `state` ends it too (with that error).
+/// * Anything else — another path, a missing or wrong `state`, a second callback — gets an
+///   error page and does not end or satisfy the wait. Their number, size and the number of
+///   open connections are bounded; past the bound the sign-in fails instead of listening on.
+/// * Request lines are never logged: they carry the authorization code.
+public final class LoopbackRedirectReceiver: Sendable {
+    public struct Limits: Sendable {
+        /// Requests that are not the callback before the sign-in is abandoned.
+        public var maxUnexpectedRequests = 64
+        /// Longest request target (path and query) accepted, in bytes.
+        public var maxTargetBytes = 16 * 1024
+        /// Largest request body accepted (a callback has none), in bytes.
+        public var maxBodyBytes = 4 * 1024
+        /// Connections open at once.
+        public var maxConnections = 32
+        /// An idle connection is closed after this long.
+        public var idleTimeout: TimeAmount = .seconds(30)
+
+        public init() {}
+    }
+
+    /// Things worth telling the person waiting (the CLI shows them; nothing here prints).
+    public enum Event: Sendable {
+        /// A request was refused and the wait goes on.
+        case refused(AuthorizationError)
+    }
+
+    /// `http://127.0.0.1:<port><path>`, the `redirect_uri` to send.
+    public let redirectURI: String
+    public let port: Int
+    public let path: String
+
+    private let channel: any Channel
+    private let state: ReceiverState
+
+    private init(channel: any Channel, port: Int, path: String, state: ReceiverState) {
+        self.channel = channel
+        self.port = port
+        self.path = path
+        self.redirectURI = "http://127.0.0.1:\(port)\(path)"
+        self.state = state
+    }
+
+    /// Starts listening on 127.0.0.1 with a port chosen by the OS. `path` must start with `/`.
+    public static func start(path: String = "/", limits: Limits = Limits()) async throws(AuthorizationError)
+        -> LoopbackRedirectReceiver
+    {
+        guard path.hasPrefix("/"), !path.contains("?"), !path.contains("#"), !path.contains(" ") else {
+            throw .invalidRequest("the redirect path must start with / and contain no ?, # or spaces")
+        }
+        let state = ReceiverState(path: path, limits: limits)
+        let channel: any Channel
+        do {
+            channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(ChannelOptions.backlog, value: 16)
+                .childChannelInitializer { child in
+                    guard state.connectionOpened() else {
+                        return child.close()
+                    }
+                    child.closeFuture.whenComplete { _ in state.connectionClosed() }
+                    return child.eventLoop.makeCompletedFuture {
+                        try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        try child.pipeline.syncOperations.addHandlers([
+                            IdleStateHandler(allTimeout: limits.idleTimeout),
+                            CallbackHTTPHandler(state: state),
+                        ])
+                    }
+                }
+                .bind(host: "127.0.0.1", port: 0).get()
+        } catch {
+            throw .cannotListen("\(error)")
+        }
+        guard let port = channel.localAddress?.port else {
+            try? await channel.close().get()
+            throw .cannotListen("the OS assigned no port")
+        }
+        state.attach(listener: channel)
+        return LoopbackRedirectReceiver(channel: channel, port: port, path: path, state: state)
+    }
+
+    /// Waits for the callback that answers `expectation`, at most `timeout` (default 5 min).
+    /// Call once per receiver; callbacks that arrived before the call are judged now.
+    public func waitForCallback(
+        _ expectation: CallbackExpectation,
+        timeout: Duration = .seconds(300),
+        onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) async throws(AuthorizationError) -> AuthorizationGrant {
+        let seconds = Int(timeout.components.seconds)
+        let timeoutTask = Task { [state] in
+            try? await Task.sleep(for: timeout)
+            if !Task.isCancelled { state.finish(.failure(.timedOut(seconds: seconds))) }
+        }
+        defer { timeoutTask.cancel() }
+        let result: Result<AuthorizationGrant, AuthorizationError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                state.install(expectation: expectation, onEvent: onEvent, continuation: continuation)
+            }
+        } onCancel: {
+            state.finish(.failure(.cancelled))
+        }
+        return try result.get()
+    }
+
+    /// Stops listening (idempotent). The receiver closes by itself once the wait ends.
+    public func close() async {
+        state.finish(.failure(.cancelled))
+        try? await channel.close().get()
+    }
+}
+
+/// The receiver's shared state: the expectation, the waiting continuation, counters.
+/// Touched from NIO's event loops and from the waiting task, always under the mutex.
+final class ReceiverState: Sendable {
+    typealias Outcome = Result<AuthorizationGrant, AuthorizationError>
+
+    /// How a request is answered.
+    struct Reply: Sendable {
+        var status: HTTPResponseStatus
+        var title: String
+        var message: String
+    }
+
+    private struct Pending {
+        var target: String
+        var reply: @Sendable (Reply) -> Void
+    }
+
+    private struct Guarded {
+        var expectation: CallbackExpectation?
+        var onEvent: (@Sendable (LoopbackRedirectReceiver.Event) -> Void)?
+        var continuation: CheckedContinuation<Outcome, Never>?
+        var outcome: Outcome?
+        var pending: [Pending] = []
+        var unexpected = 0
+        var connections = 0
+        var listener: (any Channel)?
+        var waited = false
+    }
+
+    let path: String
+    let limits: LoopbackRedirectReceiver.Limits
+    private let guarded = Mutex(Guarded())
+
+    init(path: String, limits: LoopbackRedirectReceiver.Limits) {
+        self.path = path
+        self.limits = limits
+    }
+
+    func attach(listener: any Channel) {
+        guarded.withLock { $0.listener = listener }
+    }
+
+    func connectionOpened() -> Bool {
+        guarded.withLock { state in
+            guard state.connections < limits.maxConnections else { return false }
+            state.connections += 1
+            return true
+        }
+    }
+
+    func connectionClosed() {
+        guarded.withLock { $0.connections -= 1 }
+    }
+
+    func install(
+        expectation: CallbackExpectation,
+        onEvent: @escaping @Sendable (LoopbackRedirectReceiver.Event) -> Void,
+        continuation: CheckedContinuation<Outcome, Never>
+    ) {
+        let (ready, queued): (Outcome?, [Pending]) = guarded.withLock { state in
+            if state.waited {
+                return (.failure(.invalidRequest("a loopback receiver serves one sign-in")), [])
+            }
+            state.waited = true
+            if let outcome = state.outcome { return (outcome, []) }
+            state.expectation = expectation
+            state.onEvent = onEvent
+            state.continuation = continuation
+            let queued = state.pending
+            state.pending = []
+            return (nil, queued)
+        }
+        if let ready {
+            continuation.resume(returning: ready)
+            return
+        }
+        for request in queued { handle(target: request.target, reply: request.reply) }
+    }
+
+    /// Ends the wait once; later calls do nothing. Closes the listener.
+    func finish(_ outcome: Outcome) {
+        let (continuation, listener, queued): (CheckedContinuation<Outcome, Never>?, (any Channel)?, [Pending]) =
+            guarded.withLock { state in
+                guard state.outcome == nil else { return (nil, nil, []) }
+                state.outcome = outcome
+                let continuation = state.continuation
+                state.continuation = nil
+                let queued = state.pending
+                state.pending = []
+                return (continuation, state.listener, queued)
+            }
+        continuation?.resume(returning: outcome)
+        listener?.close(promise: nil)
+        for request in queued { request.reply(Self.finishedReply) }
+    }
+
+    static let finishedReply = Reply(
+        status: .gone, title: "Sign-in already finished",
+        message: "This sign-in has already finished. You can close this window.")
+
+    /// Judges one GET request for `target` (path and query) and answers it through `reply`.
+    func handle(target: String, reply: @escaping @Sendable (Reply) -> Void) {
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let requestPath = String(parts[0])
+        let query = parts.count > 1 ? String(parts[1]) : ""
+
+        enum Decision {
+            case deferred
+            case answer(Reply)
+            case refuse(Reply, AuthorizationError?, (@Sendable (LoopbackRedirectReceiver.Event) -> Void)?, tooMany: Bool)
+            case finish(Reply, Outcome)
+        }
+
+        let decision: Decision = guarded.withLock { state in
+            if state.outcome != nil { return .answer(Self.finishedReply) }
+            if requestPath == "/favicon.ico" {
+                return .answer(Reply(status: .notFound, title: "Not found", message: "Not found."))
+            }
+            guard let expectation = state.expectation else {
+                // The browser was faster than the caller: judge it once the expectation is known.
+                if state.pending.count < limits.maxUnexpectedRequests {
+                    state.pending.append(Pending(target: target, reply: reply))
+                    return .deferred
+                }
+                return .answer(Reply(status: .serviceUnavailable, title: "Busy", message: "Too many requests."))
+            }
+            func refused(_ reply: Reply, _ error: AuthorizationError?) -> Decision {
+                state.unexpected += 1
+                return .refuse(reply, error, state.onEvent, tooMany: state.unexpected > limits.maxUnexpectedRequests)
+            }
+            guard requestPath == path else {
+                return refused(
+                    Reply(status: .notFound, title: "Not the sign-in callback",
+                          message: "authkit is waiting for the sign-in callback on another path."), nil)
+            }
+            let callback: AuthorizationCallback
+            do throws(AuthorizationError) {
+                callback = try AuthorizationCallback(query: query, path: requestPath)
+            } catch {
+                return refused(Reply(status: .badRequest, title: "Malformed callback", message: error.description), error)
+            }
+            switch expectation.evaluate(callback) {
+            case .accepted(let grant):
+                return .finish(
+                    Reply(status: .ok, title: "Signed in",
+                          message: "Sign-in complete. You can close this window and return to the terminal."),
+                    .success(grant))
+            case .ignored(let error):
+                return refused(
+                    Reply(status: .badRequest, title: "Not this sign-in",
+                          message: "This request does not answer the sign-in in progress, so it was ignored. "
+                              + "If you started a new login, use the newest browser window."), error)
+            case .failed(let error):
+                return .finish(Reply(status: .badRequest, title: "Sign-in failed", message: error.description), .failure(error))
+            }
+        }
+
+        switch decision {
+        case .deferred:
+            break
+        case .answer(let answer):
+            reply(answer)
+        case .refuse(let answer, let error, let onEvent, let tooMany):
+            reply(answer)
+            if let error { onEvent?(.refused(error)) }
+            if tooMany { finish(.failure(.tooManyUnexpectedRequests(limits.maxUnexpectedRequests))) }
+        case .finish(let answer, let outcome):
+            reply(answer)
+            finish(outcome)
+        }
+    }
+}
+
+/// Reads one HTTP request at a time and hands GETs to the ``ReceiverState``.
+private final class CallbackHTTPHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let state: ReceiverState
+    private var head: HTTPRequestHead?
+    private var bodyBytes = 0
+    private var rejected: ReceiverState.Reply?
+
+    init(state: ReceiverState) {
+        self.state = state
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            bodyBytes = 0
+            rejected = nil
+            if head.method != .GET {
+                rejected = .init(status: .methodNotAllowed, title: "Method not allowed", message: "Only GET is served here.")
+            } else if head.uri.utf8.count > state.limits.maxTargetBytes {
+                rejected = .init(status: .uriTooLong, title: "Request too long", message: "The request is too long.")
+            }
+        case .body(let buffer):
+            bodyBytes += buffer.readableBytes
+            if bodyBytes > state.limits.maxBodyBytes, rejected == nil {
+                rejected = .init(status: .payloadTooLarge, title: "Too large", message: "The request is too large.")
+                write(rejected!, context: context)
+            }
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            if let rejected {
+                // A body that was too large was answered (and the connection closed) already.
+                if rejected.status != .payloadTooLarge { write(rejected, context: context) }
+                return
+            }
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let eventLoop = context.eventLoop
+            state.handle(target: head.uri) { reply in
+                eventLoop.execute {
+                    let (handler, context) = loopBound.value
+                    handler.write(reply, context: context)
+                }
+            }
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    private func write(_ reply: ReceiverState.Reply, context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
+        let body = Array(CallbackPage.html(title: reply.title, message: reply.message).utf8)
+        var headers = NIOHTTP1.HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/html; charset=utf-8")
+        headers.add(name: "Content-Length", value: String(body.count))
+        headers.add(name: "Cache-Control", value: "no-store")
+        headers.add(name: "Connection", value: "close")
+        headers.add(name: "Referrer-Policy", value: "no-referrer")
+        headers.add(name: "X-Content-Type-Options", value: "nosniff")
+        headers.add(name: "Content-Security-Policy", value: "default-src 'none'; style-src 'unsafe-inline'")
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: reply.status, headers: headers))), promise: nil)
+        var buffer = context.channel.allocator.buffer(capacity: body.count)
+        buffer.writeBytes(body)
+        context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+}
+
+/// The small pages the browser shows after the redirect.
+enum CallbackPage {
+    static func html(title: String, message: String) -> String {
+        """
+        <!doctype html><html lang="en"><head><meta charset="utf-8"><title>authkit: \(escape(title))</title>
+        <style>body{font-family:system-ui,sans-serif;margin:3em auto;max-width:36em;line-height:1.5}</style>
+        </head><body><h1>\(escape(title))</h1><p>\(escape(message))</p></body></html>
+
+        """
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.count)
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,63 @@
+import COpenSSL
+
+/// A PKCE code verifier (RFC 7636 §4.1) and its S256 challenge. S256 is the only method
+/// authkit sends: `plain` would put the verifier itself in the browser's address bar.
+///
+/// The verifier is a secret until the token request: it has no readable description, and
+/// `print`, `dump` and string interpolation show `PKCEVerifier(redacted)`.
+public struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The verifier as sent in the token request's `code_verifier`.
+    public let value: String
+
+    /// `code_challenge` = BASE64URL(SHA-256(ASCII(verifier))).
+    public var challenge: String {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let bytes = Array(value.utf8)
+        let status = bytes.withUnsafeBufferPointer { input in
+            digest.withUnsafeMutableBufferPointer { output in
+                EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
+            }
+        }
+        // SHA-256 over a few bytes of memory cannot fail short of a broken libcrypto.
+        precondition(status == 1 && length == 32, "libcrypto's SHA-256 failed")
+        return Base64URLEncoding.encode(digest)
+    }
+
+    /// Always `S256`.
+    public var challengeMethod: String { "S256" }
+
+    /// A fresh verifier from the system CSPRNG: `byteCount` random bytes, base64url-encoded.
+    /// 32 bytes (the default) give 43 characters and 256 bits; 96 give the maximum 128.
+    public init(byteCount: Int = 32) throws(AuthorizationError) {
+        precondition((32...96).contains(byteCount), "RFC 7636 allows 43–128 characters")
+        do {
+            value = try SecureRandom.token(byteCount: byteCount)
+        } catch {
+            throw .randomUnavailable(error.description)
+        }
+    }
+
+    /// A verifier received from elsewhere (tests, RFC 7636 Appendix B). Must be 43–128
+    /// characters of the unreserved set.
+    public init(validating value: String) throws(AuthorizationError) {
+        let allowed = value.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "_"), UInt8(ascii: "~"):
+                return true
+            default:
+                return false
+            }
+        }
+        guard (43...128).contains(value.utf8.count), allowed else {
+            throw .invalidRequest("a PKCE verifier must be 43–128 unreserved characters")
+        }
+        self.value = value
+    }
+
+    public var description: String { "PKCEVerifier(redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: []) }
+}

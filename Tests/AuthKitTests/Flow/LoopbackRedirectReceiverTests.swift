@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+@testable import AuthKit
+
+@Suite("LoopbackRedirectReceiver")
+struct LoopbackRedirectReceiverTests {
+    let transport = CurlHTTPTransport()
+    let issuer = "https://idp.example"
+
+    func expectation(_ state: String = "good-state") -> CallbackExpectation {
+        CallbackExpectation(state: state, issuer: issuer, issuerRequired: false)
+    }
+
+    func get(_ receiver: LoopbackRedirectReceiver, _ target: String) async throws -> HTTPResponse {
+        try await transport.send(HTTPRequest(url: URL(string: "http://127.0.0.1:\(receiver.port)\(target)")!, timeout: .seconds(5)))
+    }
+
+    func body(_ response: HTTPResponse) -> String { String(decoding: response.body, as: UTF8.self) }
+
+    @Test("listens on 127.0.0.1 with an OS-chosen port and the given path")
+    func redirectURI() async throws {
+        let receiver = try await LoopbackRedirectReceiver.start(path: "/callback")
+        defer { Task { await receiver.close() } }
+        #expect(receiver.redirectURI == "http://127.0.0.1:\(receiver.port)/callback")
+        #expect(receiver.port > 0)
+    }
+
+    @Test("wrong path, missing state, wrong state and a replayed callback do not end the wait; the genuine one does")
+    func onlyGenuineCallbackCompletes() async throws {
+        let receiver = try await LoopbackRedirectReceiver.start(path: "/callback")
+        let refusals = RefusalLog()
+        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(20)) { event in
+            if case .refused(let error) = event { refusals.add(error) }
+        } }
+        let wrongPath = try await get(receiver, "/other?code=x&state=good-state")
+        let noState = try await get(receiver, "/callback?code=x")
+        let wrongState = try await get(receiver, "/callback?code=x&state=bad-state")
+        let replay = try await get(receiver, "/callback?code=old-code&state=state-of-an-earlier-login")
+        let duplicate = try await get(receiver, "/callback?code=x&code=y&state=good-state")
+        for response in [wrongPath, noState, wrongState, replay, duplicate] {
+            #expect((400..<500).contains(response.status))
+            #expect(response.headers["Cache-Control"] == "no-store")
+        }
+        let genuine = try await get(receiver, "/callback?code=the-code&state=good-state")
+        #expect(genuine.status == 200)
+        #expect(body(genuine).contains("Sign-in complete"))
+        let grant = try await wait.value
+        #expect(grant.code == "the-code")
+        #expect(refusals.count == 4)  // the wrong path is refused without an event
+
+        // After the genuine callback the listener is closed (or answers "already finished").
+        do {
+            let late = try await get(receiver, "/callback?code=the-code&state=good-state")
+            #expect(late.status == 410)
+        } catch let error as HTTPError {
+            guard case .cannotConnect = error else { Issue.record("unexpected \(error)"); return }
+        }
+    }
+
+    @Test("a provider error with the right state ends the wait with that error, escaped in the page")
+    func providerError() async throws {
+        let receiver = try await LoopbackRedirectReceiver.start(path: "/")
+        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(20)) }
+        let response = try await get(receiver, "/?error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E&state=good-state")
+        #expect(response.status == 400)
+        #expect(!body(response).contains("<script>"))
+        #expect(body(response).contains("&lt;script&gt;"))
+        await #expect(throws: AuthorizationError.providerError(code: "access_denied", description: "<script>alert(1)</script>", uri: nil)) {
+            _ = try await wait.value
+        }
+    }
+
+    @Test("a wrong iss with the right state fails the sign-in")
+    func issuerMismatch() async throws {
+        let receiver = try await LoopbackRedirectReceiver.start()
+        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(20)) }
+        _ = try await get(receiver, "/?code=c&state=good-state&iss=https%3A%2F%2Fevil.example")
+        await #expect(throws: AuthorizationError.issuerMismatch(expected: issuer)) { _ = try await wait.value }
+    }
+
+    @Test("a callback that arrives before the wait starts is judged when it starts")
+    func earlyCallback() async throws {
+        let receiver = try await LoopbackRedirectReceiver.start()
+        let early = Task { try await get(receiver, "/?code=early&state=good-state") }
+        try await Task.sleep(for: .milliseconds(200))
+        let grant = try await receiver.waitForCallback(expectation(), timeout: .seconds(20))
+        #expect(grant.code == "early")
+        #expect(try await early.value.status == 200)
+    }
+
+    @Test("no callback in time ends the wait with timedOut")
+    func timeout() async throws {
+        let receiver = try await LoopbackRedirectReceiver.start()
+        await #expect(throws: AuthorizationError.timedOut(seconds: 1)) {
+            _ = try await receiver.waitForCallback(expectation(), timeout: .seconds(1))
+        }
+    }
+
+    @Test("too many unexpected requests abandon the sign-in")
+    func tooManyUnexpected() async throws {
+        var limits = LoopbackRedirectReceiver.Limits()
+        limits.maxUnexpectedRequests = 3
+        let receiver = try await LoopbackRedirectReceiver.start(limits: limits)
+        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(20)) }
+        for index in 0..<4 { _ = try? await get(receiver, "/?code=x&state=wrong-\(index)") }
+        await #expect(throws: AuthorizationError.tooManyUnexpectedRequests(3)) { _ = try await wait.value }
+    }
+
+    @Test("an oversized request is refused and the wait goes on")
+    func oversized() async throws {
+        let receiver = try await LoopbackRedirectReceiver.start()
+        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(20)) }
+        let huge = try await get(receiver, "/?code=x&state=good-state&pad=" + String(repeating: "a", count: 20_000))
+        #expect(huge.status == 414)
+        let genuine = try await get(receiver, "/?code=ok&state=good-state")
+        #expect(genuine.status == 200)
+        #expect(try await wait.value.code == "ok")
+    }
+
+    @Test("only GET is served")
+    func onlyGet() async throws {
+        let receiver = try await LoopbackRedirectReceiver.start()
+        defer { Task { await receiver.close() } }
+        let response = try await transport.send(.form(URL(string: "http://127.0.0.1:\(receiver.port)/")!, fields: [("code", "x"), ("state", "good-state")]))
+        #expect(response.status == 405)
+    }
+
+    @Test("one sign-in per receiver")
+    func oneWaitOnly() async throws {
+        let receiver = try await LoopbackRedirectReceiver.start()
+        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(20)) }
+        _ = try await get(receiver, "/?code=one&state=good-state")
+        _ = try await wait.value
+        await #expect(throws: AuthorizationError.self) {
+            _ = try await receiver.waitForCallback(expectation(), timeout: .seconds(1))
+        }
+    }
+}
+
+final class RefusalLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var errors: [AuthorizationError] = []
+    func add(_ error: AuthorizationError) { lock.lock(); errors.append(error); lock.unlock() }
+    var count: Int { lock.lock(); defer { lock.unlock() }; return errors.count }
+}
