@@ -1,0 +1,150 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What the person must do to approve a device-code sign-in (RFC 8628 §3.2). The device
+/// code itself is a credential and never shown.
+public struct DeviceAuthorization: Sendable, CustomStringConvertible {
+    public let deviceCode: String
+    public let userCode: String
+    public let verificationURI: URL
+    /// The verification URI with the user code filled in, when the provider offers one.
+    public let verificationURIComplete: URL?
+    public let expiresAt: Date
+    public let interval: Duration
+
+    public var description: String {
+        "DeviceAuthorization(user code \(userCode), \(verificationURI.absoluteString))"
+    }
+}
+
+/// Why a device-code sign-in failed.
+public enum DeviceFlowError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notSupported
+    case request(TokenEndpointError)
+    case malformedResponse(String)
+    case expired
+    case denied
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .notSupported:
+            return "the provider offers no device authorization endpoint; sign in with the browser instead"
+        case .request(let error):
+            return error.description
+        case .malformedResponse(let reason):
+            return "the device authorization answer is malformed: \(reason)"
+        case .expired:
+            return "the device code expired before the sign-in was approved; run the login again"
+        case .denied:
+            return "the sign-in was declined on the verification page"
+        case .cancelled:
+            return "the sign-in was cancelled"
+        }
+    }
+}
+
+/// The device authorization grant (RFC 8628): the headless alternative to the browser flow.
+public struct DeviceAuthorizationClient: Sendable {
+    public enum Event: Sendable {
+        /// Still waiting for the person; `slowDown` when the provider asked to poll less often.
+        case pending(interval: Duration, slowDown: Bool)
+    }
+
+    public var endpoint: URL
+    public var tokenClient: TokenEndpointClient
+    /// How waiting is done (tests substitute a fast one).
+    public var sleep: @Sendable (Duration) async throws -> Void
+
+    public init(
+        endpoint: URL, tokenClient: TokenEndpointClient,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
+        self.endpoint = endpoint
+        self.tokenClient = tokenClient
+        self.sleep = sleep
+    }
+
+    /// Asks for a device code and user code (RFC 8628 §3.1).
+    public func start(scopes: [String]) async throws(DeviceFlowError) -> DeviceAuthorization {
+        let response: HTTPResponse
+        do {
+            response = try await tokenClient.post([("scope", scopes.joined(separator: " "))], to: endpoint)
+        } catch {
+            throw .request(error)
+        }
+        guard response.status == 200 else {
+            throw .request(TokenEndpointError.oauthError(body: response.body, status: response.status) ?? .httpStatus(response.status))
+        }
+        struct Raw: Decodable {
+            var device_code: String?
+            var user_code: String?
+            var verification_uri: String?
+            var verification_url: String?  // Google's spelling
+            var verification_uri_complete: String?
+            var expires_in: LenientInteger?
+            var interval: LenientInteger?
+        }
+        let raw: Raw
+        do {
+            raw = try JSONDecoder().decode(Raw.self, from: Data(response.body))
+        } catch {
+            throw .malformedResponse(ProviderMetadata.reason(error))
+        }
+        guard let deviceCode = raw.device_code, !deviceCode.isEmpty else { throw .malformedResponse("it has no device_code") }
+        guard let userCode = ProviderText.clean(raw.user_code, limit: 64) else { throw .malformedResponse("it has no user_code") }
+        guard let uriText = raw.verification_uri ?? raw.verification_url else {
+            throw .malformedResponse("it has no verification_uri")
+        }
+        let verificationURI: URL
+        do { verificationURI = try EndpointPolicy.check(uriText, name: "verification_uri") } catch {
+            throw .malformedResponse("\(error)")
+        }
+        let complete = raw.verification_uri_complete.flatMap { try? EndpointPolicy.check($0, name: "verification_uri_complete") }
+        guard let expiresIn = raw.expires_in?.value, expiresIn > 0 else { throw .malformedResponse("it has no expires_in") }
+        let interval = max(1, min(raw.interval?.value ?? 5, 60))
+        return DeviceAuthorization(
+            deviceCode: deviceCode, userCode: userCode, verificationURI: verificationURI,
+            verificationURIComplete: complete, expiresAt: tokenClient.clock().addingTimeInterval(TimeInterval(expiresIn)),
+            interval: .seconds(interval))
+    }
+
+    /// Polls the token endpoint at the advertised interval until the person approves,
+    /// declines, or the code expires (RFC 8628 §3.4–3.5).
+    public func waitForTokens(
+        _ authorization: DeviceAuthorization, onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) async throws(DeviceFlowError) -> TokenResponse {
+        var interval = authorization.interval
+        while true {
+            do { try await sleep(interval) } catch { throw .cancelled }
+            if Task.isCancelled { throw .cancelled }
+            guard tokenClient.clock() < authorization.expiresAt else { throw .expired }
+            do {
+                return try await tokenClient.request([
+                    ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+                    ("device_code", authorization.deviceCode),
+                ])
+            } catch {
+                switch error {
+                case .oauth("authorization_pending", _, _):
+                    onEvent(.pending(interval: interval, slowDown: false))
+                case .oauth("slow_down", _, _):
+                    interval += .seconds(5)
+                    onEvent(.pending(interval: interval, slowDown: true))
+                case .oauth("expired_token", _, _):
+                    throw .expired
+                case .oauth("access_denied", _, _):
+                    throw .denied
+                case .transport(let transport) where transport.isSafeToRetry:
+                    // The provider was briefly unreachable: keep polling until the code expires.
+                    onEvent(.pending(interval: interval, slowDown: false))
+                default:
+                    throw .request(error)
+                }
+            }
+        }
+    }
+}

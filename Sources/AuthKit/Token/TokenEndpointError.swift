@@ -1,0 +1,59 @@
+/// Why the token endpoint gave no tokens. Provider text is cleaned for the terminal;
+/// nothing here contains a code, verifier, token or secret.
+public enum TokenEndpointError: Error, Sendable, Equatable, CustomStringConvertible {
+    case transport(HTTPError)
+    /// An error response (RFC 6749 §5.2): `invalid_grant`, `invalid_client` …
+    case oauth(code: String, description: String?, status: Int)
+    case httpStatus(Int)
+    case malformedResponse(String)
+    case unsupportedTokenType(String)
+
+    /// The grant (code or refresh token) is invalid, expired, revoked or already used.
+    public var isInvalidGrant: Bool {
+        if case .oauth("invalid_grant", _, _) = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .transport(let error):
+            return "cannot reach the token endpoint: \(error)"
+        case .oauth(let code, let description, let status):
+            var text = "the token endpoint refused the request (HTTP \(status)): \(code)"
+            if let description { text += ": \(description)" }
+            switch code {
+            case "invalid_client":
+                text += " — check the client id (and the client secret, if the provider needs one)"
+            case "invalid_grant":
+                text += " — the sign-in is no longer valid; run `authkit login`"
+            default:
+                break
+            }
+            return text
+        case .httpStatus(let status):
+            return "the token endpoint answered HTTP \(status) without an OAuth error"
+        case .malformedResponse(let reason):
+            return "the token endpoint's answer is malformed: \(reason)"
+        case .unsupportedTokenType(let type):
+            return "the provider issued a ‘\(type)’ token; authkit supports Bearer tokens only"
+        }
+    }
+
+    /// Parses an RFC 6749 §5.2 error body; nil when the body is not one.
+    static func oauthError(body: [UInt8], status: Int) -> TokenEndpointError? {
+        struct Raw: Decodable {
+            var error: String?
+            var error_description: String?
+        }
+        guard let raw = try? JSONDecoder().decode(Raw.self, from: Data(body)),
+            let code = ProviderText.clean(raw.error, limit: 100)
+        else { return nil }
+        return .oauth(code: code, description: ProviderText.clean(raw.error_description), status: status)
+    }
+}
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
