@@ -1,0 +1,163 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A minimal Microsoft Graph client: user search.
+///
+/// * 401: the access token is refreshed once (``AccessTokenSource`` with `forceRefresh`)
+///   and the request sent again; a second 401 is an error.
+/// * 403: reported as the missing permission.
+/// * 429 and 503: `Retry-After` (seconds or HTTP date) is honoured up to
+///   ``maxRetryAfter`` per wait and ``maxThrottleRetries`` times.
+/// * Paging follows `@odata.nextLink` only while it stays on the Graph host.
+public struct GraphClient: Sendable {
+    /// Gives the access token to send; `forceRefresh` after a 401.
+    public typealias AccessTokenSource = @Sendable (_ forceRefresh: Bool) async throws -> String
+
+    /// e.g. `https://graph.microsoft.com/v1.0`.
+    public var baseURL: URL
+    public var transport: any HTTPTransport
+    public var accessToken: AccessTokenSource
+    public var timeout: Duration
+    public var maxRetryAfter: Duration
+    public var maxThrottleRetries: Int
+    public var sleep: @Sendable (Duration) async throws -> Void
+
+    public init(
+        baseURL: URL, transport: any HTTPTransport = CurlHTTPTransport(), timeout: Duration = .seconds(30),
+        maxRetryAfter: Duration = .seconds(30), maxThrottleRetries: Int = 3,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+        accessToken: @escaping AccessTokenSource
+    ) {
+        self.baseURL = baseURL
+        self.transport = transport
+        self.accessToken = accessToken
+        self.timeout = timeout
+        self.maxRetryAfter = maxRetryAfter
+        self.maxThrottleRetries = maxThrottleRetries
+        self.sleep = sleep
+    }
+
+    /// The `$filter` for `text`: users whose display name, given name, surname, mail or user
+    /// principal name starts with it (Graph compares case-insensitively).
+    public static func filter(for text: String) -> String {
+        let literal = ODataLiteral.string(text)
+        return ["displayName", "givenName", "surname", "mail", "userPrincipalName"]
+            .map { "startswith(\($0),\(literal))" }
+            .joined(separator: " or ")
+    }
+
+    /// Users matching `text`, at most `top`, following `@odata.nextLink` as needed.
+    public func searchUsers(_ text: String, top: Int = 25) async throws(GraphError) -> [GraphUser] {
+        let trimmed = text.trimmingASCIIWhitespace()
+        guard !trimmed.isEmpty else { throw .invalidQuery("the search text is empty") }
+        guard trimmed.unicodeScalars.count <= 256 else { throw .invalidQuery("the search text is longer than 256 characters") }
+        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidQuery("the search text contains control characters")
+        }
+        guard (1...999).contains(top) else { throw .invalidQuery("--top must be between 1 and 999") }
+        let query = [
+            ("$filter", Self.filter(for: trimmed)),
+            ("$select", GraphUser.selectedFields.joined(separator: ",")),
+            ("$top", String(min(top, 100))),
+        ].map { "\($0.0)=\(QueryEncoding.escape($0.1))" }.joined(separator: "&")
+        guard var next = URL(string: baseURL.absoluteString.trimmingSuffix("/") + "/users?" + query) else {
+            throw .invalidQuery("the Graph base URL is invalid")
+        }
+        var users: [GraphUser] = []
+        while users.count < top {
+            let page = try await page(next)
+            users.append(contentsOf: page.value.prefix(top - users.count))
+            guard let link = page.nextLink else { break }
+            guard let url = URL(string: link), url.scheme == baseURL.scheme, url.host == baseURL.host, url.port == baseURL.port
+            else { throw .foreignNextLink(URL(string: link)?.redactedOrigin ?? "an invalid URL") }
+            next = url
+        }
+        return users
+    }
+
+    private struct Page: Decodable {
+        var value: [GraphUser]
+        var nextLink: String?
+
+        enum CodingKeys: String, CodingKey {
+            case value
+            case nextLink = "@odata.nextLink"
+        }
+    }
+
+    private func page(_ url: URL) async throws(GraphError) -> Page {
+        let response = try await get(url)
+        do {
+            return try JSONDecoder().decode(Page.self, from: Data(response.body))
+        } catch {
+            throw .malformedResponse(ProviderMetadata.reason(error))
+        }
+    }
+
+    /// GET with the bearer token, one silent refresh on 401, bounded waits on 429/503.
+    private func get(_ url: URL) async throws(GraphError) -> HTTPResponse {
+        var refreshed = false
+        var throttled = 0
+        while true {
+            let token: String
+            do {
+                token = try await accessToken(refreshed)
+            } catch {
+                throw .token("\(error)")
+            }
+            var headers = HTTPHeaders()
+            headers.add("Authorization", "Bearer \(token)")
+            headers.add("Accept", "application/json")
+            let response: HTTPResponse
+            do {
+                response = try await transport.send(HTTPRequest(url: url, headers: headers, timeout: timeout, maxResponseBytes: 4 << 20))
+            } catch {
+                throw .transport(error)
+            }
+            switch response.status {
+            case 200:
+                return response
+            case 401 where !refreshed:
+                refreshed = true
+            case 401:
+                throw .unauthorized(message: Self.graphError(response).message)
+            case 403:
+                throw .forbidden(missingPermission: "User.ReadBasic.All", message: Self.graphError(response).message)
+            case 429, 503:
+                let wait = RetryAfter.parse(response.headers["Retry-After"], now: Date())
+                guard throttled < maxThrottleRetries, let wait, wait <= maxRetryAfter else {
+                    throw .throttled(retryAfterSeconds: wait.map { Int($0.components.seconds) })
+                }
+                throttled += 1
+                do { try await sleep(wait) } catch { throw .throttled(retryAfterSeconds: Int(wait.components.seconds)) }
+            default:
+                let error = Self.graphError(response)
+                throw .http(status: response.status, code: error.code, message: error.message)
+            }
+        }
+    }
+
+    /// Graph's error body: `{"error":{"code":…,"message":…}}`.
+    static func graphError(_ response: HTTPResponse) -> (code: String?, message: String?) {
+        struct Body: Decodable {
+            struct Inner: Decodable {
+                var code: String?
+                var message: String?
+            }
+            var error: Inner?
+        }
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(response.body)) else { return (nil, nil) }
+        return (ProviderText.clean(body.error?.code, limit: 100), ProviderText.clean(body.error?.message))
+    }
+}
+
+extension String {
+    func trimmingSuffix(_ suffix: String) -> String {
+        var text = self
+        while text.hasSuffix(suffix) { text.removeLast(suffix.count) }
+        return text
+    }
+}
