@@ -35,7 +35,8 @@ public final class LoopbackRedirectReceiver: Sendable {
         case refused(AuthorizationError)
     }
 
-    /// `http://127.0.0.1:<port><path>`, the `redirect_uri` to send.
+    /// `http://127.0.0.1:<port><path>` (or `localhost` in place of the address, see
+    /// ``RedirectHost``), the `redirect_uri` to send.
     public let redirectURI: String
     public let port: Int
     public let path: String
@@ -43,18 +44,28 @@ public final class LoopbackRedirectReceiver: Sendable {
     private let channel: any Channel
     private let state: ReceiverState
 
-    private init(channel: any Channel, port: Int, path: String, state: ReceiverState) {
+    /// The host name written into the redirect URI. The listener binds 127.0.0.1 either way.
+    public enum RedirectHost: String, Sendable, CaseIterable {
+        /// `http://127.0.0.1:<port>/…`, as RFC 8252 §8.3 recommends (the default).
+        case loopbackAddress = "127.0.0.1"
+        /// `http://localhost:<port>/…`, for providers whose registrations accept only that name
+        /// (Microsoft Entra apps registered with `http://localhost`). Browsers that try `::1`
+        /// first fall back to 127.0.0.1.
+        case localhost = "localhost"
+    }
+
+    private init(channel: any Channel, port: Int, path: String, host: RedirectHost, state: ReceiverState) {
         self.channel = channel
         self.port = port
         self.path = path
-        self.redirectURI = "http://127.0.0.1:\(port)\(path)"
+        self.redirectURI = "http://\(host.rawValue):\(port)\(path)"
         self.state = state
     }
 
     /// Starts listening on 127.0.0.1 with a port chosen by the OS. `path` must start with `/`.
-    public static func start(path: String = "/", limits: Limits = Limits()) async throws(AuthorizationError)
-        -> LoopbackRedirectReceiver
-    {
+    public static func start(
+        path: String = "/", redirectHost: RedirectHost = .loopbackAddress, limits: Limits = Limits()
+    ) async throws(AuthorizationError) -> LoopbackRedirectReceiver {
         guard path.hasPrefix("/"), !path.contains("?"), !path.contains("#"), !path.contains(" ") else {
             throw .invalidRequest("the redirect path must start with / and contain no ?, # or spaces")
         }
@@ -85,7 +96,7 @@ public final class LoopbackRedirectReceiver: Sendable {
             throw .cannotListen("the OS assigned no port")
         }
         state.attach(listener: channel)
-        return LoopbackRedirectReceiver(channel: channel, port: port, path: path, state: state)
+        return LoopbackRedirectReceiver(channel: channel, port: port, path: path, host: redirectHost, state: state)
     }
 
     /// Waits for the callback that answers `expectation`, at most `timeout` (default 5 min).

@@ -23,6 +23,9 @@ struct LoopbackRedirectReceiverTests {
         defer { Task { await receiver.close() } }
         #expect(receiver.redirectURI == "http://127.0.0.1:\(receiver.port)/callback")
         #expect(receiver.port > 0)
+        let named = try await LoopbackRedirectReceiver.start(path: "/", redirectHost: .localhost)
+        defer { Task { await named.close() } }
+        #expect(named.redirectURI == "http://localhost:\(named.port)/")
     }
 
     @Test("wrong path, missing state, wrong state and a replayed callback do not end the wait; the genuine one does")

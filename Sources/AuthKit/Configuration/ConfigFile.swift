@@ -1,0 +1,221 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The configuration file: `$AUTHKIT_CONFIG`, else `$XDG_CONFIG_HOME/authkit/config`
+/// (`~/.config/authkit/config`). An INI-style file (a subset of TOML):
+///
+/// ```
+/// # comments start with #
+/// [defaults]
+/// profile = work
+///
+/// [profile work]                      # or [profile.work]
+/// issuer = https://login.microsoftonline.com/{tenantid}/v2.0
+/// tenant = organizations
+/// client_id = "6731de76-14a6-49ae-97bc-6eba6914391e"
+/// scopes = openid profile offline_access User.Read User.ReadBasic.All
+/// group = com.example.shared
+/// ```
+///
+/// Values may be bare (the rest of the line, trimmed; ` #` starts a comment) or double-quoted
+/// with `\"` and `\\` escapes. Unknown sections and keys are errors, so a typo never goes
+/// unnoticed.
+public struct ConfigFile: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
+        public var value: String
+        public var line: Int
+    }
+
+    public struct Section: Sendable, Equatable {
+        public var name: String
+        public var line: Int
+        public var entries: [String: Entry]
+    }
+
+    /// Where the file is (for messages), whether or not it exists.
+    public var path: String
+    public var defaults: Section?
+    public var profiles: [String: Section]
+
+    public static let profileKeys: Set<String> = [
+        "issuer", "tenant", "client_id", "client_secret", "scopes", "group", "redirect_path", "redirect_host",
+        "graph_url", "storage", "login_hint", "prompt", "domain_hint",
+    ]
+    public static let defaultsKeys: Set<String> = ["profile", "group", "storage"]
+
+    /// The file's location for this environment.
+    public static func location(environment: [String: String]) -> String {
+        if let explicit = environment["AUTHKIT_CONFIG"], !explicit.isEmpty { return explicit }
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/authkit/config" }
+        return (environment["HOME"] ?? "") + "/.config/authkit/config"
+    }
+
+    /// Reads and parses the file; a missing file is an empty configuration (unless
+    /// `AUTHKIT_CONFIG` names it explicitly).
+    public static func load(environment: [String: String]) throws(ConfigurationError) -> ConfigFile {
+        let path = location(environment: environment)
+        let bytes: [UInt8]
+        do {
+            bytes = try FileAccess.read(path)
+        } catch {
+            if error == .notFound && environment["AUTHKIT_CONFIG"]?.isEmpty != false {
+                return ConfigFile(path: path, defaults: nil, profiles: [:])
+            }
+            throw ConfigurationError(location: path, problem: error.description)
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ConfigurationError(location: path, problem: "the file is not UTF-8 text")
+        }
+        var file = try parse(text, path: path)
+        if file.profiles.values.contains(where: { $0.entries["client_secret"] != nil }), FileAccess.isReadableByOthers(path) {
+            throw ConfigurationError(
+                location: path, key: "client_secret",
+                problem: "the file holds a client secret but other users can read it; run chmod 600 \(path)")
+        }
+        file.path = path
+        return file
+    }
+
+    /// Parses configuration text. `path` is used in error messages.
+    public static func parse(_ text: String, path: String) throws(ConfigurationError) -> ConfigFile {
+        var defaults: Section?
+        var profiles: [String: Section] = [:]
+        var current: (kind: String, name: String)?
+        var lineNumber = 0
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let where_ = "\(path):\(lineNumber)"
+            let line = rawLine.trimmingASCIIWhitespace()
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            if line.hasPrefix("[") {
+                guard let close = line.firstIndex(of: "]") else {
+                    throw ConfigurationError(location: where_, problem: "a section header must end with ]")
+                }
+                let rest = line[line.index(after: close)...].trimmingASCIIWhitespace()
+                guard rest.isEmpty || rest.hasPrefix("#") else {
+                    throw ConfigurationError(location: where_, problem: "unexpected text after the section header")
+                }
+                let header = line[line.index(after: line.startIndex)..<close].trimmingASCIIWhitespace()
+                if header == "defaults" {
+                    guard defaults == nil else { throw ConfigurationError(location: where_, problem: "[defaults] appears twice") }
+                    defaults = Section(name: "defaults", line: lineNumber, entries: [:])
+                    current = ("defaults", "defaults")
+                } else if let name = profileName(header) {
+                    guard ProfileName.isValid(name) else {
+                        throw ConfigurationError(location: where_, problem: "‘\(name)’ is not a valid profile name (letters, digits, . _ -)")
+                    }
+                    guard profiles[name] == nil else {
+                        throw ConfigurationError(location: where_, problem: "[profile \(name)] appears twice")
+                    }
+                    profiles[name] = Section(name: name, line: lineNumber, entries: [:])
+                    current = ("profile", name)
+                } else {
+                    throw ConfigurationError(
+                        location: where_, problem: "unknown section [\(header)]; use [defaults] or [profile NAME]")
+                }
+                continue
+            }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw ConfigurationError(location: where_, problem: "expected key = value")
+            }
+            let key = line[..<equals].trimmingASCIIWhitespace()
+            let value = try parseValue(line[line.index(after: equals)...], location: where_, key: key)
+            guard let section = current else {
+                throw ConfigurationError(location: where_, key: key, problem: "a key outside any section; start with [defaults] or [profile NAME]")
+            }
+            let allowed = section.kind == "defaults" ? defaultsKeys : profileKeys
+            guard allowed.contains(key) else {
+                let suggestion = allowed.sorted().first { Self.similar($0, key) }.map { " (did you mean \($0)?)" } ?? ""
+                throw ConfigurationError(location: where_, key: key, problem: "unknown key\(suggestion); known keys: \(allowed.sorted().joined(separator: ", "))")
+            }
+            let entry = Entry(value: value, line: lineNumber)
+            if section.kind == "defaults" {
+                guard defaults?.entries[key] == nil else { throw ConfigurationError(location: where_, key: key, problem: "set twice") }
+                defaults?.entries[key] = entry
+            } else {
+                guard profiles[section.name]?.entries[key] == nil else {
+                    throw ConfigurationError(location: where_, key: key, problem: "set twice")
+                }
+                profiles[section.name]?.entries[key] = entry
+            }
+        }
+        return ConfigFile(path: path, defaults: defaults, profiles: profiles)
+    }
+
+    private static func profileName(_ header: String) -> String? {
+        if header.hasPrefix("profile.") { return String(header.dropFirst("profile.".count)) }
+        if header.hasPrefix("profile ") {
+            var name = header.dropFirst("profile ".count).trimmingASCIIWhitespace()
+            if name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") { name = String(name.dropFirst().dropLast()) }
+            return name
+        }
+        return nil
+    }
+
+    private static func parseValue(_ raw: Substring, location: String, key: String) throws(ConfigurationError) -> String {
+        let text = raw.trimmingASCIIWhitespace()
+        guard text.hasPrefix("\"") else {
+            // A bare value ends at " #" (a comment).
+            var value = text
+            if let hash = value.firstRange(of: " #") ?? value.firstRange(of: "\t#") { value = String(value[..<hash.lowerBound]) }
+            return value.trimmingASCIIWhitespace()
+        }
+        var value = ""
+        var escaped = false
+        var closed: String.Index?
+        var index = text.index(after: text.startIndex)
+        while index < text.endIndex {
+            let character = text[index]
+            if escaped {
+                switch character {
+                case "\"", "\\": value.append(character)
+                case "n": value.append("\n")
+                case "t": value.append("\t")
+                default: throw ConfigurationError(location: location, key: key, problem: "unknown escape \\\(character)")
+                }
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                closed = index
+                break
+            } else {
+                value.append(character)
+            }
+            index = text.index(after: index)
+        }
+        guard let closed else { throw ConfigurationError(location: location, key: key, problem: "the quoted value is not closed") }
+        let rest = text[text.index(after: closed)...].trimmingASCIIWhitespace()
+        guard rest.isEmpty || rest.hasPrefix("#") else {
+            throw ConfigurationError(location: location, key: key, problem: "unexpected text after the quoted value")
+        }
+        return value
+    }
+
+    /// One edit apart (a typo): same length with one substitution, or one insertion/deletion.
+    static func similar(_ a: String, _ b: String) -> Bool {
+        let x = Array(a), y = Array(b)
+        if x == y { return false }
+        if abs(x.count - y.count) > 1 { return false }
+        var i = 0, j = 0, edits = 0
+        while i < x.count && j < y.count {
+            if x[i] == y[j] { i += 1; j += 1; continue }
+            edits += 1
+            if edits > 1 { return false }
+            if x.count > y.count { i += 1 } else if y.count > x.count { j += 1 } else { i += 1; j += 1 }
+        }
+        return edits + (x.count - i) + (y.count - j) <= 1
+    }
+}
+
+/// Profile names: letters, digits, `.`, `_`, `-`.
+enum ProfileName {
+    static func isValid(_ name: String) -> Bool {
+        !name.isEmpty && name.count <= 64 && name.unicodeScalars.allSatisfy { scalar in
+            (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))) || "._-".unicodeScalars.contains(scalar)
+        }
+    }
+}
