@@ -84,6 +84,10 @@ public struct BrowserLauncher: Sendable {
         for fd: Int32 in [0, 1, 2] {
             posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
         }
+        // The browser inherits nothing else of ours (D-Bus connection, sockets, files).
+        for fd in Self.openDescriptors() where fd > 2 {
+            posix_spawn_file_actions_addclose(&actions, fd)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -99,7 +103,15 @@ public struct BrowserLauncher: Sendable {
             cEnvironment.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let status = posix_spawnp(&pid, argv[0], &actions, &attributes, &cArguments, &cEnvironment)
+        var status = posix_spawnp(&pid, argv[0], &actions, &attributes, &cArguments, &cEnvironment)
+        // ETXTBSY: the program was just written and another process forked while its file was
+        // still open for writing; it clears within moments.
+        var attempts = 0
+        while status == ETXTBSY && attempts < 50 {
+            attempts += 1
+            usleep(20_000)
+            status = posix_spawnp(&pid, argv[0], &actions, &attributes, &cArguments, &cEnvironment)
+        }
         guard status == 0 else { return .failure(String(cString: strerror(status))) }
         // Reap it whenever it ends, so no zombie lingers while the sign-in waits.
         let child = pid
@@ -108,6 +120,21 @@ public struct BrowserLauncher: Sendable {
             while waitpid(child, &exitStatus, 0) < 0 && errno == EINTR {}
         }
         return .success
+    }
+
+    /// The descriptors open in this process (from /proc/self/fd).
+    private static func openDescriptors() -> [Int32] {
+        guard let directory = opendir("/proc/self/fd") else { return [] }
+        let own = dirfd(directory)
+        var result: [Int32] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if let fd = Int32(name), fd != own { result.append(fd) }
+        }
+        closedir(directory)
+        return result
     }
 
     /// This process's environment without secrets meant for authkit alone.
