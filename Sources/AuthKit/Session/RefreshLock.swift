@@ -1,0 +1,125 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The cross-process lock that makes one refresh at a time per group: `flock(2)` on
+/// `$XDG_RUNTIME_DIR/authkit/<group>.lock`, or, where `XDG_RUNTIME_DIR` is unset, on a private
+/// 0700 directory `authkit-<uid>` under the temporary directory.
+///
+/// The kernel releases a `flock` when its holder exits, however it exits: a process killed
+/// with SIGKILL while refreshing does not block the next one. The directory must belong to
+/// this user and not be writable by anyone else, so another user cannot plant the lock file
+/// (or a symlink) to block or redirect it.
+public struct RefreshLock: Sendable {
+    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        case directory(path: String, reason: String)
+        case file(path: String, reason: String)
+        case timedOut(path: String, seconds: Int)
+
+        public var description: String {
+            switch self {
+            case .directory(let path, let reason): return "cannot use the lock directory \(path): \(reason)"
+            case .file(let path, let reason): return "cannot open the lock file \(path): \(reason)"
+            case .timedOut(let path, let seconds):
+                return "another authkit process held \(path) for more than \(seconds) s; try again"
+            }
+        }
+    }
+
+    /// The lock file's path.
+    public let path: String
+
+    /// The lock for `group`, in the directory this environment calls for.
+    public init(group: String, environment: [String: String]) throws(Failure) {
+        let directory = try Self.directory(environment: environment)
+        path = directory + "/" + Self.fileName(group: group)
+    }
+
+    /// A lock at an explicit path (tests).
+    public init(path: String) {
+        self.path = path
+    }
+
+    /// Runs `body` while holding the lock, waiting at most `timeout` to get it.
+    /// The wait happens off the cooperative thread pool.
+    public func withLock<T: Sendable, E: Error>(
+        timeout: Duration = .seconds(60), _ body: () async throws(E) -> T
+    ) async throws -> T {
+        let held = try await acquire(timeout: timeout)
+        defer { held.release() }
+        return try await body()
+    }
+
+    /// Takes the lock. Release it with ``Held/release()`` (or let the process end).
+    public func acquire(timeout: Duration = .seconds(60)) async throws(Failure) -> Held {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw .file(path: path, reason: String(cString: strerror(errno))) }
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return Held(fd: fd) }
+        guard errno == EWOULDBLOCK || errno == EINTR else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw .file(path: path, reason: reason)
+        }
+        // Poll rather than block: a blocking flock cannot be cancelled or bounded.
+        let deadline = ContinuousClock.now + timeout
+        var pause = Duration.milliseconds(5)
+        while ContinuousClock.now < deadline {
+            if Task.isCancelled { break }
+            try? await Task.sleep(for: pause)
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return Held(fd: fd) }
+            pause = min(pause * 2, .milliseconds(50))
+        }
+        close(fd)
+        throw .timedOut(path: path, seconds: Int(timeout.components.seconds))
+    }
+
+    /// A held lock.
+    public final class Held: Sendable {
+        private let fd: Int32
+        init(fd: Int32) { self.fd = fd }
+
+        /// Releases the lock (closing the descriptor releases the flock).
+        public func release() {
+            close(fd)
+        }
+    }
+
+    /// `<group>.lock`, with anything but letters, digits, `.`, `_`, `-` replaced.
+    static func fileName(group: String) -> String {
+        let safe = group.unicodeScalars.map { scalar -> Character in
+            (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))) || "._-".unicodeScalars.contains(scalar)
+                ? Character(scalar) : "_"
+        }
+        return String(safe) + ".lock"
+    }
+
+    /// `$XDG_RUNTIME_DIR/authkit`, else `$TMPDIR/authkit-<uid>` (default /tmp), created 0700
+    /// and checked to be ours and private.
+    static func directory(environment: [String: String]) throws(Failure) -> String {
+        let path: String
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            path = runtime + "/authkit"
+        } else {
+            var temporary = environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+            while temporary.count > 1 && temporary.hasSuffix("/") { temporary.removeLast() }
+            path = temporary + "/authkit-\(getuid())"
+        }
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw .directory(path: path, reason: String(cString: strerror(errno)))
+        }
+        var info = stat()
+        guard lstat(path, &info) == 0 else { throw .directory(path: path, reason: String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw .directory(path: path, reason: "it is not a directory") }
+        guard info.st_uid == getuid() else { throw .directory(path: path, reason: "it belongs to another user") }
+        guard info.st_mode & 0o022 == 0 else {
+            throw .directory(path: path, reason: "others can write to it; run chmod 700 \(path)")
+        }
+        return path
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import AuthKit
+
+@Suite("RefreshLock")
+struct RefreshLockTests {
+    @Test("one holder at a time; the next gets it once the first releases")
+    func exclusion() async throws {
+        let directory = try TestPaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let lock = try RefreshLock(group: "com.example.shared", environment: ["XDG_RUNTIME_DIR": directory.path])
+        #expect(lock.path == directory.path + "/authkit/com.example.shared.lock")
+        let first = try await lock.acquire()
+        await #expect(throws: RefreshLock.Failure.timedOut(path: lock.path, seconds: 0)) {
+            _ = try await lock.acquire(timeout: .milliseconds(200))
+        }
+        first.release()
+        let second = try await lock.acquire(timeout: .seconds(5))
+        second.release()
+    }
+
+    @Test("a holder killed with SIGKILL does not block the next one")
+    func killedHolder() async throws {
+        let directory = try TestPaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let lock = try RefreshLock(group: "g", environment: ["XDG_RUNTIME_DIR": directory.path])
+        let holder = Process()
+        // One process that takes the lock and sleeps (flock(1) would hand it to a child).
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = ["-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+            + "fcntl.flock(fd, fcntl.LOCK_EX); time.sleep(60)", lock.path]
+        try holder.run()
+        // Wait until the child holds it.
+        var held = false
+        for _ in 0..<200 where !held {
+            do {
+                (try await lock.acquire(timeout: .milliseconds(20))).release()
+                try await Task.sleep(for: .milliseconds(25))
+            } catch { held = true }
+        }
+        #expect(held)
+        kill(holder.processIdentifier, SIGKILL)
+        holder.waitUntilExit()
+        let next = try await lock.acquire(timeout: .seconds(5))
+        next.release()
+    }
+
+    @Test("without XDG_RUNTIME_DIR a private directory under TMPDIR is used; a shared one is refused")
+    func fallbackDirectory() throws {
+        let directory = try TestPaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let lock = try RefreshLock(group: "a/b c", environment: ["TMPDIR": directory.path])
+        #expect(lock.path == "\(directory.path)/authkit-\(getuid())/a_b_c.lock")
+        var info = stat()
+        #expect(stat("\(directory.path)/authkit-\(getuid())", &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o700)
+
+        let open = directory.appendingPathComponent("open")
+        try FileManager.default.createDirectory(at: open.appendingPathComponent("authkit"), withIntermediateDirectories: true)
+        chmod(open.appendingPathComponent("authkit").path, 0o777)
+        #expect(throws: RefreshLock.Failure.self) { _ = try RefreshLock(group: "g", environment: ["XDG_RUNTIME_DIR": open.path]) }
+    }
+}
