@@ -86,6 +86,8 @@ class Peer:
 
         signal.signal(signal.SIGTERM, lambda *_: self.stop("SIGTERM"))
         signal.signal(signal.SIGINT, lambda *_: self.stop("SIGINT"))
+        # A parent may spawn us with these blocked (posix_spawn inherits the signal mask).
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
         if watch_stdin:
             threading.Thread(target=self._watch_stdin, daemon=True).start()
         parent = os.getppid()
