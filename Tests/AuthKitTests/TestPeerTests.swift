@@ -202,6 +202,24 @@ struct TestPeerTests {
         #expect(log.count(endpoint: "token") == 3)
     }
 
+    @Test("16 concurrent refreshes with one refresh token: exactly one succeeds, all 16 are counted")
+    func concurrentRefreshes() async throws {
+        let provider = try OIDCTestProvider.start()
+        let client = try #require(provider.publicClient)
+        let (tokens, _) = try await signIn(provider)
+        let refreshToken = try #require(tokens["refresh_token"].string)
+        try await provider.clearLog()
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<16 {
+                group.addTask { try await refresh(provider, refreshToken, clientID: client.clientID).status }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
+        #expect(statuses.filter { $0 == 400 }.count == 15)
+        #expect(try await provider.log().count(grantType: "refresh_token") == 16)
+    }
+
     @Test("Revocation (RFC 7009) ends the refresh token and its access tokens")
     func revocation() async throws {
         let provider = try OIDCTestProvider.start()

@@ -180,7 +180,9 @@ def token_is_accepted(token: str) -> bool:
     if not STATE.accept_from:
         return True
     try:
-        with urllib.request.urlopen(STATE.accept_from + "/_test/issued", timeout=5) as r:
+        # Loopback only: never through a proxy from the environment.
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(STATE.accept_from + "/_test/issued", timeout=5) as r:
             issued = json.load(r)
     except (OSError, ValueError) as error:
         log.warning("could not read issued tokens: %s", type(error).__name__)
