@@ -34,7 +34,7 @@ private func authorize(
     ]
     if let pkce { fields += [("code_challenge", method == "plain" ? pkce.verifier : pkce.challenge), ("code_challenge_method", method)] }
     let url = try #require(URL(string: endpoint + "?" + TestHTTP.formEncode(fields)))
-    let redirect = try ScriptedBrowser(user: user, deny: deny).finalRedirect(for: url)
+    let redirect = try ScriptedBrowser(user: user, deny: deny, for: provider).finalRedirect(for: url)
     #expect(redirect.absoluteString.hasPrefix(redirectURI))
     return Authorization(redirect: redirect, query: TestHTTP.queryItems(redirect), state: state, nonce: nonce)
 }
@@ -408,6 +408,34 @@ struct TestPeerTests {
         #expect(try await renew().status == 200, "the old refresh token stays valid")
         #expect(try await mock.log().count(grantType: "refresh_token") == 2)
         #expect(try await mock.issuedSecrets().contains(refreshToken))
+    }
+
+    @Test("glewlwyd (Debian's C provider) also refuses a wrong code_verifier and a public client without PKCE")
+    func glewlwydIsStrict() async throws {
+        let provider = try OIDCTestProvider.start(.glewlwyd)
+        let client = try #require(provider.publicClient)
+        let discovery = try await provider.discovery()
+        #expect(discovery["issuer"].string == provider.issuer.absoluteString)
+        #expect(discovery["code_challenge_methods_supported"] == ["S256"])
+
+        let pkce = TestPKCE()
+        let wrong = try await authorize(provider, clientID: client.clientID, pkce: pkce, scope: "openid")
+        let wrongCode = try #require(wrong.query["code"], "\(wrong.query)")
+        let refused = try await exchange(provider, code: wrongCode, clientID: client.clientID, verifier: TestPKCE().verifier)
+        #expect(refused.status == 403, "glewlwyd answers 403 invalid_code, not 400 invalid_grant")
+        #expect(try refused.json()["error"] == "invalid_code")
+        #expect(try refused.json()["access_token"].isNull)
+
+        let right = try await authorize(provider, clientID: client.clientID, pkce: pkce, scope: "openid")
+        let response = try await exchange(provider, code: try #require(right.query["code"]), clientID: client.clientID, verifier: pkce.verifier)
+        #expect(response.status == 200, "\(response.text)")
+        let payload = try #require(TestPKCE.unverifiedJWTParts(try response.json()["id_token"].string ?? "")?.payload)
+        #expect(payload["nonce"].string == right.nonce)
+        #expect(right.query["iss"] == nil, "glewlwyd 2.7 sends no RFC 9207 iss")
+
+        let noPKCE = try await authorize(provider, clientID: client.clientID, pkce: nil, scope: "openid")
+        #expect(noPKCE.query["error"] == "invalid_request")
+        #expect(noPKCE.query["code"] == nil)
     }
 
     @Test("The $BROWSER wrapper honours its environment knobs")

@@ -29,10 +29,11 @@ from __future__ import annotations
 import argparse
 import html.parser
 import http.client
+import json
 import os
 import sys
 import time
-from urllib.parse import urlencode, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit
 
 MAX_STEPS = 12
 TIMEOUT = 10.0
@@ -76,8 +77,12 @@ class Browser:
     def __init__(self, log_file: str | None) -> None:
         self.log_file = log_file
         self.started = time.monotonic()
+        # Session cookies per host:port (glewlwyd's login keeps its session in one).
+        self.cookies: dict[tuple[str, int], dict[str, str]] = {}
 
-    def request(self, method: str, url: str, body: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
+    def request(
+        self, method: str, url: str, body: dict[str, str] | None = None, json_body: object | None = None
+    ) -> tuple[int, dict[str, str], str]:
         if time.monotonic() - self.started > DEADLINE:
             raise TimeoutError("the sign-in took too long")
         parts = urlsplit(url)
@@ -93,10 +98,20 @@ class Browser:
         if body is not None:
             data = urlencode(body).encode()
             headers["Content-Type"] = "application/x-www-form-urlencoded"
+        elif json_body is not None:
+            data = json.dumps(json_body).encode()
+            headers["Content-Type"] = "application/json"
+        jar = self.cookies.setdefault((host, parts.port or 80), {})
+        if jar:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in jar.items())
         try:
             conn.request(method, path, body=data, headers=headers)
             response = conn.getresponse()
             text = response.read(1_000_000).decode("utf-8", "replace")
+            for name, value in response.getheaders():
+                if name.lower() == "set-cookie":
+                    key, _, rest = value.partition("=")
+                    jar[key.strip()] = rest.split(";", 1)[0]
             return response.status, {k.lower(): v for k, v in response.getheaders()}, text
         finally:
             conn.close()
@@ -155,6 +170,8 @@ def choose_submission(forms: list[dict], user: str, deny: bool) -> tuple[dict, d
 def run(url: str, user: str, deny: bool, print_redirect: bool, redirect_file: str | None, log_file: str | None) -> int:
     browser = Browser(log_file)
     browser.note(url)
+    if admin := os.environ.get("AUTHKIT_TEST_GLEWLWYD_ADMIN"):
+        glewlwyd_register_redirect(url, admin)
     provider = origin(url)
     method, body, current = "GET", None, url
     for _ in range(MAX_STEPS):
@@ -164,6 +181,9 @@ def run(url: str, user: str, deny: bool, print_redirect: bool, redirect_file: st
         method, body = "GET", None
         if status in (301, 302, 303, 307, 308) and "location" in headers:
             current = urljoin(current, headers["location"])
+            if origin(current) == provider and urlsplit(current).path.endswith("/login.html"):
+                # glewlwyd: its login page is a JavaScript app over a JSON API; do what it does.
+                current = glewlwyd_login(browser, current, user, deny)
             continue
         if status != 200:
             parser = FormParser()
@@ -184,6 +204,50 @@ def run(url: str, user: str, deny: bool, print_redirect: bool, redirect_file: st
             current = action.split("?")[0] + "?" + urlencode(fields)
     print("browser: too many redirects", file=sys.stderr)
     return 2
+
+
+def glewlwyd_register_redirect(url: str, admin: str) -> None:
+    """glewlwyd matches redirect URIs exactly, port included: add this flow's loopback
+    redirect to the client's registration first (standing in for RFC 8252 §7.3's any-port
+    rule). Only when AUTHKIT_TEST_GLEWLWYD_ADMIN=user:password is set."""
+    parts = urlsplit(url)
+    if "/api/" not in parts.path:
+        return
+    api = f"{parts.scheme}://{parts.netloc}" + parts.path.split("/api/")[0] + "/api"
+    authorize_query = dict(parse_qsl(parts.query))
+    client_id, redirect_uri = authorize_query.get("client_id", ""), authorize_query.get("redirect_uri", "")
+    name, _, password = admin.partition(":")
+    helper = Browser(None)
+    status, _, _ = helper.request("POST", api + "/auth/", json_body={"username": name, "password": password})
+    if status != 200:
+        raise ValueError(f"glewlwyd admin login answered {status}")
+    status, _, text = helper.request("GET", api + "/client/" + quote(client_id, safe=""))
+    if status != 200:
+        raise ValueError(f"glewlwyd client {client_id} not found ({status})")
+    client = json.loads(text)
+    if redirect_uri and redirect_uri not in client.get("redirect_uri", []):
+        client["redirect_uri"] = client.get("redirect_uri", []) + [redirect_uri]
+        client.pop("source", None)
+        status, _, text = helper.request("PUT", api + "/client/" + quote(client_id, safe=""), json_body=client)
+        if status != 200:
+            raise ValueError(f"glewlwyd refused to register the redirect URI ({status}): {text[:200]}")
+
+
+def glewlwyd_login(browser: Browser, login_page: str, user: str, deny: bool) -> str:
+    """Signs in through glewlwyd's login API and returns the authorization URL to continue."""
+    if deny:
+        raise ValueError("--deny is not supported against glewlwyd (its consent is an API call, not a form)")
+    parts = urlsplit(login_page)
+    query = dict(parse_qsl(parts.query))
+    callback = query.get("callback_url")
+    if not callback:
+        raise ValueError("glewlwyd login page without callback_url")
+    api = f"{parts.scheme}://{parts.netloc}" + parts.path[: -len("login.html")] + "api"
+    password = os.environ.get("AUTHKIT_TEST_BROWSER_PASSWORD", "password")
+    status, _, _ = browser.request("POST", api + "/auth/", json_body={"username": user, "password": password})
+    if status != 200:
+        raise ValueError(f"glewlwyd login of {user} answered {status}")
+    return callback + "&g_continue"
 
 
 def finish(browser: Browser, redirect: str, print_redirect: bool, redirect_file: str | None) -> int:

@@ -61,52 +61,43 @@ class QuietRequestHandler(werkzeug.serving.WSGIRequestHandler):
         log.info("http %s: %s", type, message % args if args else message)
 
 
-class Peer:
-    """A threaded WSGI server on 127.0.0.1 with the ready-line and shutdown contract."""
+class Lifetime:
+    """Until when a peer runs: SIGTERM/SIGINT, end of stdin (unless ignored), parent gone."""
 
-    def __init__(self, name: str, app: Any, port: int = 0):
+    def __init__(self, name: str) -> None:
         self.name = name
-        self.server = werkzeug.serving.make_server(
-            LOOPBACK, port, app, threaded=True, request_handler=QuietRequestHandler
-        )
-        # Many concurrent token requests (the refresh race) must all be accepted.
-        self.server.socket.listen(128)
-        self.port: int = self.server.server_port
-        self.base_url = f"http://{LOOPBACK}:{self.port}"
         self._stop = threading.Event()
-        self._reason = "?"
+        self.reason = "?"
 
     def stop(self, reason: str) -> None:
-        self._reason = reason
+        self.reason = reason
         self._stop.set()
 
-    def serve(self, ready: dict[str, Any], watch_stdin: bool = True) -> int:
-        thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-        thread.start()
-
+    def start_watching(self, watch_stdin: bool = True) -> None:
         signal.signal(signal.SIGTERM, lambda *_: self.stop("SIGTERM"))
         signal.signal(signal.SIGINT, lambda *_: self.stop("SIGINT"))
         # A parent may spawn us with these blocked (posix_spawn inherits the signal mask).
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
         if watch_stdin:
             threading.Thread(target=self._watch_stdin, daemon=True).start()
-        parent = os.getppid()
-        threading.Thread(target=self._watch_parent, args=(parent,), daemon=True).start()
+        threading.Thread(target=self._watch_parent, args=(os.getppid(),), daemon=True).start()
 
-        line = {"ready": True, "peer": self.name, "port": self.port, "pid": os.getpid(), "base_url": self.base_url}
-        line.update(ready)
+    def announce(self, line: dict[str, Any]) -> None:
+        """Prints the ready line, then never writes to stdout again."""
         sys.stdout.write(json.dumps(line) + "\n")
         sys.stdout.flush()
-        # Nothing else goes to stdout: a parent may stop reading it after the ready line.
+        # A parent may stop reading stdout after the ready line.
         sys.stdout = open(os.devnull, "w")
-        log.info("%s ready on %s", self.name, self.base_url)
 
+    def wait(self) -> str:
         while not self._stop.wait(0.5):
             pass
-        log.info("%s stopping (%s)", self.name, self._reason)
-        self.server.shutdown()
-        self.server.server_close()
-        return 0
+        log.info("%s stopping (%s)", self.name, self.reason)
+        return self.reason
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
 
     def _watch_stdin(self) -> None:
         try:
@@ -122,6 +113,34 @@ class Peer:
                 self.stop("parent exited")
                 return
             time.sleep(0.5)
+
+
+class Peer:
+    """A threaded WSGI server on 127.0.0.1 with the ready-line and shutdown contract."""
+
+    def __init__(self, name: str, app: Any, port: int = 0):
+        self.name = name
+        self.server = werkzeug.serving.make_server(
+            LOOPBACK, port, app, threaded=True, request_handler=QuietRequestHandler
+        )
+        # Many concurrent token requests (the refresh race) must all be accepted.
+        self.server.socket.listen(128)
+        self.port: int = self.server.server_port
+        self.base_url = f"http://{LOOPBACK}:{self.port}"
+        self.lifetime = Lifetime(name)
+
+    def serve(self, ready: dict[str, Any], watch_stdin: bool = True) -> int:
+        thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+        thread.start()
+        self.lifetime.start_watching(watch_stdin)
+        line = {"ready": True, "peer": self.name, "port": self.port, "pid": os.getpid(), "base_url": self.base_url}
+        line.update(ready)
+        self.lifetime.announce(line)
+        log.info("%s ready on %s", self.name, self.base_url)
+        self.lifetime.wait()
+        self.server.shutdown()
+        self.server.server_close()
+        return 0
 
 
 class RequestRecorder:

@@ -9,6 +9,9 @@ public final class OIDCTestProvider: Sendable {
         case authlib
         /// oidc-provider-mock: any non-empty client secret passes, PKCE never checked.
         case mock
+        /// Debian's glewlwyd (C): PKCE required for public clients, exact redirect URIs,
+        /// non-standard errors (README: "glewlwyd"). Needs the apt package from scripts/bootstrap.
+        case glewlwyd
     }
 
     /// Start-up options (flags of the peer scripts). Unset values keep the peer's defaults.
@@ -63,6 +66,9 @@ public final class OIDCTestProvider: Sendable {
     public let discoveryURL: URL
     public let clients: [Client]
     public let users: [JSONValue]
+    /// What the scripted browser needs in its environment for this provider (glewlwyd:
+    /// admin credentials to register the exact loopback redirect URI).
+    public let browserEnvironment: [String: String]
 
     public var baseURL: URL { process.baseURL }
     /// The public client (PKCE required) of the authlib provider.
@@ -89,6 +95,7 @@ public final class OIDCTestProvider: Sendable {
                 redirectURIs: client["redirect_uris"].array.compactMap(\.string))
         }
         self.users = ready["users"].array
+        self.browserEnvironment = ready["browser_environment"].object.compactMapValues(\.string)
     }
 
     /// Starts a provider and waits until it serves.
@@ -109,11 +116,18 @@ public final class OIDCTestProvider: Sendable {
         case .mock:
             if let ttl = options.accessTokenTTL { arguments += ["--access-token-ttl", String(ttl)] }
             if options.requireNonce { arguments.append("--require-nonce") }
+        case .glewlwyd:
+            if let ttl = options.accessTokenTTL { arguments += ["--access-token-ttl", String(ttl)] }
         }
         arguments += options.extraArguments
-        let script = implementation == .authlib ? "oidc_provider.py" : "mock_provider.py"
-        let name = implementation == .authlib ? "oidc-provider" : "oidc-provider-mock"
-        return try OIDCTestProvider(implementation: implementation, process: PeerProcess(name: name, script: script, arguments: arguments))
+        let (name, script): (String, String) =
+            switch implementation {
+            case .authlib: ("oidc-provider", "oidc_provider.py")
+            case .mock: ("oidc-provider-mock", "mock_provider.py")
+            case .glewlwyd: ("glewlwyd", "glewlwyd/glewlwyd_provider.py")
+            }
+        return try OIDCTestProvider(
+            implementation: implementation, process: PeerProcess(name: name, script: script, arguments: arguments, readyTimeout: 60))
     }
 
     /// Stops the provider (also done when the value is released).

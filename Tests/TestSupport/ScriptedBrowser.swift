@@ -11,12 +11,18 @@ public struct ScriptedBrowser: Sendable {
     public var logFile: URL?
     /// Write the final redirect here instead of following it (paste-mode tests).
     public var redirectFile: URL?
+    /// More environment, e.g. a provider's `browserEnvironment`.
+    public var extraEnvironment: [String: String]
 
-    public init(user: String = "ada", deny: Bool = false, logFile: URL? = nil, redirectFile: URL? = nil) {
+    /// A browser for `provider` (pass it: glewlwyd needs extra environment).
+    public init(
+        user: String = "ada", deny: Bool = false, logFile: URL? = nil, redirectFile: URL? = nil, for provider: OIDCTestProvider? = nil
+    ) {
         self.user = user
         self.deny = deny
         self.logFile = logFile
         self.redirectFile = redirectFile
+        self.extraEnvironment = provider?.browserEnvironment ?? [:]
     }
 
     /// `Tests/Peers/browser`, the bash wrapper to put in `$BROWSER`.
@@ -35,6 +41,7 @@ public struct ScriptedBrowser: Sendable {
         ]
         if let logFile { env["AUTHKIT_TEST_BROWSER_LOG"] = logFile.path }
         if let redirectFile { env["AUTHKIT_TEST_BROWSER_REDIRECT_FILE"] = redirectFile.path }
+        env.merge(extraEnvironment) { _, extra in extra }
         return env
     }
 
