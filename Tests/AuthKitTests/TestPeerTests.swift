@@ -344,6 +344,40 @@ struct TestPeerTests {
         #expect(try await refresh(provider, tokens["refresh_token"].string ?? "", clientID: client.clientID).status == 200)
     }
 
+    @Test("Transport faults: a dropped connection, HTTP 500, a malformed body, a patched discovery document")
+    func transportFaults() async throws {
+        let provider = try OIDCTestProvider.start()
+        let client = try #require(provider.publicClient)
+        let (tokens, _) = try await signIn(provider)
+        let refreshToken = try #require(tokens["refresh_token"].string)
+
+        try await provider.setFault(.close("token"))
+        await #expect(throws: TestHTTPError.self) { try await refresh(provider, refreshToken, clientID: client.clientID) }
+        try await provider.setFault(.http500("token"))
+        #expect(try await refresh(provider, refreshToken, clientID: client.clientID).status == 500)
+        try await provider.setFault(.malformed("token"))
+        let malformed = try await refresh(provider, refreshToken, clientID: client.clientID)
+        #expect(malformed.status == 200)
+        #expect(throws: (any Error).self) { try malformed.json() }
+        // None of those consumed the refresh token.
+        #expect(try await refresh(provider, refreshToken, clientID: client.clientID).status == 200)
+
+        try await provider.setFault(.patchJSON("discovery", ["issuer": "https://elsewhere.example", "jwks_uri": nil]))
+        let patched = try await provider.discovery()
+        #expect(patched["issuer"] == "https://elsewhere.example")
+        #expect(patched["jwks_uri"].isNull)
+        #expect(try await provider.discovery()["issuer"].string == provider.issuer.absoluteString)
+
+        // Lost answer: the refresh is done at the provider, so the old refresh token is spent.
+        try await provider.setFault(.closeAfterProcessing(grantType: "refresh_token"))
+        let current = try #require(try await provider.issued()["items"].array.last { $0["kind"] == "refresh_token" && $0["active"] == true }?["value"].string)
+        await #expect(throws: TestHTTPError.self) { try await refresh(provider, current, clientID: client.clientID) }
+        #expect(try await refresh(provider, current, clientID: client.clientID).status == 400)
+
+        let log = try await provider.log()
+        #expect(log.requests.filter { $0["status"] == "closed" }.count == 2)
+    }
+
     @Test("Key rotation publishes a new kid and signs with it")
     func keyRotation() async throws {
         let provider = try OIDCTestProvider.start()

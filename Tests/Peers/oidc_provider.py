@@ -420,12 +420,14 @@ class State:
 
     # --- faults ---------------------------------------------------------------------------
 
-    def take_fault(self, kind: str, endpoint: str | None = None, grant_type: str | None = None) -> dict | None:
-        """The first active fault of this kind matching the endpoint/grant filters; one-shot
-        faults are consumed here."""
+    def take_fault(
+        self, kind: str, endpoint: str | None = None, grant_type: str | None = None, after: bool = False
+    ) -> dict | None:
+        """The first active fault of this kind matching the endpoint/grant filters (and
+        `after`: applied once the request was processed); one-shot faults are consumed here."""
         with self.lock:
             for fault in self.faults:
-                if fault["kind"] != kind:
+                if fault["kind"] != kind or bool(fault.get("after")) != after:
                     continue
                 if fault.get("endpoint") and endpoint and fault["endpoint"] != endpoint:
                     continue
@@ -951,19 +953,24 @@ def mark(endpoint: str, grant_type: str | None = None) -> None:
         env["peer.grant_type"] = grant_type
 
 
+def drop_connection() -> None:
+    flask.request.environ["peer.closed"] = True
+    sock = flask.request.environ.get("werkzeug.socket")
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+    flask.abort(500)
+
+
 def apply_transport_faults(endpoint: str, grant_type: str | None = None) -> flask.Response | None:
-    """Delay, HTTP 500, error, malformed body or a dropped connection, as the tests asked."""
+    """Delay, HTTP 500, error, malformed body or a dropped connection, as the tests asked.
+    These act before the request is processed: nothing (no code, no refresh token) is used up."""
     if fault := STATE.take_fault("delay", endpoint, grant_type):
         time.sleep(max(0, int(fault.get("ms", 1000))) / 1000)
     if STATE.take_fault("close", endpoint, grant_type):
-        flask.request.environ["peer.closed"] = True
-        sock = flask.request.environ.get("werkzeug.socket")
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        flask.abort(500)
+        drop_connection()
     if fault := STATE.take_fault("http_500", endpoint, grant_type):
         return flask.Response(fault.get("body", "Internal Server Error"), status=500, mimetype="text/plain")
     if fault := STATE.take_fault("malformed", endpoint, grant_type):
@@ -1165,6 +1172,9 @@ def handle_token(grant_type: str | None) -> flask.Response:
             status, body, headers = grant.create_token_response()
         except OAuth2Error as error:
             return server.handle_error_response(request, error)
+    if STATE.take_fault("close", "token", grant_type, after=True):
+        # The grant was processed (a refresh token rotated) but the answer is lost.
+        drop_connection()
     body = patch_json("token", body, grant_type)
     return json_response(body, status, {"Pragma": "no-cache"})
 

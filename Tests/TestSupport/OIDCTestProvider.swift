@@ -241,9 +241,16 @@ public struct ProviderFault: Sendable {
     public static func malformed(_ endpoint: String, body: String = "{\"access_token\": \"truncated", count: Int = 1) -> ProviderFault {
         ProviderFault(kind: "malformed", ["endpoint": .string(endpoint), "body": .string(body)], count: count)
     }
-    /// Closes the connection without an answer.
+    /// Closes the connection without an answer, before the request is processed.
     public static func close(_ endpoint: String, count: Int = 1) -> ProviderFault {
         ProviderFault(kind: "close", ["endpoint": .string(endpoint)], count: count)
+    }
+    /// Processes the token request (a code or refresh token is used up, new tokens are
+    /// issued) and then closes the connection: the client never sees the answer.
+    public static func closeAfterProcessing(grantType: String? = nil, count: Int = 1) -> ProviderFault {
+        var parameters: [String: JSONValue] = ["endpoint": "token", "after": true]
+        if let grantType { parameters["grant_type"] = .string(grantType) }
+        return ProviderFault(kind: "close", parameters, count: count)
     }
     public static func delay(_ endpoint: String, milliseconds: Int, count: Int = 1, untilCleared: Bool = false) -> ProviderFault {
         ProviderFault(kind: "delay", ["endpoint": .string(endpoint), "ms": .number(Double(milliseconds))], count: count, untilCleared: untilCleared)
