@@ -267,6 +267,20 @@ struct TestPeerTests {
         #expect(TestPKCE.unverifiedJWTParts(idToken)?.payload["preferred_username"] == "grace@example.test")
         let again = try await tokenRequest(provider, poll)
         #expect(again.status == 400)
+
+        // Denied, then expired.
+        func start() async throws -> (device: String, user: String) {
+            let answer = try await TestHTTP.postForm(endpoint, [("client_id", client.clientID), ("scope", "openid")]).json()
+            return (try #require(answer["device_code"].string), try #require(answer["user_code"].string))
+        }
+        let denied = try await start()
+        #expect(try ScriptedBrowser(deny: true).approveDevice(verificationURI: verification, userCode: denied.user).status == 0)
+        let deniedPoll = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", denied.device), ("client_id", client.clientID)]
+        #expect(try await tokenRequest(provider, deniedPoll).json()["error"] == "access_denied")
+        try await provider.configure(["device_expires_in": 0])
+        let expired = try await start()
+        let expiredPoll = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", expired.device), ("client_id", client.clientID)]
+        #expect(try await tokenRequest(provider, expiredPoll).json()["error"] == "expired_token")
     }
 
     @Test("A confidential client needs its secret (basic or post); the public client may not use one it lacks")

@@ -138,7 +138,12 @@ class Observer:
             return start_response(status, headers, exc_info)
 
         started = time.time()
-        chunks = list(self.wsgi_app(environ, capture))
+        iterable = self.wsgi_app(environ, capture)
+        try:
+            chunks = list(iterable)
+        finally:
+            if hasattr(iterable, "close"):
+                iterable.close()
         if ENDPOINTS.get(path) == "token" and captured.get("status") == 200:
             try:
                 token = json.loads(b"".join(chunks))
