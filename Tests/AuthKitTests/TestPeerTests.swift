@@ -528,81 +528,84 @@ struct TestPeerTests {
     }
 }
 
-@Suite("Graph fixture server", .serialized)
-struct GraphFixtureServerTests {
-    private func users(_ graph: GraphFixtureServer, _ query: [(String, String)], bearer: String? = "test-token") async throws -> TestHTTPResponse {
-        let url = try #require(URL(string: graph.graphBaseURL.absoluteString + "/users?" + TestHTTP.formEncode(query)))
-        return try await TestHTTP.get(url, headers: bearer.map { ["Authorization": "Bearer \($0)"] } ?? [:])
-    }
-
-    @Test("The filter parser refuses an unescaped quote and accepts O''Brien")
-    func filterEscaping() async throws {
-        let graph = try GraphFixtureServer.start()
-        let injected = try await users(graph, [("$filter", "startswith(surname,'O'Brien')")])
-        #expect(injected.status == 400)
-        #expect(try injected.json()["error"]["code"] == "BadRequest")
-        #expect(!(try injected.json()["error"]["innerError"]["request-id"].string ?? "").isEmpty)
-
-        let escaped = try await users(graph, [("$filter", "startswith(surname,'O''Brien')"), ("$select", "displayName,mail")])
-        #expect(escaped.status == 200)
-        let names = try escaped.json()["value"].array.compactMap { $0["displayName"].string }
-        #expect(names == ["Seán O'Brien", "Patrick O'Brien-Murphy"])
-        #expect(try escaped.json()["value"][0].object.keys.sorted() == ["displayName", "mail"])
-
-        let other = try await users(graph, [("$filter", "startswith(givenName,'a') or 1 eq 1")])
-        #expect(other.status == 400, "anything beyond startswith … or … is refused")
-        let recorded = try await graph.requests()
-        #expect(recorded.last?.filter == "startswith(givenName,'a') or 1 eq 1")
-        #expect(recorded.allSatisfy { $0.bearerPresent })
-    }
-
-    @Test("Paging follows @odata.nextLink to every match exactly once")
-    func paging() async throws {
-        let graph = try GraphFixtureServer.start()
-        var next: URL? = try #require(URL(string: graph.graphBaseURL.absoluteString + "/users?" + TestHTTP.formEncode([
-            ("$filter", "startswith(givenName,'a') or startswith(displayName,'山')"), ("$top", "3"), ("$select", "displayName"),
-        ])))
-        var names: [String] = []
-        var pages = 0
-        while let url = next, pages < 10 {
-            let page = try await TestHTTP.get(url, headers: ["Authorization": "Bearer t"]).json()
-            names += page["value"].array.compactMap { $0["displayName"].string }
-            next = page["@odata.nextLink"].string.flatMap(URL.init(string:))
-            pages += 1
+// Nested so that `swift test --filter TestPeerTests` runs these too.
+extension TestPeerTests {
+    @Suite("Graph fixture server", .serialized)
+    struct Graph {
+        private func users(_ graph: GraphFixtureServer, _ query: [(String, String)], bearer: String? = "test-token") async throws -> TestHTTPResponse {
+            let url = try #require(URL(string: graph.graphBaseURL.absoluteString + "/users?" + TestHTTP.formEncode(query)))
+            return try await TestHTTP.get(url, headers: bearer.map { ["Authorization": "Bearer \($0)"] } ?? [:])
         }
-        #expect(pages == 3)
-        #expect(names.count == Set(names).count)
-        #expect(names.contains("Adele Vance") && names.contains("山田 太郎") && names.contains("Ana Đorđević"))
-        #expect(names.count == 8)
-    }
 
-    @Test("Errors have Graph's shape: 401 without a bearer, 403 and 429 with Retry-After on demand")
-    func errors() async throws {
-        let graph = try GraphFixtureServer.start()
-        let missing = try await users(graph, [], bearer: nil)
-        #expect(missing.status == 401)
-        #expect(try missing.json()["error"]["code"] == "InvalidAuthenticationToken")
-        #expect(missing.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+        @Test("The filter parser refuses an unescaped quote and accepts O''Brien")
+        func filterEscaping() async throws {
+            let graph = try GraphFixtureServer.start()
+            let injected = try await users(graph, [("$filter", "startswith(surname,'O'Brien')")])
+            #expect(injected.status == 400)
+            #expect(try injected.json()["error"]["code"] == "BadRequest")
+            #expect(!(try injected.json()["error"]["innerError"]["request-id"].string ?? "").isEmpty)
 
-        try await graph.failNext(status: 403)
-        try await graph.failNext(status: 429, retryAfter: 2)
-        let forbidden = try await users(graph, [])
-        #expect(forbidden.status == 403)
-        #expect(try forbidden.json()["error"]["code"] == "Authorization_RequestDenied")
-        let throttled = try await users(graph, [])
-        #expect(throttled.status == 429)
-        #expect(throttled.headers["retry-after"] == "2")
-        #expect(try await users(graph, []).status == 200)
-    }
+            let escaped = try await users(graph, [("$filter", "startswith(surname,'O''Brien')"), ("$select", "displayName,mail")])
+            #expect(escaped.status == 200)
+            let names = try escaped.json()["value"].array.compactMap { $0["displayName"].string }
+            #expect(names == ["Seán O'Brien", "Patrick O'Brien-Murphy"])
+            #expect(try escaped.json()["value"][0].object.keys.sorted() == ["displayName", "mail"])
 
-    @Test("With --accept-tokens-from, only the provider's active access tokens pass")
-    func acceptsOnlyIssuedTokens() async throws {
-        let provider = try OIDCTestProvider.start()
-        let graph = try GraphFixtureServer.start(acceptTokensFrom: provider)
-        let (tokens, _) = try await signIn(provider)
-        #expect(try await users(graph, [], bearer: tokens["access_token"].string).status == 200)
-        let forged = try await users(graph, [], bearer: "not-a-token-the-provider-issued")
-        #expect(forged.status == 401)
-        #expect(try forged.json()["error"]["code"] == "InvalidAuthenticationToken")
+            let other = try await users(graph, [("$filter", "startswith(givenName,'a') or 1 eq 1")])
+            #expect(other.status == 400, "anything beyond startswith … or … is refused")
+            let recorded = try await graph.requests()
+            #expect(recorded.last?.filter == "startswith(givenName,'a') or 1 eq 1")
+            #expect(recorded.allSatisfy { $0.bearerPresent })
+        }
+
+        @Test("Paging follows @odata.nextLink to every match exactly once")
+        func paging() async throws {
+            let graph = try GraphFixtureServer.start()
+            var next: URL? = try #require(URL(string: graph.graphBaseURL.absoluteString + "/users?" + TestHTTP.formEncode([
+                ("$filter", "startswith(givenName,'a') or startswith(displayName,'山')"), ("$top", "3"), ("$select", "displayName"),
+            ])))
+            var names: [String] = []
+            var pages = 0
+            while let url = next, pages < 10 {
+                let page = try await TestHTTP.get(url, headers: ["Authorization": "Bearer t"]).json()
+                names += page["value"].array.compactMap { $0["displayName"].string }
+                next = page["@odata.nextLink"].string.flatMap(URL.init(string:))
+                pages += 1
+            }
+            #expect(pages == 3)
+            #expect(names.count == Set(names).count)
+            #expect(names.contains("Adele Vance") && names.contains("山田 太郎") && names.contains("Ana Đorđević"))
+            #expect(names.count == 8)
+        }
+
+        @Test("Errors have Graph's shape: 401 without a bearer, 403 and 429 with Retry-After on demand")
+        func errors() async throws {
+            let graph = try GraphFixtureServer.start()
+            let missing = try await users(graph, [], bearer: nil)
+            #expect(missing.status == 401)
+            #expect(try missing.json()["error"]["code"] == "InvalidAuthenticationToken")
+            #expect(missing.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+
+            try await graph.failNext(status: 403)
+            try await graph.failNext(status: 429, retryAfter: 2)
+            let forbidden = try await users(graph, [])
+            #expect(forbidden.status == 403)
+            #expect(try forbidden.json()["error"]["code"] == "Authorization_RequestDenied")
+            let throttled = try await users(graph, [])
+            #expect(throttled.status == 429)
+            #expect(throttled.headers["retry-after"] == "2")
+            #expect(try await users(graph, []).status == 200)
+        }
+
+        @Test("With --accept-tokens-from, only the provider's active access tokens pass")
+        func acceptsOnlyIssuedTokens() async throws {
+            let provider = try OIDCTestProvider.start()
+            let graph = try GraphFixtureServer.start(acceptTokensFrom: provider)
+            let (tokens, _) = try await signIn(provider)
+            #expect(try await users(graph, [], bearer: tokens["access_token"].string).status == 200)
+            let forged = try await users(graph, [], bearer: "not-a-token-the-provider-issued")
+            #expect(forged.status == 401)
+            #expect(try forged.json()["error"]["code"] == "InvalidAuthenticationToken")
+        }
     }
 }
