@@ -1,0 +1,61 @@
+import Foundation
+
+/// The Microsoft Graph fixture server (`Tests/Peers/graph_server.py`): `GET /v1.0/users`
+/// from `Fixtures/graph/users.json` with `$filter` (startswith … or …), `$select`, `$top`,
+/// paging, and Graph-shaped errors on demand.
+public final class GraphFixtureServer: Sendable {
+    /// One request as the server saw it (never the token itself).
+    public struct Request: Sendable {
+        public var method: String
+        public var path: String
+        public var query: String
+        /// The decoded `$filter`, if any.
+        public var filter: String?
+        public var status: Int
+        public var bearerPresent: Bool
+    }
+
+    public let process: PeerProcess
+    /// `http://127.0.0.1:PORT/v1.0`, what a profile's Graph base URL would be.
+    public let graphBaseURL: URL
+
+    private init(process: PeerProcess) throws(PeerError) {
+        self.process = process
+        guard let base = process.ready["graph_base_url"].string.flatMap(URL.init(string:)) else {
+            throw .notReady(peer: process.name, reason: "ready line lacks graph_base_url", log: process.logTail())
+        }
+        graphBaseURL = base
+    }
+
+    /// Starts the server. With `acceptTokensFrom`, only access tokens that provider issued
+    /// (and that are still active) are accepted.
+    public static func start(acceptTokensFrom provider: OIDCTestProvider? = nil) throws(PeerError) -> GraphFixtureServer {
+        var arguments: [String] = []
+        if let provider { arguments += ["--accept-tokens-from", provider.baseURL.absoluteString] }
+        return try GraphFixtureServer(process: PeerProcess(name: "graph", script: "graph_server.py", arguments: arguments))
+    }
+
+    public func stop() { process.stop() }
+
+    /// The next `count` requests to /v1.0/users answer `status` (401, 403, 429 or 503) in Graph's shape.
+    public func failNext(status: Int, count: Int = 1, retryAfter: Int? = nil) async throws {
+        var body: [String: JSONValue] = ["status": .number(Double(status)), "count": .number(Double(count))]
+        if let retryAfter { body["retry_after"] = .number(Double(retryAfter)) }
+        try await process.control("POST", "/_test/next", json: .object(body))
+    }
+
+    public func requests() async throws -> [Request] {
+        try await process.control("GET", "/_test/requests")["requests"].array.map { entry in
+            Request(
+                method: entry["method"].string ?? "",
+                path: entry["path"].string ?? "",
+                query: entry["query"].string ?? "",
+                filter: entry["filter"].string,
+                status: entry["status"].int ?? 0,
+                bearerPresent: entry["bearer"].bool ?? false)
+        }
+    }
+
+    public func clearRequests() async throws { try await process.control("DELETE", "/_test/requests") }
+    public func reset() async throws { try await process.control("POST", "/_test/reset") }
+}
