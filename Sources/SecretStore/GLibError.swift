@@ -68,15 +68,3 @@ struct AttributeTable: ~Copyable {
         return result
     }
 }
-
-/// Walks a GList of GObjects, then frees it and unreferences its elements.
-func consumeObjectList<T>(_ list: UnsafeMutablePointer<GList>?, _ body: (UnsafeMutableRawPointer) -> T) -> [T] {
-    var result: [T] = []
-    var node = list
-    while let current = node {
-        if let data = current.pointee.data { result.append(body(data)) }
-        node = current.pointee.next
-    }
-    g_list_free_full(list, g_object_unref)
-    return result
-}

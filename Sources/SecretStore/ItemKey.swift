@@ -45,8 +45,12 @@ public struct ItemKey: Sendable, Hashable, CustomStringConvertible {
     /// The host of an issuer URL (`https://login.microsoftonline.com/{tid}/v2.0` →
     /// `login.microsoftonline.com`), or the issuer itself when it is not a URL.
     static func host(of issuer: String) -> String {
-        var rest = Substring(issuer)
-        if let scheme = rest.firstRange(of: "://") { rest = rest[scheme.upperBound...] } else { return issuer }
+        // Hand-rolled rather than `firstRange(of:)`, which links the regex engine into every binary.
+        let utf8 = Array(issuer.utf8)
+        guard let schemeEnd = utf8.indices.dropLast(2).first(where: {
+            utf8[$0] == UInt8(ascii: ":") && utf8[$0 + 1] == UInt8(ascii: "/") && utf8[$0 + 2] == UInt8(ascii: "/")
+        }) else { return issuer }
+        var rest = Substring(String(decoding: utf8[(schemeEnd + 3)...], as: UTF8.self))
         if let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<slash] }
         if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
         return rest.isEmpty ? issuer : String(rest)

@@ -24,7 +24,9 @@ struct FoundItem {
     var secret: [UInt8]?
 
     /// gnome-keyring, KeePassXC and ksecretd all name items `<collection path>/<id>`.
-    var collectionPath: String {
+    var collectionPath: String { Self.collectionPath(of: path) }
+
+    static func collectionPath(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return path }
         return String(path[..<slash])
     }
@@ -35,8 +37,9 @@ struct FoundCollection {
     var path: String
     var label: String
     var isLocked: Bool
-    /// Referenced `SecretCollection *`, released by ``LibSecretSession/release(_:)``.
-    var object: UnsafeMutablePointer<SecretCollection>
+    /// Referenced `SecretCollection *` (when loaded as an object), released by
+    /// ``LibSecretSession/release(_:)``.
+    var object: UnsafeMutablePointer<SecretCollection>?
 }
 
 /// libsecret state of the process and the operations on it. Lives on ``LibSecretThread``
@@ -116,59 +119,135 @@ final class LibSecretSession {
     // MARK: Reading
 
     /// Items of our schema whose attributes include `attributes`, in every collection,
-    /// locked ones included (never unlocking). With `loadSecrets`, the secrets of the
-    /// unlocked ones are read in the same batch. When `withCollections`, the collections
-    /// are loaded concurrently (their labels say where items live).
+    /// locked ones included (never unlocking), with the label and lock state of the
+    /// collections they are in. With `loadSecrets`, the secrets of the unlocked ones too.
+    ///
+    /// This is the hot path of every `authkit token`, so it talks to the service by object
+    /// path instead of building a GDBusProxy (with its property load and signal match) per
+    /// item and collection, and overlaps what can overlap: SearchItems with OpenSession,
+    /// then GetSecrets with the properties of the items and their collections. That is as
+    /// many sequential round trips as `secret-tool lookup` makes.
     func search(
-        _ attributes: [(String, String)], loadSecrets: Bool, withCollections: Bool, _ options: LibSecretOptions,
-        _ thread: LibSecretThread
+        _ attributes: [(String, String)], loadSecrets: Bool, _ options: LibSecretOptions, _ thread: LibSecretThread
     ) throws(SecretStoreError) -> ([FoundItem], [FoundCollection]) {
         let service = try connect(options, thread)
         let table = AttributeTable(attributes)
         let tablePointer = table.table
         let schema = self.schema
-        var flags = SECRET_SEARCH_ALL.rawValue
-        if loadSecrets { flags |= SECRET_SEARCH_LOAD_SECRETS.rawValue }
-        let searchFlags = SecretSearchFlags(rawValue: flags)
-        var calls: [(String, AsyncCall.Start)] = [
-            ("search for items", { secret_service_search(service, schema, tablePointer, searchFlags, $0, $1, $2) })
+        var first: [(String, AsyncCall.Start)] = [
+            ("search for items", { secret_service_search_for_dbus_paths(service, schema, tablePointer, $0, $1, $2) })
         ]
-        if withCollections {
-            calls.append(("list collections", { secret_service_load_collections(service, $0, $1, $2) }))
+        if loadSecrets {
+            first.append(("open a session", { secret_service_ensure_session(service, $0, $1, $2) }))
         }
-        let done = try AsyncCall.runAll(calls, timeout: options.timeout, on: thread)
-        let list = try done[0].finish { secret_service_search_finish(service, $0, $1) }
-        let items = consumeObjectList(list) { Self.read(item: $0.assumingMemoryBound(to: SecretItem.self)) }
-        var collections: [FoundCollection] = []
-        if withCollections {
-            _ = try done[1].finish { secret_service_load_collections_finish(service, $0, $1) }
-            collections = loadedCollections(service)
-        }
+        let searched = try AsyncCall.runAll(first, timeout: options.timeout, on: thread)
         withExtendedLifetime(table) {}
+        var unlockedPaths: [String] = []
+        var lockedPaths: [String] = []
+        _ = try searched[0].finish { result, error -> Int32 in
+            var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+            var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+            let ok = secret_service_search_for_dbus_paths_finish(service, result, &unlocked, &locked, error)
+            unlockedPaths = Self.strings(unlocked)
+            lockedPaths = Self.strings(locked)
+            g_strfreev(unlocked)
+            g_strfreev(locked)
+            return ok
+        }
+        if loadSecrets { _ = try searched[1].finish { secret_service_ensure_session_finish(service, $0, $1) } }
+        let itemPaths = unlockedPaths + lockedPaths
+        guard !itemPaths.isEmpty else { return ([], []) }
+
+        var collectionPaths: [String] = []
+        for path in itemPaths {
+            let collection = FoundItem.collectionPath(of: path)
+            if !collectionPaths.contains(collection) { collectionPaths.append(collection) }
+        }
+        let connection = self.connection
+        var second: [(String, AsyncCall.Start)] = []
+        let cPaths = CStringArray(unlockedPaths)
+        if loadSecrets && !unlockedPaths.isEmpty {
+            let pointer = cPaths.pointer
+            second.append(("read the secrets", { secret_service_get_secrets_for_dbus_paths(service, pointer, $0, $1, $2) }))
+        }
+        for path in itemPaths {
+            second.append(("read an item", Self.getAll(connection, path, "org.freedesktop.Secret.Item")))
+        }
+        for path in collectionPaths {
+            second.append(("read a collection", Self.getAll(connection, path, "org.freedesktop.Secret.Collection")))
+        }
+        let read = try AsyncCall.runAll(second, timeout: options.timeout, on: thread)
+        withExtendedLifetime(cPaths) {}
+        var secrets: [String: [UInt8]] = [:]
+        var next = 0
+        if loadSecrets && !unlockedPaths.isEmpty {
+            let values = try read[0].finish { secret_service_get_secrets_for_dbus_paths_finish(service, $0, $1) }
+            secrets = Self.secrets(values)
+            if let values { g_hash_table_unref(values) }
+            next = 1
+        }
+        var items: [FoundItem] = []
+        for path in itemPaths {
+            let properties = try Properties(read[next].finish { g_dbus_connection_call_finish(connection, $0, $1) })
+            next += 1
+            items.append(
+                FoundItem(
+                    path: path, attributes: properties.attributes("Attributes"), label: properties.string("Label"),
+                    isLocked: lockedPaths.contains(path) || properties.bool("Locked"),
+                    created: properties.uint64("Created"), modified: properties.uint64("Modified"),
+                    secret: secrets[path]))
+        }
+        var collections: [FoundCollection] = []
+        for path in collectionPaths {
+            // A collection that vanished meanwhile is simply unnamed.
+            let properties = try? Properties(read[next].finish { g_dbus_connection_call_finish(connection, $0, $1) })
+            next += 1
+            collections.append(
+                FoundCollection(
+                    path: path, label: properties?.string("Label") ?? "", isLocked: properties?.bool("Locked") ?? false,
+                    object: nil))
+        }
         return (items, collections)
     }
 
-    private static func read(item: UnsafeMutablePointer<SecretItem>) -> FoundItem {
-        let attributes = secret_item_get_attributes(item)
-        defer { if let attributes { g_hash_table_unref(attributes) } }
-        let label = secret_item_get_label(item)
-        defer { g_free(label) }
-        var secret: [UInt8]?
-        if let value = secret_item_get_secret(item) {
-            var length = 0
-            if let bytes = secret_value_get(value, &length) {
-                secret = [UInt8](UnsafeRawBufferPointer(start: bytes, count: length))
-            }
-            secret_value_unref(UnsafeMutableRawPointer(value))
+    /// org.freedesktop.DBus.Properties.GetAll of `interface` at `path` on the provider.
+    private static func getAll(_ connection: OpaquePointer?, _ path: String, _ interface: String) -> AsyncCall.Start {
+        return { cancellable, callback, data in
+            var children: [OpaquePointer?] = [g_variant_new_string(interface)]
+            let parameters = g_variant_new_tuple(&children, 1)
+            g_dbus_connection_call(
+                connection, "org.freedesktop.secrets", path, "org.freedesktop.DBus.Properties", "GetAll", parameters,
+                nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellable, callback, data)
         }
-        return FoundItem(
-            path: String(cString: g_dbus_proxy_get_object_path(proxy(item))),
-            attributes: AttributeTable.read(attributes),
-            label: label.map { String(cString: $0) } ?? "",
-            isLocked: secret_item_get_locked(item) != 0,
-            created: UInt64(secret_item_get_created(item)),
-            modified: UInt64(secret_item_get_modified(item)),
-            secret: secret)
+    }
+
+    private static func strings(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
+        guard let vector else { return [] }
+        var result: [String] = []
+        var index = 0
+        while let string = vector[index] {
+            result.append(String(cString: string))
+            index += 1
+        }
+        return result
+    }
+
+    /// Path → secret bytes from libsecret's table of `SecretValue`s.
+    private static func secrets(_ table: OpaquePointer?) -> [String: [UInt8]] {
+        guard let table else { return [:] }
+        var result: [String: [UInt8]] = [:]
+        var iterator = GHashTableIter()
+        g_hash_table_iter_init(&iterator, table)
+        var key: gpointer?
+        var value: gpointer?
+        while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
+            guard let key, let value else { continue }
+            var length = 0
+            guard let bytes = secret_value_get(OpaquePointer(value), &length) else { continue }
+            result[String(cString: key.assumingMemoryBound(to: CChar.self))] =
+                [UInt8](UnsafeRawBufferPointer(start: bytes, count: length))
+        }
+        return result
     }
 
     /// The collections currently known to the service proxy (after loading them).
@@ -205,7 +284,9 @@ final class LibSecretSession {
     }
 
     func release(_ collections: [FoundCollection]) {
-        for collection in collections { g_object_unref(UnsafeMutableRawPointer(collection.object)) }
+        for collection in collections {
+            if let object = collection.object { g_object_unref(UnsafeMutableRawPointer(object)) }
+        }
     }
 
     /// The object path the `default` alias points to, or nil when there is none.
@@ -300,7 +381,9 @@ final class LibSecretSession {
             buffer.withMemoryRebound(to: CChar.self) { secret_value_new($0.baseAddress, buffer.count, "text/plain") }
         }
         defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
-        let object = collection.object
+        guard let object = collection.object else {
+            throw .providerFailure(operation: "save the item", message: "the collection was not loaded")
+        }
         let call = try AsyncCall.run("save the item", timeout: options.timeout, on: thread) {
             secret_item_create(object, schema, tablePointer, label, value, SECRET_ITEM_CREATE_REPLACE, $0, $1, $2)
         }

@@ -42,7 +42,7 @@ final class LibSecretThread: @unchecked Sendable {
     }
 
     /// Runs `body` on the thread and returns its result.
-    func run<T: Sendable>(
+    nonisolated(nonsending) func run<T: Sendable>(
         _ body: @escaping @Sendable (LibSecretThread) throws(SecretStoreError) -> T
     ) async throws(SecretStoreError) -> T {
         let result: Result<T, SecretStoreError> = await withCheckedContinuation { continuation in

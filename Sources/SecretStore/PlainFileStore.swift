@@ -40,7 +40,7 @@ public final class PlainFileStore: SecretStore {
     /// The file of `group`.
     public func path(for group: SecretGroup) -> String { directory + "/" + group.name + ".json" }
 
-    public func items(matching query: ItemQuery, loadSecrets: Bool) async throws(SecretStoreError) -> [StoredItem] {
+    public nonisolated(nonsending) func items(matching query: ItemQuery, loadSecrets: Bool) async throws(SecretStoreError) -> [StoredItem] {
         try checkDirectory(create: false)
         guard let entries = try read(query.group) else { return [] }
         return entries.map(\.item).filter { $0.problem != nil || query.matches($0.key) }.map { record in
@@ -50,13 +50,13 @@ public final class PlainFileStore: SecretStore {
         }
     }
 
-    public func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem? {
+    public nonisolated(nonsending) func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem? {
         let found = try await items(matching: ItemQuery(key), loadSecrets: true)
         return found.first { $0.problem == nil && $0.key == key }
     }
 
     @discardableResult
-    public func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError)
+    public nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError)
         -> StorageLocation
     {
         try key.validate()
@@ -77,7 +77,7 @@ public final class PlainFileStore: SecretStore {
     }
 
     @discardableResult
-    public func delete(_ key: ItemKey) async throws(SecretStoreError) -> Bool {
+    public nonisolated(nonsending) func delete(_ key: ItemKey) async throws(SecretStoreError) -> Bool {
         try checkDirectory(create: false)
         let lock = try Lock(path: directory + "/" + key.group.name + ".lock")
         defer { lock.release() }
@@ -90,7 +90,7 @@ public final class PlainFileStore: SecretStore {
     }
 
     @discardableResult
-    public func deleteAll(in group: SecretGroup) async throws(SecretStoreError) -> Int {
+    public nonisolated(nonsending) func deleteAll(in group: SecretGroup) async throws(SecretStoreError) -> Int {
         try checkDirectory(create: false)
         let lock = try Lock(path: directory + "/" + group.name + ".lock")
         defer { lock.release() }
@@ -108,7 +108,7 @@ public final class PlainFileStore: SecretStore {
         return count
     }
 
-    public func storageStatus(for group: SecretGroup) async throws(SecretStoreError) -> StorageStatus {
+    public nonisolated(nonsending) func storageStatus(for group: SecretGroup) async throws(SecretStoreError) -> StorageStatus {
         try checkDirectory(create: false)
         let count = try read(group)?.count ?? 0
         return StorageStatus(

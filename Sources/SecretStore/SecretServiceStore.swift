@@ -29,20 +29,20 @@ public final class SecretServiceStore: SecretStore {
         self.allowsPrompts = allowsPrompts
     }
 
-    public func items(matching query: ItemQuery, loadSecrets: Bool) async throws(SecretStoreError) -> [StoredItem] {
+    public nonisolated(nonsending) func items(matching query: ItemQuery, loadSecrets: Bool) async throws(SecretStoreError) -> [StoredItem] {
         let options = self.options
         return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
             try Self.items(matching: query, loadSecrets: loadSecrets, options, thread)
         }
     }
 
-    public func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem? {
+    public nonisolated(nonsending) func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem? {
         let found = try await items(matching: ItemQuery(key), loadSecrets: true)
         return found.first { $0.problem == nil && $0.key == key } ?? found.first
     }
 
     @discardableResult
-    public func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError)
+    public nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError)
         -> StorageLocation
     {
         try key.validate()
@@ -55,7 +55,7 @@ public final class SecretServiceStore: SecretStore {
     }
 
     @discardableResult
-    public func delete(_ key: ItemKey) async throws(SecretStoreError) -> Bool {
+    public nonisolated(nonsending) func delete(_ key: ItemKey) async throws(SecretStoreError) -> Bool {
         let options = self.options
         return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
             try Self.delete(ItemSchema.attributes(for: ItemQuery(key)), options, thread) > 0
@@ -63,14 +63,14 @@ public final class SecretServiceStore: SecretStore {
     }
 
     @discardableResult
-    public func deleteAll(in group: SecretGroup) async throws(SecretStoreError) -> Int {
+    public nonisolated(nonsending) func deleteAll(in group: SecretGroup) async throws(SecretStoreError) -> Int {
         let options = self.options
         return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
             try Self.delete(ItemSchema.attributes(for: ItemQuery(group: group)), options, thread)
         }
     }
 
-    public func storageStatus(for group: SecretGroup) async throws(SecretStoreError) -> StorageStatus {
+    public nonisolated(nonsending) func storageStatus(for group: SecretGroup) async throws(SecretStoreError) -> StorageStatus {
         let options = self.options
         return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
             try Self.status(for: group, options, thread)
@@ -87,13 +87,13 @@ extension SecretServiceStore {
         let session = thread.session
         let attributes = ItemSchema.attributes(for: query)
         var (found, collections) = try session.search(
-            attributes, loadSecrets: loadSecrets, withCollections: true, options, thread)
+            attributes, loadSecrets: loadSecrets, options, thread)
         defer { session.release(collections) }
         if loadSecrets, found.contains(where: \.isLocked) {
             try unlock(found.filter(\.isLocked).map(\.collectionPath), collections, options, thread)
             session.release(collections)
             (found, collections) = try session.search(
-                attributes, loadSecrets: true, withCollections: true, options, thread)
+                attributes, loadSecrets: true, options, thread)
             if let stillLocked = found.first(where: \.isLocked) {
                 throw .locked(collection: label(of: stillLocked.collectionPath, in: collections))
             }
@@ -219,7 +219,7 @@ extension SecretServiceStore {
         // One item per key: remove copies elsewhere (another collection, or another format).
         // Best effort: a copy in a locked collection stays, and reads prefer the newest.
         if let (others, _) = try? session.search(
-            ItemSchema.attributes(for: ItemQuery(key)), loadSecrets: false, withCollections: false, options, thread)
+            ItemSchema.attributes(for: ItemQuery(key)), loadSecrets: false, options, thread)
         {
             try? session.delete(others.filter { $0.path != path && !$0.isLocked }.map(\.path), options, thread)
         }
@@ -246,7 +246,7 @@ extension SecretServiceStore {
     ) throws(SecretStoreError) -> Int {
         let session = thread.session
         let (found, collections) = try session.search(
-            attributes, loadSecrets: false, withCollections: true, options, thread)
+            attributes, loadSecrets: false, options, thread)
         defer { session.release(collections) }
         guard !found.isEmpty else { return 0 }
         let locked = found.filter { $0.isLocked }
@@ -264,7 +264,7 @@ extension SecretServiceStore {
     {
         let session = thread.session
         let (found, collections) = try session.search(
-            ItemSchema.attributes(for: ItemQuery(group: group)), loadSecrets: false, withCollections: true, options,
+            ItemSchema.attributes(for: ItemQuery(group: group)), loadSecrets: false, options,
             thread)
         defer { session.release(collections) }
         let provider = session.providerName(options, thread)

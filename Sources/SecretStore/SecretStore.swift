@@ -7,33 +7,33 @@ public protocol SecretStore: Sendable {
     /// The items of `query.group` matching the query's filters, wherever they are stored.
     /// Items of ours that cannot be used are returned with ``StoredItem/problem`` set.
     /// - Parameter loadSecrets: also read the secrets (one round trip for all items).
-    func items(matching query: ItemQuery, loadSecrets: Bool) async throws(SecretStoreError) -> [StoredItem]
+    nonisolated(nonsending) func items(matching query: ItemQuery, loadSecrets: Bool) async throws(SecretStoreError) -> [StoredItem]
 
     /// The item for `key` with its secret, or nil when there is none.
-    func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem?
+    nonisolated(nonsending) func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem?
 
     /// Stores `secret` for `key`, replacing the previous item. Afterwards exactly one item
     /// exists for the key; a failed save leaves the previous item as it was.
     /// - Returns: where the item was written.
     @discardableResult
-    func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError) -> StorageLocation
+    nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError) -> StorageLocation
 
     /// Deletes every item for `key`. Returns whether there was one.
     @discardableResult
-    func delete(_ key: ItemKey) async throws(SecretStoreError) -> Bool
+    nonisolated(nonsending) func delete(_ key: ItemKey) async throws(SecretStoreError) -> Bool
 
     /// Deletes every item of `group`, sound or corrupt. Returns how many were deleted.
     @discardableResult
-    func deleteAll(in group: SecretGroup) async throws(SecretStoreError) -> Int
+    nonisolated(nonsending) func deleteAll(in group: SecretGroup) async throws(SecretStoreError) -> Int
 
     /// Where the group's items are or would be written, and whether that place is usable.
-    func storageStatus(for group: SecretGroup) async throws(SecretStoreError) -> StorageStatus
+    nonisolated(nonsending) func storageStatus(for group: SecretGroup) async throws(SecretStoreError) -> StorageStatus
 }
 
 extension SecretStore {
     /// Saves with ``ItemKey/defaultLabel``.
     @discardableResult
-    public func save(_ secret: [UInt8], for key: ItemKey) async throws(SecretStoreError) -> StorageLocation {
+    public nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey) async throws(SecretStoreError) -> StorageLocation {
         try await save(secret, for: key, label: key.defaultLabel)
     }
 }
