@@ -81,7 +81,7 @@ def main(argv):
         if command == "write-item":
             label, secret_hex, pairs = args[0], args[1], args[2:]
             collection = secretstorage.get_default_collection(ss)
-            collection.create_item(label, attributes(pairs), bytes.fromhex(secret_hex), replace=True,
+            collection.create_item(label, attributes(pairs), bytes.fromhex(secret_hex), replace=False,
                                    content_type="text/plain")
         elif command == "read":
             items = []
