@@ -5,9 +5,7 @@ import TestSupport
 /// SecretServiceStore against a real gnome-keyring in a private D-Bus session, through
 /// SecretStoreProbe (a separate program, so each scenario gets its own bus and libsecret
 /// state). The other programs are secret-tool and Python (secretstorage/jeepney).
-// Serialized: Foundation's Process lets concurrently started children inherit each other's
-// pipes, so a long-lived daemon of one test would hold another test's output pipe open.
-@Suite("SecretServiceStore in a private keyring", .serialized)
+@Suite("SecretServiceStore in a private keyring")
 struct SecretServiceStoreTests {
     static let group = "com.example.shared"
     static let issuer = "https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0"

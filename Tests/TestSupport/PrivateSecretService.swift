@@ -76,6 +76,7 @@ public final class PrivateSecretService: @unchecked Sendable {
         bus.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
         bus.arguments = ["--config-file=\(config.path)", "--nofork", "--print-address=1"]
         let addressPipe = Pipe()
+        closeOnExec(addressPipe)
         bus.standardOutput = addressPipe
         bus.standardError = try Self.logFile(root, "bus.log")
         try bus.run()
@@ -111,6 +112,7 @@ public final class PrivateSecretService: @unchecked Sendable {
             keyring.arguments = ["--unlock", "--components=secrets", "--foreground"]
             keyring.environment = environment
             let input = Pipe()
+            closeOnExec(input)
             keyring.standardInput = input
             keyring.standardOutput = try Self.logFile(root, "keyring.out")
             keyring.standardError = try Self.logFile(root, "keyring.log")
