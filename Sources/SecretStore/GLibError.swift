@@ -15,7 +15,7 @@ enum GLibError {
             "org.freedesktop.DBus.Error.TimedOut":
             return .timedOut(operation: operation, seconds: 25)
         case "org.freedesktop.Secret.Error.IsLocked":
-            return .locked(collection: "?")
+            return .locked(collection: "")  // callers that know the collection name it
         default:
             break
         }

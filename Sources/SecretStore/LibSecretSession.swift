@@ -78,7 +78,9 @@ final class LibSecretSession {
         }
         // GDBus does not fail a proxy whose name has no owner: ask the bus, so that "nothing
         // provides the Secret Service" is told apart from later errors.
-        if g_dbus_proxy_get_name_owner(proxy(made)) == nil {
+        let owner = g_dbus_proxy_get_name_owner(proxy(made))
+        defer { g_free(owner) }
+        if owner == nil {
             try ensureProviderRuns(options, thread)
         }
         service = made

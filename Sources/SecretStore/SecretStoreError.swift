@@ -54,8 +54,9 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
                 or, knowing the tokens are then kept unencrypted, choose the plain-file store with --insecure-storage.
                 """
         case .locked(let collection):
+            let name = collection.isEmpty ? "holding the item" : "‘\(collection)’"
             return """
-                The keyring collection ‘\(collection)’ is locked. Unlock it (Seahorse, your desktop's prompt, \
+                The keyring collection \(name) is locked. Unlock it (Seahorse, your desktop's prompt, \
                 or `gnome-keyring-daemon --unlock --replace` in a terminal session) and try again.
                 """
         case .unlockDismissed(let collection):

@@ -6,6 +6,8 @@
 //   SecretStoreProbe [options] list --group G [--issuer I] [--client-id C] [--account A] [--kind K] [--secrets]
 //   SecretStoreProbe [options] delete-all|status --group G
 // options: --plain-file DIR (use PlainFileStore in DIR) --timeout S --prompt-timeout S --no-prompt --show-secret
+//          --repeat N (run the command N times in this one process, one JSON line each: a store
+//          must stay usable after an error such as a timeout)
 //
 // Prints one JSON object. Exit codes: 0 done, 1 not found, 2 usage, then one per error kind
 // (see `exitCode(for:)`), so tests can tell errors apart without parsing English.
@@ -158,6 +160,9 @@ func key() throws(SecretStoreError) -> ItemKey {
 }
 
 let showSecret = flags.contains("--show-secret")
+let repetitions = max(1, Int(options["--repeat"] ?? "1") ?? 1)
+for attempt in 1...repetitions {
+let last = attempt == repetitions
 do throws(SecretStoreError) {
     switch command {
     case "save":
@@ -166,7 +171,7 @@ do throws(SecretStoreError) {
     case "lookup":
         guard let item = try await store.item(for: try key()) else {
             print(#"{"found":false}"#)
-            exit(1)
+            if last { exit(1) } else { continue }
         }
         print(#"{"found":true,"item":\#(json(item, showSecret: showSecret))}"#)
     case "list":
@@ -178,7 +183,7 @@ do throws(SecretStoreError) {
     case "delete":
         let deleted = try await store.delete(try key())
         print(#"{"deleted":\#(deleted)}"#)
-        if !deleted { exit(1) }
+        if !deleted && last { exit(1) }
     case "delete-all":
         let count = try await store.deleteAll(in: try group())
         print(#"{"deleted":\#(count)}"#)
@@ -193,5 +198,6 @@ do throws(SecretStoreError) {
     }
 } catch {
     print(#"{"error":\#(json(kindName(of: error))),"message":\#(json(error.description))}"#)
-    exit(exitCode(for: error))
+    if last { exit(exitCode(for: error)) }
+}
 }

@@ -28,8 +28,10 @@ struct SecretServiceStoreTests {
         return try json(result)
     }
 
+    /// The probe's last JSON line.
     static func json(_ result: ProcessResult) throws -> [String: Any] {
-        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+        let line = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
         return try #require(object as? [String: Any], "probe printed no JSON object: \(result.stdout) \(result.stderr)")
     }
 
@@ -155,6 +157,21 @@ struct SecretServiceStoreTests {
         #expect(result.status == 7, "expected timedOut: \(result.stdout) \(result.stderr)")
         #expect(try Self.json(result)["error"] as? String == "timedOut")
         #expect(elapsed < 3 * bound + 2, "took \(elapsed) s for a bound of \(bound) s")  // + process start-up
+    }
+
+    @Test("after a timeout the store fails cleanly again, within the bound")
+    func hungProviderTwiceInOneProcess() throws {
+        let service = try PrivateSecretService(provider: .hung)
+        defer { service.stop() }
+        let bound = 1.0
+        let started = Date()
+        let result = try service.probe(["--timeout", "\(bound)", "--repeat", "2", "lookup"] + Self.key(), timeout: 30)
+        let elapsed = Date().timeIntervalSince(started)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.allSatisfy { $0.contains(#""error":"timedOut""#) }, "\(result.stdout)")
+        #expect(result.status == 7)
+        #expect(elapsed < 2 * 3 * bound + 2, "took \(elapsed) s for two calls bounded by \(bound) s")
     }
 
     @Test("corrupt items are reported and left in place")
