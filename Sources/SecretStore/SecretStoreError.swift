@@ -1,1 +1,121 @@
-// SecretStore: see docs/architecture.md
+/// Why a store operation failed, with what the user can do about it.
+///
+/// No case ever carries a secret: messages hold group names, labels, paths, attribute names
+/// and the provider's own error text, which never includes secret values.
+public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The group name is not acceptable.
+    case invalidGroup(String, reason: String)
+    /// A key field cannot be stored as an attribute.
+    case invalidKey(field: String, reason: String)
+    /// The secret cannot be stored (it must be UTF-8 text, like the JSON records authkit writes).
+    case invalidSecret(reason: String)
+    /// There is no D-Bus session bus to reach the Secret Service over (typical over SSH).
+    case noSessionBus(detail: String)
+    /// A session bus exists but nothing provides `org.freedesktop.secrets` and it could not be started.
+    case noSecretService(detail: String)
+    /// The collection holding the item (or the one it would be written to) is locked.
+    case locked(collection: String)
+    /// Unlocking was asked for, and the prompt was dismissed or could not be shown.
+    case unlockDismissed(collection: String)
+    /// The provider did not answer within the bound.
+    case timedOut(operation: String, seconds: Double)
+    /// The provider answered with an error.
+    case providerFailure(operation: String, message: String)
+    /// A stored item of ours cannot be used; it was left in place.
+    case corruptItem(String, reason: String)
+    /// The plain-file store's directory or file has permissions that let others read it.
+    case plainFilePermissions(path: String, mode: UInt32, expected: UInt32)
+    /// The plain-file store's directory or file belongs to another user.
+    case plainFileOwner(path: String, owner: UInt32)
+    /// Reading or writing the plain-file store failed.
+    case plainFileIO(path: String, operation: String, errno: Int32)
+    /// The plain file cannot be parsed; it was left in place and is not overwritten.
+    case plainFileCorrupt(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .invalidGroup(let name, let reason):
+            return "‘\(name)’ is not a valid group name: \(reason). Use a reverse-DNS name such as com.example.shared."
+        case .invalidKey(let field, let reason):
+            return "The \(field) of the item cannot be stored: \(reason)."
+        case .invalidSecret(let reason):
+            return "The secret cannot be stored: \(reason)."
+        case .noSessionBus(let detail):
+            return """
+                No D-Bus session bus, so the Secret Service cannot be reached (\(detail)). \
+                Over SSH or in a container, start one with `dbus-run-session -- bash` and unlock a keyring in it \
+                with `gnome-keyring-daemon --unlock --components=secrets` (type the password, then Ctrl-D); \
+                or, knowing the tokens are then kept unencrypted, choose the plain-file store with --insecure-storage.
+                """
+        case .noSecretService(let detail):
+            return """
+                No Secret Service on the session bus: nothing provides org.freedesktop.secrets (\(detail)). \
+                Install and start one (gnome-keyring, KeePassXC with Secret Service integration, or KDE's ksecretd), \
+                or, knowing the tokens are then kept unencrypted, choose the plain-file store with --insecure-storage.
+                """
+        case .locked(let collection):
+            let name = collection.isEmpty ? "holding the item" : "‘\(collection)’"
+            return """
+                The keyring collection \(name) is locked. Unlock it (Seahorse, your desktop's prompt, \
+                or `gnome-keyring-daemon --unlock --replace` in a terminal session) and try again.
+                """
+        case .unlockDismissed(let collection):
+            return """
+                The keyring collection ‘\(collection)’ is locked and the unlock prompt was dismissed or could not \
+                be shown (no display?). Unlock it yourself (Seahorse, or `gnome-keyring-daemon --unlock --replace` \
+                in a terminal session) and try again.
+                """
+        case .timedOut(let operation, let seconds):
+            return """
+                The Secret Service did not answer within \(Self.format(seconds)) s while trying to \(operation). \
+                Its provider may be hung: restart it (e.g. `gnome-keyring-daemon --replace`) and try again.
+                """
+        case .providerFailure(let operation, let message):
+            return "The Secret Service failed to \(operation): \(message)"
+        case .corruptItem(let label, let reason):
+            return """
+                The stored item ‘\(label)’ cannot be used: \(reason). It was left in place; remove it with \
+                `authkit logout` (or Seahorse) and sign in again.
+                """
+        case .plainFilePermissions(let path, let mode, let expected):
+            return """
+                \(path) has mode \(Self.octal(mode)), which lets other users in; authkit needs \(Self.octal(expected)). \
+                Run `chmod \(Self.octal(expected)) \(path)` if you trust its contents, or remove it.
+                """
+        case .plainFileOwner(let path, let owner):
+            return "\(path) belongs to user id \(owner), not to you; authkit will not use it. Remove it or fix its owner."
+        case .plainFileIO(let path, let operation, let errno):
+            return "Could not \(operation) \(path): \(Self.errnoText(errno))."
+        case .plainFileCorrupt(let path, let reason):
+            return """
+                The plain token file \(path) cannot be read (\(reason)). It was left as it is and will not be \
+                overwritten: move it away or delete it, then sign in again.
+                """
+        }
+    }
+
+    private static func octal(_ mode: UInt32) -> String {
+        let digits = String(mode & 0o7777, radix: 8)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+
+    private static func errnoText(_ code: Int32) -> String {
+        switch code {
+        case 1: return "operation not permitted (EPERM)"
+        case 2: return "no such file or directory (ENOENT)"
+        case 13: return "permission denied (EACCES)"
+        case 17: return "it already exists (EEXIST)"
+        case 20: return "a path component is not a directory (ENOTDIR)"
+        case 21: return "it is a directory (EISDIR)"
+        case 28: return "no space left on device (ENOSPC)"
+        case 30: return "read-only file system (EROFS)"
+        case 40: return "too many symbolic links (ELOOP)"
+        case 122: return "disk quota exceeded (EDQUOT)"
+        default: return "error \(code)"
+        }
+    }
+}

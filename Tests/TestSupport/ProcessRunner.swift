@@ -43,6 +43,7 @@ public enum ProcessRunner {
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
 
         let outPipe = Pipe(), errPipe = Pipe(), inPipe = Pipe()
+        closeOnExec(outPipe, errPipe, inPipe)
         process.standardOutput = outPipe
         process.standardError = errPipe
         process.standardInput = inPipe
@@ -77,6 +78,18 @@ public enum ProcessRunner {
             stdout: String(decoding: outData.value, as: UTF8.self),
             stderr: String(decoding: errData.value, as: UTF8.self),
             timedOut: timedOut)
+    }
+}
+
+/// Marks pipes close-on-exec. Foundation's Pipe does not, so a child started at the same time
+/// by another test (a long-lived daemon, say) would inherit the write end of this child's
+/// output pipe and keep `readDataToEndOfFile` waiting until that daemon exits. The child's
+/// own stdin/stdout/stderr are dup2'ed copies, which do not carry the flag.
+public func closeOnExec(_ pipes: Pipe...) {
+    for pipe in pipes {
+        for fd in [pipe.fileHandleForReading.fileDescriptor, pipe.fileHandleForWriting.fileDescriptor] {
+            _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)
+        }
     }
 }
 

@@ -1,0 +1,285 @@
+/// The shared sign-in store: the freedesktop Secret Service (gnome-keyring, KeePassXC,
+/// ksecretd) through libsecret.
+///
+/// Items of a group are written to the collection whose **label** is the group name. When
+/// it does not exist, a save asks the provider to create it (a desktop shows a password
+/// prompt); when that is impossible (headless, prompt dismissed, provider refuses) the item
+/// goes to the default collection and the returned ``StorageLocation`` says so. Reads search
+/// every collection by attributes, so an item is found wherever it is.
+///
+/// Every libsecret call runs on one dedicated thread of the process and is bounded by
+/// `timeout` (prompts by `promptTimeout`): a hung provider gives
+/// ``SecretStoreError/timedOut(operation:seconds:)``, never a hang.
+public final class SecretServiceStore: SecretStore {
+    /// The bound for one exchange with the provider.
+    public let timeout: Duration
+    /// The bound for a provider's prompt (unlocking a collection, creating one).
+    public let promptTimeout: Duration
+    /// Whether a locked collection may be unlocked through the provider's prompt. When
+    /// false, a locked item gives ``SecretStoreError/locked(collection:)`` at once.
+    public let allowsPrompts: Bool
+
+    private var options: LibSecretOptions {
+        LibSecretOptions(timeout: timeout, promptTimeout: promptTimeout, allowsPrompts: allowsPrompts)
+    }
+
+    public init(timeout: Duration = .seconds(5), promptTimeout: Duration = .seconds(120), allowsPrompts: Bool = true) {
+        self.timeout = timeout
+        self.promptTimeout = promptTimeout
+        self.allowsPrompts = allowsPrompts
+    }
+
+    public nonisolated(nonsending) func items(matching query: ItemQuery, loadSecrets: Bool) async throws(SecretStoreError) -> [StoredItem] {
+        let options = self.options
+        return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
+            try Self.items(matching: query, loadSecrets: loadSecrets, options, thread)
+        }
+    }
+
+    public nonisolated(nonsending) func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem? {
+        let found = try await items(matching: ItemQuery(key), loadSecrets: true)
+        return found.first { $0.problem == nil && $0.key == key } ?? found.first
+    }
+
+    @discardableResult
+    public nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError)
+        -> StorageLocation
+    {
+        try key.validate()
+        guard ItemSchema.isUTF8(secret) else { throw .invalidSecret(reason: "it is not UTF-8 text") }
+        let label = label.isEmpty ? key.defaultLabel : label
+        let options = self.options
+        return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
+            try Self.save(secret, for: key, label: label, options, thread)
+        }
+    }
+
+    @discardableResult
+    public nonisolated(nonsending) func delete(_ key: ItemKey) async throws(SecretStoreError) -> Bool {
+        let options = self.options
+        return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
+            try Self.delete(ItemSchema.attributes(for: ItemQuery(key)), options, thread) > 0
+        }
+    }
+
+    @discardableResult
+    public nonisolated(nonsending) func deleteAll(in group: SecretGroup) async throws(SecretStoreError) -> Int {
+        let options = self.options
+        return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
+            try Self.delete(ItemSchema.attributes(for: ItemQuery(group: group)), options, thread)
+        }
+    }
+
+    public nonisolated(nonsending) func storageStatus(for group: SecretGroup) async throws(SecretStoreError) -> StorageStatus {
+        let options = self.options
+        return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
+            try Self.status(for: group, options, thread)
+        }
+    }
+}
+
+// MARK: - On the libsecret thread
+
+extension SecretServiceStore {
+    private static func items(
+        matching query: ItemQuery, loadSecrets: Bool, _ options: LibSecretOptions, _ thread: LibSecretThread
+    ) throws(SecretStoreError) -> [StoredItem] {
+        let session = thread.session
+        let attributes = ItemSchema.attributes(for: query)
+        var (found, collections) = try session.search(
+            attributes, loadSecrets: loadSecrets, options, thread)
+        defer { session.release(collections) }
+        if loadSecrets, found.contains(where: \.isLocked) {
+            try unlock(found.filter(\.isLocked).map(\.collectionPath), collections, options, thread)
+            session.release(collections)
+            (found, collections) = try session.search(
+                attributes, loadSecrets: true, options, thread)
+            if let stillLocked = found.first(where: \.isLocked) {
+                throw .locked(collection: label(of: stillLocked.collectionPath, in: collections))
+            }
+        }
+        var best: [ItemKey: StoredItem] = [:]
+        var withProblems: [StoredItem] = []
+        for item in found {
+            let stored = storedItem(item, query: query, collections: collections)
+            guard stored.problem == nil else {
+                withProblems.append(stored)
+                continue
+            }
+            if let current = best[stored.key], !isPreferred(stored, over: current) { continue }
+            best[stored.key] = stored
+        }
+        return best.values.sorted(by: isOrderedBefore) + withProblems.sorted(by: isOrderedBefore)
+    }
+
+    /// When a save was interrupted (or an old version wrote elsewhere) one key can have two
+    /// items: the newest wins, then the one in the group's own collection.
+    private static func isPreferred(_ candidate: StoredItem, over current: StoredItem) -> Bool {
+        let (a, b) = (candidate.modified ?? 0, current.modified ?? 0)
+        if a != b { return a > b }
+        return candidate.location.isGroupCollection && !current.location.isGroupCollection
+    }
+
+    private static func isOrderedBefore(_ a: StoredItem, _ b: StoredItem) -> Bool {
+        (a.key.account, a.key.issuer, a.key.clientID, a.key.kind, a.label)
+            < (b.key.account, b.key.issuer, b.key.clientID, b.key.kind, b.label)
+    }
+
+    private static func storedItem(_ item: FoundItem, query: ItemQuery, collections: [FoundCollection]) -> StoredItem {
+        let collection = collections.first { $0.path == item.collectionPath }
+        let collectionLabel = collection?.label ?? ""
+        let location = StorageLocation.collection(
+            label: collectionLabel, objectPath: item.collectionPath,
+            isGroupCollection: collectionLabel == query.group.name, isLocked: item.isLocked || collection?.isLocked == true)
+        var key: ItemKey
+        var problem: ItemProblem?
+        if item.isLocked {
+            // A locked item's attributes may be hidden; the search matched the query's.
+            var attributes = item.attributes
+            for (name, value) in ItemSchema.attributes(for: query) where attributes[name] == nil { attributes[name] = value }
+            key = ItemSchema.key(from: attributes, group: query.group, secret: nil).0
+        } else {
+            (key, problem) = ItemSchema.key(from: item.attributes, group: query.group, secret: item.secret)
+        }
+        key.group = query.group
+        return StoredItem(
+            key: key, label: item.label, secret: problem == nil ? item.secret : nil, location: location,
+            created: item.created == 0 ? nil : item.created, modified: item.modified == 0 ? nil : item.modified,
+            problem: problem)
+    }
+
+    private static func label(of collectionPath: String, in collections: [FoundCollection]) -> String {
+        guard let label = collections.first(where: { $0.path == collectionPath })?.label, !label.isEmpty else {
+            return collectionPath
+        }
+        return label
+    }
+
+    /// Unlocks the collections at `paths` through the provider's prompt, or says why not.
+    private static func unlock(
+        _ paths: [String], _ collections: [FoundCollection], _ options: LibSecretOptions, _ thread: LibSecretThread
+    ) throws(SecretStoreError) {
+        var unique: [String] = []
+        for path in paths where !unique.contains(path) { unique.append(path) }
+        guard let first = unique.first else { return }
+        let name = label(of: first, in: collections)
+        guard options.allowsPrompts else { throw .locked(collection: name) }
+        let unlocked: Int
+        do {
+            unlocked = try thread.session.unlock(unique, options, thread)
+        } catch {
+            // A prompt nobody answered within the bound is a dismissed prompt to the user.
+            if case .timedOut(let operation, _) = error, operation.hasPrefix("unlock") {
+                throw .unlockDismissed(collection: name)
+            }
+            throw error
+        }
+        if unlocked == 0 { throw .unlockDismissed(collection: name) }
+    }
+
+    private static func save(
+        _ secret: [UInt8], for key: ItemKey, label: String, _ options: LibSecretOptions, _ thread: LibSecretThread
+    ) throws(SecretStoreError) -> StorageLocation {
+        let session = thread.session
+        var collections = try session.collections(options, thread)
+        defer { session.release(collections) }
+        let group = key.group.name
+        var target = collections.filter { $0.label == group }.min { $0.path < $1.path }
+        var fallbackReason: String?
+        if target == nil {
+            do {
+                let created = try session.createCollection(group, options, thread)
+                collections.append(created)
+                target = created
+            } catch {
+                switch error {
+                case .noSessionBus, .noSecretService: throw error
+                default: fallbackReason = reason(creationFailed: error)
+                }
+            }
+        }
+        if target == nil {
+            let defaultPath = try session.defaultCollectionPath(options, thread)
+            target = collections.first { $0.path == defaultPath }
+            guard target != nil else {
+                throw .providerFailure(
+                    operation: "choose a collection",
+                    message: "the group collection could not be created (\(fallbackReason ?? "unknown reason")) and the provider has no default collection")
+            }
+        }
+        guard let target else { throw .providerFailure(operation: "choose a collection", message: "none found") }
+        if target.isLocked { try unlock([target.path], collections, options, thread) }
+        let path: String
+        do {
+            path = try session.createItem(
+                in: target, attributes: ItemSchema.attributes(for: key), label: label, secret: secret, options, thread)
+        } catch .locked {
+            throw .locked(collection: target.label)
+        }
+        // One item per key: remove copies elsewhere (another collection, or another format).
+        // Best effort: a copy in a locked collection stays, and reads prefer the newest.
+        if let (others, _) = try? session.search(
+            ItemSchema.attributes(for: ItemQuery(key)), loadSecrets: false, options, thread)
+        {
+            try? session.delete(others.filter { $0.path != path && !$0.isLocked }.map(\.path), options, thread)
+        }
+        return .collection(
+            label: target.label, objectPath: target.path, isGroupCollection: target.label == group, isLocked: false,
+            fallbackReason: fallbackReason)
+    }
+
+    private static func reason(creationFailed error: SecretStoreError) -> String {
+        switch error {
+        case .timedOut(_, let seconds):
+            return "the provider's prompt was not answered within \(Int(seconds)) s"
+        case .providerFailure(_, let message) where message.hasPrefix("No such secret collection"):
+            return "the provider's password prompt was dismissed or could not be shown (no display?)"
+        case .providerFailure(_, let message):
+            return "the provider refused: \(message)"
+        default:
+            return error.description
+        }
+    }
+
+    private static func delete(
+        _ attributes: [(String, String)], _ options: LibSecretOptions, _ thread: LibSecretThread
+    ) throws(SecretStoreError) -> Int {
+        let session = thread.session
+        let (found, collections) = try session.search(
+            attributes, loadSecrets: false, options, thread)
+        defer { session.release(collections) }
+        guard !found.isEmpty else { return 0 }
+        let locked = found.filter { $0.isLocked }
+        if !locked.isEmpty { try unlock(locked.map(\.collectionPath), collections, options, thread) }
+        do {
+            try session.delete(found.map(\.path), options, thread)
+        } catch .locked {
+            throw .locked(collection: label(of: found[0].collectionPath, in: collections))
+        }
+        return found.count
+    }
+
+    private static func status(for group: SecretGroup, _ options: LibSecretOptions, _ thread: LibSecretThread)
+        throws(SecretStoreError) -> StorageStatus
+    {
+        let session = thread.session
+        let (found, collections) = try session.search(
+            ItemSchema.attributes(for: ItemQuery(group: group)), loadSecrets: false, options,
+            thread)
+        defer { session.release(collections) }
+        let provider = session.providerName(options, thread)
+        if let own = collections.filter({ $0.label == group.name }).min(by: { $0.path < $1.path }) {
+            return StorageStatus(
+                location: .collection(label: own.label, objectPath: own.path, isGroupCollection: true, isLocked: own.isLocked),
+                groupCollectionExists: true, provider: provider, itemCount: found.count)
+        }
+        let defaultPath = try session.defaultCollectionPath(options, thread)
+        let fallback = collections.first { $0.path == defaultPath }
+        return StorageStatus(
+            location: .collection(
+                label: fallback?.label ?? "", objectPath: fallback?.path ?? "/", isGroupCollection: false,
+                isLocked: fallback?.isLocked ?? false,
+                fallbackReason: fallback == nil ? "the provider has no default collection either" : nil),
+            groupCollectionExists: false, provider: provider, itemCount: found.count)
+    }
+}

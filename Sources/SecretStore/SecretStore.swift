@@ -1,0 +1,39 @@
+/// A place that keeps secrets under a group, shared by every program that names the group.
+///
+/// Implementations: ``SecretServiceStore`` (the freedesktop Secret Service through
+/// libsecret, the default) and ``PlainFileStore`` (an unencrypted file, only when a user
+/// explicitly asks for it). A store knows nothing of what its secrets mean.
+public protocol SecretStore: Sendable {
+    /// The items of `query.group` matching the query's filters, wherever they are stored.
+    /// Items of ours that cannot be used are returned with ``StoredItem/problem`` set.
+    /// - Parameter loadSecrets: also read the secrets (one round trip for all items).
+    nonisolated(nonsending) func items(matching query: ItemQuery, loadSecrets: Bool) async throws(SecretStoreError) -> [StoredItem]
+
+    /// The item for `key` with its secret, or nil when there is none.
+    nonisolated(nonsending) func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem?
+
+    /// Stores `secret` for `key`, replacing the previous item. Afterwards exactly one item
+    /// exists for the key; a failed save leaves the previous item as it was.
+    /// - Returns: where the item was written.
+    @discardableResult
+    nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError) -> StorageLocation
+
+    /// Deletes every item for `key`. Returns whether there was one.
+    @discardableResult
+    nonisolated(nonsending) func delete(_ key: ItemKey) async throws(SecretStoreError) -> Bool
+
+    /// Deletes every item of `group`, sound or corrupt. Returns how many were deleted.
+    @discardableResult
+    nonisolated(nonsending) func deleteAll(in group: SecretGroup) async throws(SecretStoreError) -> Int
+
+    /// Where the group's items are or would be written, and whether that place is usable.
+    nonisolated(nonsending) func storageStatus(for group: SecretGroup) async throws(SecretStoreError) -> StorageStatus
+}
+
+extension SecretStore {
+    /// Saves with ``ItemKey/defaultLabel``.
+    @discardableResult
+    public nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey) async throws(SecretStoreError) -> StorageLocation {
+        try await save(secret, for: key, label: key.defaultLabel)
+    }
+}

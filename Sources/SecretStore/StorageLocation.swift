@@ -1,0 +1,71 @@
+/// Where items are, or would be, written.
+public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
+    /// A Secret Service collection. `isGroupCollection` is false when the item lives in (or
+    /// would fall back to) another collection, usually the default one; `fallbackReason`
+    /// then says why the group's own collection is not used.
+    case collection(
+        label: String, objectPath: String, isGroupCollection: Bool, isLocked: Bool, fallbackReason: String? = nil)
+    /// The explicitly chosen plain-file store: not encrypted.
+    case plainFile(path: String)
+
+    /// True for the plain-file store: every status and login output must say so.
+    public var isPlainFile: Bool {
+        if case .plainFile = self { return true }
+        return false
+    }
+
+    /// True when the items are in the collection labelled with the group name.
+    public var isGroupCollection: Bool {
+        if case .collection(_, _, let isGroupCollection, _, _) = self { return isGroupCollection }
+        return false
+    }
+
+    public var isLocked: Bool {
+        if case .collection(_, _, _, let isLocked, _) = self { return isLocked }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .collection(let label, _, true, let isLocked, _):
+            return "Secret Service collection ‘\(label)’" + (isLocked ? " (locked)" : "")
+        case .collection(let label, let path, false, let isLocked, let reason):
+            let name = label.isEmpty ? path : label
+            let locked = isLocked ? " (locked)" : ""
+            if let reason { return "default collection ‘\(name)’\(locked) (group collection could not be created: \(reason))" }
+            return "Secret Service collection ‘\(name)’\(locked), not the group’s own collection"
+        case .plainFile(let path):
+            return "PLAIN FILE \(path), not encrypted"
+        }
+    }
+}
+
+/// Where a group's items are or would be written, and whether that place is usable now.
+public struct StorageStatus: Sendable, Hashable, CustomStringConvertible {
+    /// The collection (or file) the next save writes to. When the group collection does not
+    /// exist yet, this is the collection a save would fall back to, and ``groupCollectionExists``
+    /// is false (a save first asks the provider to create it).
+    public var location: StorageLocation
+    /// Whether a collection labelled with the group name exists.
+    public var groupCollectionExists: Bool
+    /// The program that owns `org.freedesktop.secrets` (e.g. `gnome-keyring-d`), when known.
+    public var provider: String?
+    /// How many items of the group exist, wherever they are.
+    public var itemCount: Int
+
+    public init(location: StorageLocation, groupCollectionExists: Bool, provider: String?, itemCount: Int) {
+        self.location = location
+        self.groupCollectionExists = groupCollectionExists
+        self.provider = provider
+        self.itemCount = itemCount
+    }
+
+    public var description: String {
+        var text = location.description
+        if !groupCollectionExists && !location.isPlainFile {
+            text += "; the group collection does not exist yet (the next save asks to create it)"
+        }
+        if let provider { text += "; provider \(provider)" }
+        return text + "; \(itemCount) item(s)"
+    }
+}

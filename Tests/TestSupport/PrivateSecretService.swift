@@ -1,0 +1,245 @@
+import Foundation
+
+/// A private, throw-away Secret Service for tests: its own D-Bus session bus (a
+/// `dbus-daemon` that loads no service files, so nothing is ever auto-started on it) and,
+/// depending on ``Provider``, an unlocked gnome-keyring, nothing, or a process that owns
+/// `org.freedesktop.secrets` and never answers. HOME and the XDG directories point into a
+/// temporary folder, so no test can touch a real user's keyring. ``stop()`` (or deinit)
+/// kills every process it started and removes the folder.
+public final class PrivateSecretService: @unchecked Sendable {
+    public enum Provider: Sendable {
+        /// `gnome-keyring-daemon --unlock --components=secrets`, password on stdin.
+        case gnomeKeyring
+        /// A bus on which nothing provides the Secret Service.
+        case none
+        /// A process owning `org.freedesktop.secrets` that never answers a call.
+        case hung
+    }
+
+    public enum HarnessError: Error, CustomStringConvertible {
+        case missing(String)
+        case startFailed(String)
+        case peerFailed(String)
+        public var description: String {
+            switch self {
+            case .missing(let what): return "\(what) is missing: run ./scripts/test (it installs and builds what the tests need)"
+            case .startFailed(let why): return "could not start the private Secret Service: \(why)"
+            case .peerFailed(let why): return "test peer failed: \(why)"
+            }
+        }
+    }
+
+    /// The keyring password the daemon was unlocked with.
+    public let password: String
+    /// The temporary folder holding HOME, XDG_RUNTIME_DIR (the bus socket) and logs.
+    public let root: URL
+    public let busAddress: String
+    /// The environment for child processes: this process's, with HOME, XDG_* and
+    /// DBUS_SESSION_BUS_ADDRESS pointing into ``root``, and no display.
+    public let environment: [String: String]
+    private var processes: [Process] = []
+    private let lock = NSLock()
+
+    public init(provider: Provider = .gnomeKeyring, password: String = "authkit-test-keyring") throws {
+        self.password = password
+        for tool in ["/usr/bin/dbus-daemon", "/usr/bin/dbus-send", "/usr/bin/gnome-keyring-daemon", "/usr/bin/secret-tool"]
+        where !FileManager.default.isExecutableFile(atPath: tool) {
+            throw HarnessError.missing(tool)
+        }
+        guard FileManager.default.isExecutableFile(atPath: TestPaths.python.path) else {
+            throw HarnessError.missing("the test peers' Python (\(TestPaths.python.path))")
+        }
+        root = try TestPaths.makeTemporaryDirectory(prefix: "authkit-keyring")
+        let home = root.appendingPathComponent("home"), run = root.appendingPathComponent("run")
+        for directory in [home, run, home.appendingPathComponent(".local/share"), home.appendingPathComponent(".config"),
+                          home.appendingPathComponent(".cache"), home.appendingPathComponent(".local/state")] {
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let config = root.appendingPathComponent("bus.conf")
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:dir=\(run.path)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+            """.write(to: config, atomically: true, encoding: .utf8)
+
+        let bus = Process()
+        bus.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        bus.arguments = ["--config-file=\(config.path)", "--nofork", "--print-address=1"]
+        let addressPipe = Pipe()
+        closeOnExec(addressPipe)
+        bus.standardOutput = addressPipe
+        bus.standardError = try Self.logFile(root, "bus.log")
+        try bus.run()
+        processes.append(bus)
+        let line = Self.readLine(addressPipe.fileHandleForReading)
+        guard let line, line.hasPrefix("unix:") else {
+            bus.terminate()
+            bus.waitUntilExit()
+            try? FileManager.default.removeItem(at: root)
+            throw HarnessError.startFailed("dbus-daemon printed no address")
+        }
+        busAddress = line
+
+        var environment = ProcessInfo.processInfo.environment
+        for key in ["DISPLAY", "WAYLAND_DISPLAY", "GNOME_KEYRING_CONTROL", "SSH_AUTH_SOCK", "SECRET_SERVICE_BUS_NAME"] {
+            environment.removeValue(forKey: key)
+        }
+        environment["HOME"] = home.path
+        environment["XDG_RUNTIME_DIR"] = run.path
+        environment["XDG_DATA_HOME"] = home.appendingPathComponent(".local/share").path
+        environment["XDG_CONFIG_HOME"] = home.appendingPathComponent(".config").path
+        environment["XDG_CACHE_HOME"] = home.appendingPathComponent(".cache").path
+        environment["XDG_STATE_HOME"] = home.appendingPathComponent(".local/state").path
+        environment["DBUS_SESSION_BUS_ADDRESS"] = busAddress
+        self.environment = environment
+
+        switch provider {
+        case .none:
+            return
+        case .gnomeKeyring:
+            let keyring = Process()
+            keyring.executableURL = URL(fileURLWithPath: "/usr/bin/gnome-keyring-daemon")
+            keyring.arguments = ["--unlock", "--components=secrets", "--foreground"]
+            keyring.environment = environment
+            let input = Pipe()
+            closeOnExec(input)
+            keyring.standardInput = input
+            keyring.standardOutput = try Self.logFile(root, "keyring.out")
+            keyring.standardError = try Self.logFile(root, "keyring.log")
+            try keyring.run()
+            processes.append(keyring)
+            input.fileHandleForWriting.write(Data(password.utf8))
+            try? input.fileHandleForWriting.close()
+        case .hung:
+            let hung = Process()
+            hung.executableURL = TestPaths.python
+            hung.arguments = [Self.peerScript.path, "hang"]
+            hung.environment = environment
+            hung.standardOutput = try Self.logFile(root, "hung.out")
+            hung.standardError = try Self.logFile(root, "hung.log")
+            try hung.run()
+            processes.append(hung)
+        }
+        // Wait (bounded) until something owns the Secret Service name.
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            let reply = try ProcessRunner.run(
+                URL(fileURLWithPath: "/usr/bin/dbus-send"),
+                ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.NameHasOwner",
+                 "string:org.freedesktop.secrets"], environment: environment, timeout: 5)
+            if reply.stdout.contains("boolean true") { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let log = (try? String(contentsOf: root.appendingPathComponent(provider == .hung ? "hung.log" : "keyring.log"), encoding: .utf8)) ?? ""
+        stop()
+        throw HarnessError.startFailed("nothing took org.freedesktop.secrets within 15 s: \(log)")
+    }
+
+    deinit { stop() }
+
+    /// The process ids still running (for the no-leftovers check).
+    public var processIdentifiers: [Int32] {
+        lock.lock()
+        defer { lock.unlock() }
+        return processes.map(\.processIdentifier)
+    }
+
+    /// Stops every process and removes the temporary folder. Safe to call twice.
+    public func stop() {
+        stopProcesses()
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    private func stopProcesses() {
+        lock.lock()
+        let running = processes
+        processes = []
+        lock.unlock()
+        // SIGKILL, not SIGTERM: children started from a libdispatch thread inherit its
+        // blocked signal mask, so they would ignore SIGTERM. Nothing of theirs is worth keeping.
+        for process in running.reversed() where process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    // MARK: Running programs against it
+
+    /// Runs `SecretStoreProbe` (the second program using SecretStore) on this bus.
+    public func probe(_ arguments: [String], stdin: String? = nil, timeout: TimeInterval = 60) throws -> ProcessResult {
+        try run(Self.probeExecutable(), arguments, stdin: stdin, timeout: timeout)
+    }
+
+    /// Runs `secret-tool` on this bus.
+    public func secretTool(_ arguments: [String], stdin: String? = nil) throws -> ProcessResult {
+        try run(URL(fileURLWithPath: "/usr/bin/secret-tool"), arguments, stdin: stdin)
+    }
+
+    /// Runs the Python peer (Tests/Peers/secret_service_peer.py) on this bus; fails on a non-zero exit.
+    @discardableResult
+    public func peer(_ arguments: [String]) throws -> String {
+        let result = try run(TestPaths.python, [Self.peerScript.path] + arguments)
+        guard result.status == 0 else { throw HarnessError.peerFailed("\(arguments.first ?? ""): \(result.stderr)") }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    public func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, timeout: TimeInterval = 60) throws
+        -> ProcessResult
+    {
+        try ProcessRunner.run(executable, arguments, environment: environment, stdin: stdin, timeout: timeout)
+    }
+
+    /// Creates a collection labelled `label` through gnome-keyring's
+    /// `InternalUnsupportedGuiltRiddenInterface.CreateWithMasterPassword` — test setup only:
+    /// the product asks through the standard CreateCollection and its prompt.
+    public func createCollection(label: String, password: String = "collection-password") throws {
+        try peer(["create-collection", label, password])
+    }
+
+    /// Locks every collection labelled `label`.
+    public func lockCollection(label: String) throws { try peer(["lock", label]) }
+
+    /// How many collections carry `label`.
+    public func collectionCount(label: String) throws -> Int { Int(try peer(["count-collections", label])) ?? -1 }
+
+    // MARK: Paths
+
+    public static let peerScript = TestPaths.packageRoot.appendingPathComponent("Tests/Peers/secret_service_peer.py")
+
+    public static func probeExecutable() throws -> URL {
+        let url = TestPaths.product("SecretStoreProbe")
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            throw HarnessError.missing("the SecretStoreProbe program (\(url.path))")
+        }
+        return url
+    }
+
+    private static func logFile(_ root: URL, _ name: String) throws -> FileHandle {
+        let url = root.appendingPathComponent(name)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
+        return try FileHandle(forWritingTo: url)
+    }
+
+    /// The first line a process prints (dbus-daemon's address), or nil at end of file.
+    private static func readLine(_ handle: FileHandle) -> String? {
+        var data = Data()
+        while true {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            data.append(chunk)
+            if data.contains(UInt8(ascii: "\n")) { break }
+        }
+        guard let text = String(data: data, encoding: .utf8) else { return nil }
+        return text.split(separator: "\n").first.map(String.init)
+    }
+}
