@@ -62,18 +62,21 @@ let package = Package(
             name: "AuthKitCLI",
             dependencies: [
                 "AuthKit",
+                "JOSE",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
         // Benchmarks (README, "Benchmarks"): run in release mode, print numbers beside a reference.
-        .executableTarget(name: "JOSEBenchmark", dependencies: ["JOSE"], path: "Benchmarks/JOSEBenchmark"),
+        // Signs its tokens with TestSupport's run-time test keys.
+        .executableTarget(name: "JOSEBenchmark", dependencies: ["JOSE", "TestSupport"], path: "Benchmarks/JOSEBenchmark"),
         // One account's record looked up through SecretStore as a whole process (vs `secret-tool lookup`).
         .executableTarget(name: "StoreLookup", dependencies: ["SecretStore"], path: "Benchmarks/StoreLookup"),
 
-        // Shared test helpers: fixture paths, subprocess runner, private Secret Service, test peers.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Shared test helpers: fixture paths, subprocess runner, private Secret Service, test peers,
+        // run-time test signing keys (OpenSSL).
+        .target(name: "TestSupport", dependencies: ["COpenSSL"], path: "Tests/TestSupport"),
         // A second, separate program using SecretStore, for the cross-process tests.
         .executableTarget(name: "SecretStoreProbe", dependencies: ["SecretStore"], path: "Tests/SecretStoreProbe"),
 
