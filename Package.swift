@@ -36,8 +36,11 @@ let package = Package(
         // docs/architecture.md, "Why libcurl through dlopen". Build needs <curl/curl.h> only.
         .target(name: "CCurl", path: "Sources/CCurl", linkerSettings: [.linkedLibrary("dl")]),
 
+        // Vectorised base64url decoding for JOSE (SSSE3 byte shuffles Swift cannot express).
+        .target(name: "CBase64URL", path: "Sources/CBase64URL"),
+
         // JWS/JWK parsing and signature verification over OpenSSL EVP. No networking, no OAuth.
-        .target(name: "JOSE", dependencies: ["COpenSSL"]),
+        .target(name: "JOSE", dependencies: ["COpenSSL", "CBase64URL"]),
 
         // The freedesktop Secret Service through libsecret, plus the explicit plain-file store.
         .target(name: "SecretStore", dependencies: ["CLibSecret"]),

@@ -137,16 +137,19 @@ public struct CompactJWS: Sendable, CustomStringConvertible, CustomDebugStringCo
         let signaturePart = UnsafeBufferPointer(rebasing: token[(dots.1 + 1)...])
 
         guard !headerPart.isEmpty else { throw .malformedToken("the header is empty") }
-        guard let headerBytes = Base64URL.decode(buffer: headerPart) else {
+        // The header's bytes are only needed until it is parsed: decode into scratch space.
+        guard let headerLength = Base64URL.decodedLength(ofEncodedLength: headerPart.count) else {
             throw .malformedToken("the header is not strict base64url")
         }
-        let headerJSON: JSONValue
-        do {
-            headerJSON = try JSONValue(parsing: headerBytes, limits: JSONLimits(maximumBytes: maximumTokenSize, maximumDepth: 16))
-        } catch {
-            throw .malformedToken("the header is \(error)")
+        let parsedHeader: Result<JSONValue, JOSEError> = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: headerLength) { scratch in
+            guard Base64URL.decode(headerPart, into: scratch) else { return .failure(.malformedToken("the header is not strict base64url")) }
+            do {
+                return .success(try JSONValue(parsing: UnsafeBufferPointer(scratch), limits: JSONLimits(maximumBytes: maximumTokenSize, maximumDepth: 16)))
+            } catch {
+                return .failure(.malformedToken("the header is \(error)"))
+            }
         }
-        guard case .object(let headerObject) = headerJSON else {
+        guard case .object(let headerObject) = try parsedHeader.get() else {
             throw .malformedToken("the header is not a JSON object")
         }
         let header = try JOSEHeader(json: headerObject)

@@ -17,11 +17,16 @@ enum Digest: Int, Sendable {
     /// OpenSSL 3, which would show in the verification rate.
     var md: OpaquePointer? { FetchedDigests.shared.digests[rawValue] }
 
-    /// Hashes `data` into `output`, which holds at least ``length`` bytes.
+    /// Hashes `data` into `output`, which holds at least ``length`` bytes. The digest context
+    /// is reused (EVP_Digest would allocate and free one per call).
     func hash(_ data: UnsafeRawBufferPointer, into output: UnsafeMutablePointer<UInt8>) -> Bool {
         guard let md else { return false }
-        var size: UInt32 = 0
-        return EVP_Digest(data.baseAddress, data.count, output, &size, md, nil) == 1 && Int(size) == length
+        let hashed = FetchedDigests.shared.pools[rawValue].withContext(make: { EVP_MD_CTX_new() }) { context in
+            var size: UInt32 = 0
+            return EVP_DigestInit_ex2(context, md, nil) == 1 && EVP_DigestUpdate(context, data.baseAddress, data.count) == 1
+                && EVP_DigestFinal_ex(context, output, &size) == 1 && Int(size) == length
+        }
+        return hashed == true
     }
 }
 
@@ -30,9 +35,11 @@ enum Digest: Int, Sendable {
 private final class FetchedDigests: @unchecked Sendable {
     static let shared = FetchedDigests()
     let digests: [OpaquePointer?]
+    let pools: [OpenSSLContextPool]
 
     private init() {
         let names: [String] = ["SHA256", "SHA384", "SHA512"]
         digests = names.map { name in EVP_MD_fetch(nil, name, nil) }
+        pools = names.map { _ in OpenSSLContextPool(destroy: { context in EVP_MD_CTX_free(context) }) }
     }
 }

@@ -33,25 +33,25 @@ public struct JWSVerifier: Sendable {
         guard allowedAlgorithms.contains(algorithm) else {
             throw .algorithmNotAllowed(algorithm, allowed: allowedAlgorithms.sorted { $0.rawValue < $1.rawValue })
         }
-        let candidates = try JWSVerifier.candidates(for: jws.header.keyID, algorithm: algorithm, in: keys)
+        try JWSVerifier.checkCandidates(for: jws.header.keyID, algorithm: algorithm, in: keys)
+        let keyID = jws.header.keyID
+        let candidates = keys.keys.lazy.filter { ($0.keyID == keyID || keyID == nil) && $0.canVerify(algorithm) }
         guard let key = try JWSVerifier.firstVerifyingKey(candidates, algorithm: algorithm, jws: jws) else {
             throw .badSignature
         }
         return VerifiedJWS(header: jws.header, payload: jws.payload, algorithm: algorithm, key: key)
     }
 
-    /// The keys to try, by the `kid` rules above.
-    private static func candidates(for keyID: String?, algorithm: JWSAlgorithm, in set: JWKSet) throws(JOSEError) -> [JWK] {
-        var candidates: [JWK] = []
+    /// Checks that the `kid` rules above leave at least one key to try, or throws why not.
+    private static func checkCandidates(for keyID: String?, algorithm: JWSAlgorithm, in set: JWKSet) throws(JOSEError) {
         guard let keyID else {
-            for key in set.keys where key.canVerify(algorithm) { candidates.append(key) }
-            guard !candidates.isEmpty else { throw .noSuitableKey(algorithm) }
-            return candidates
+            guard set.keys.contains(where: { $0.canVerify(algorithm) }) else { throw .noSuitableKey(algorithm) }
+            return
         }
         var named = false
         for key in set.keys where key.keyID == keyID {
             named = true
-            if key.canVerify(algorithm) { candidates.append(key) }
+            if key.canVerify(algorithm) { return }
         }
         guard named else {
             if let skipped = set.skipped.first(where: { $0.keyID == keyID }) {
@@ -59,12 +59,13 @@ public struct JWSVerifier: Sendable {
             }
             throw .unknownKeyID(keyID)
         }
-        guard !candidates.isEmpty else { throw .algorithmKeyMismatch(algorithm, keyID: keyID) }
-        return candidates
+        throw .algorithmKeyMismatch(algorithm, keyID: keyID)
     }
 
     /// The first candidate whose signature check succeeds, or `nil`.
-    private static func firstVerifyingKey(_ candidates: [JWK], algorithm: JWSAlgorithm, jws: CompactJWS) throws(JOSEError) -> JWK? {
+    private static func firstVerifyingKey(
+        _ candidates: some Sequence<JWK>, algorithm: JWSAlgorithm, jws: CompactJWS
+    ) throws(JOSEError) -> JWK? {
         switch algorithm.family {
         case .eddsa:
             guard jws.signature.count == 64 else { return nil }

@@ -4,7 +4,7 @@ import COpenSSL
 ///
 /// Immutable after creation and freed when the last ``JWK`` holding it goes away. OpenSSL
 /// allows one `EVP_PKEY` to be used from several threads as long as each operation has its
-/// own context, which ``VerificationContextPool`` guarantees: hence `@unchecked Sendable`.
+/// own context, which ``OpenSSLContextPool`` guarantees: hence `@unchecked Sendable`.
 final class PublicKey: @unchecked Sendable {
     enum Kind: Sendable, Equatable {
         case rsa(modulusLength: Int)
@@ -15,18 +15,18 @@ final class PublicKey: @unchecked Sendable {
     let kind: Kind
     private let pkey: OpaquePointer
     /// One pool per algorithm the key can serve (six for an RSA key without `alg`, one otherwise).
-    private let pools: [(algorithm: JWSAlgorithm, pool: VerificationContextPool)]
+    private let pools: [(algorithm: JWSAlgorithm, pool: OpenSSLContextPool)]
 
     private init(pkey: OpaquePointer, kind: Kind, algorithms: [JWSAlgorithm]) {
         self.pkey = pkey
         self.kind = kind
-        var pools: [(algorithm: JWSAlgorithm, pool: VerificationContextPool)] = []
+        var pools: [(algorithm: JWSAlgorithm, pool: OpenSSLContextPool)] = []
         for algorithm in algorithms {
-            let pool: VerificationContextPool
+            let pool: OpenSSLContextPool
             if algorithm == .edDSA {
-                pool = VerificationContextPool(destroy: { context in EVP_MD_CTX_free(context) })
+                pool = OpenSSLContextPool(destroy: { context in EVP_MD_CTX_free(context) })
             } else {
-                pool = VerificationContextPool(destroy: { context in EVP_PKEY_CTX_free(context) })
+                pool = OpenSSLContextPool(destroy: { context in EVP_PKEY_CTX_free(context) })
             }
             pools.append((algorithm, pool))
         }
@@ -145,7 +145,7 @@ final class PublicKey: @unchecked Sendable {
         return verified == true
     }
 
-    private func pool(for algorithm: JWSAlgorithm) -> VerificationContextPool? {
+    private func pool(for algorithm: JWSAlgorithm) -> OpenSSLContextPool? {
         for entry in pools where entry.algorithm == algorithm { return entry.pool }
         return nil
     }

@@ -2,6 +2,17 @@ import JOSE
 import Testing
 
 @Suite struct JSONParserTests {
+    @Test func parsesLongStringsAroundTheEightByteScan() throws {
+        for length in 0..<40 {
+            let content = String(repeating: "a", count: length)
+            #expect(try JSONValue(parsing: "[\"\(content)\"]").arrayValue?.first?.stringValue == content)
+            #expect(try JSONValue(parsing: "[\"\(content)é\\n\(content)\"]").arrayValue?.first?.stringValue == content + "é\n" + content)
+            #expect(throws: JOSEError.self) { try JSONValue(parsing: "[\"\(content)\u{01}\(content)\"]") }
+            #expect(throws: JOSEError.self) { try JSONValue(parsing: "[\"\(content)") }
+            #expect(throws: JOSEError.self) { try JSONValue(parsing: [0x5B, 0x22] + Array(content.utf8) + [0xFF, 0x22, 0x5D]) }
+        }
+    }
+
     @Test func parsesEveryKindOfValue() throws {
         let value = try JSONValue(parsing: #" { "a" : [1, -2.5e3, true, false, null, "x\u00e9\ud83d\ude00\n"], "b": {} } "#)
         #expect(value["a"]?.arrayValue?.count == 6)
@@ -81,6 +92,21 @@ import Testing
         }
         let hugeNumber = "[" + String(repeating: "9", count: 300) + "]"
         #expect(throws: JOSEError.self) { try JSONValue(parsing: hugeNumber) }
+    }
+
+    @Test(arguments: [3, 40, 63, 64, 65, 200])
+    func findsDuplicatesInObjectsOfEverySize(size: Int) throws {
+        var members = (0..<size).map { "\"m\($0)\":{\"m\($0)\":[{\"x\":1,\"y\":2}]}" }
+        let parsed = try JSONValue(parsing: "{" + members.joined(separator: ",") + "}")
+        #expect(parsed.objectValue?.count == size)
+        for duplicate in [0, size / 2, size - 1] {
+            var withDuplicate = members
+            withDuplicate.append("\"m\(duplicate)\":0")
+            #expect(throws: JOSEError.self) { try JSONValue(parsing: "{" + withDuplicate.joined(separator: ",") + "}") }
+        }
+        // A duplicate inside a nested object, after the outer object has many members.
+        members.append(#""inner":{"a":1,"b":2,"a":3}"#)
+        #expect(throws: JOSEError.self) { try JSONValue(parsing: "{" + members.joined(separator: ",") + "}") }
     }
 
     @Test func findsDuplicatesInLargeObjects() throws {

@@ -1,13 +1,14 @@
 import Synchronization
 
-/// Ready-to-use OpenSSL verification contexts for one key and one algorithm.
+/// Ready-to-use OpenSSL contexts of one kind: verification contexts for one key and one
+/// algorithm, or digest contexts for one hash.
 ///
 /// Making an `EVP_PKEY_CTX` (or `EVP_MD_CTX` for EdDSA) and initialising it for verification
 /// costs several microseconds in OpenSSL 3 — a quarter of an RSA-2048 verification — so each
 /// context is kept and reused, the way `openssl speed` reuses one. A context is used by one
-/// thread at a time: a verification takes one out of the pool and puts it back afterwards;
-/// when the pool is empty (first use, or several threads at once) a new one is made.
-final class VerificationContextPool: Sendable {
+/// thread at a time: a caller takes one out of the pool and puts it back afterwards; when the
+/// pool is empty (first use, or several threads at once) a new one is made.
+final class OpenSSLContextPool: Sendable {
     /// At most this many idle contexts are kept; more concurrent verifiers make and free their own.
     static let capacity = 8
 
@@ -39,7 +40,7 @@ final class VerificationContextPool: Sendable {
         let result = body(context)
         let bits = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(context)))
         let kept = idle.withLock { contexts in
-            guard contexts.count < VerificationContextPool.capacity else { return false }
+            guard contexts.count < OpenSSLContextPool.capacity else { return false }
             contexts.append(bits)
             return true
         }
