@@ -26,6 +26,13 @@ public final class TestSigningKey: @unchecked Sendable {
     public let kind: Kind
     private let pkey: OpaquePointer
 
+    /// The OpenSSL key, for ``ReferenceVerifier``.
+    var evpKey: OpaquePointer { pkey }
+    var isRSA: Bool {
+        if case .rsa = kind { return true }
+        return false
+    }
+
     private init(kind: Kind, pkey: OpaquePointer) {
         self.kind = kind
         self.pkey = pkey
@@ -188,5 +195,67 @@ public enum TestBase64URL {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         return Data(base64Encoded: base64).map { Array($0) }
+    }
+}
+
+extension TestSigningKey {
+    /// OpenSSL's own verification loop, the way `openssl speed` runs it: one prepared context,
+    /// a short message, nothing else. The JOSE benchmark times it in-process as a steadier
+    /// reference than a separate `openssl speed` run on a busy machine.
+    public func makeReferenceVerifier() throws -> ReferenceVerifier {
+        try ReferenceVerifier(key: self)
+    }
+}
+
+/// See ``TestSigningKey/makeReferenceVerifier()``.
+public final class ReferenceVerifier: @unchecked Sendable {
+    private let key: TestSigningKey
+    private let pkeyContext: OpaquePointer?
+    private let digestContext: OpaquePointer?
+    private var signature: [UInt8] = []
+    private let message: [UInt8]
+
+    fileprivate init(key: TestSigningKey) throws {
+        self.key = key
+        switch key.kind {
+        case .ed25519:
+            message = [UInt8](repeating: 0x5A, count: 20)  // speed's EdDSA message length
+            digestContext = EVP_MD_CTX_new()
+            pkeyContext = nil
+            guard let digestContext, EVP_DigestVerifyInit_ex(digestContext, nil, nil, nil, nil, key.evpKey, nil) == 1 else {
+                throw TestSigningKey.Failure.openSSL("prepare EdDSA verification")
+            }
+            signature = try key.sign(message, alg: "EdDSA")
+        case .rsa, .ec:
+            // speed signs 36 bytes (RSA) or 20 (ECDSA) without a digest algorithm.
+            message = [UInt8](repeating: 0x5A, count: key.isRSA ? 36 : 20)
+            pkeyContext = EVP_PKEY_CTX_new_from_pkey(nil, key.evpKey, nil)
+            digestContext = nil
+            guard let pkeyContext, EVP_PKEY_verify_init(pkeyContext) == 1 else {
+                throw TestSigningKey.Failure.openSSL("prepare verification")
+            }
+            guard let signer = EVP_PKEY_CTX_new_from_pkey(nil, key.evpKey, nil) else { throw TestSigningKey.Failure.openSSL("sign") }
+            defer { EVP_PKEY_CTX_free(signer) }
+            var length = 0
+            guard EVP_PKEY_sign_init(signer) == 1, EVP_PKEY_sign(signer, nil, &length, message, message.count) == 1 else {
+                throw TestSigningKey.Failure.openSSL("sign")
+            }
+            signature = [UInt8](repeating: 0, count: length)
+            guard EVP_PKEY_sign(signer, &signature, &length, message, message.count) == 1 else { throw TestSigningKey.Failure.openSSL("sign") }
+            signature.removeSubrange(length...)
+        }
+    }
+
+    deinit {
+        if let pkeyContext { EVP_PKEY_CTX_free(pkeyContext) }
+        if let digestContext { EVP_MD_CTX_free(digestContext) }
+    }
+
+    /// One verification, as `openssl speed` does it; true when it succeeds.
+    public func verifyOnce() -> Bool {
+        if let digestContext {
+            return EVP_DigestVerify(digestContext, signature, signature.count, message, message.count) == 1
+        }
+        return EVP_PKEY_verify(pkeyContext, signature, signature.count, message, message.count) == 1
     }
 }
