@@ -70,6 +70,11 @@ public struct IDTokenValidator: Sendable {
 
     /// Verifies the signature only: the JWS and key rules, no claims (for tokens that are not
     /// id_tokens, or to inspect one).
+    public func verifySignature(_ token: some StringProtocol, keys: JWKSet) throws(JOSEError) -> VerifiedJWS {
+        try verifySignature(try CompactJWS(parsing: token), keys: keys)
+    }
+
+    /// Verifies the signature of a parsed token only; see ``verifySignature(_:keys:)-(StringProtocol,_)``.
     public func verifySignature(_ jws: CompactJWS, keys: JWKSet) throws(JOSEError) -> VerifiedJWS {
         try JWSVerifier(allowedAlgorithms: allowedAlgorithms).verify(jws, keys: keys)
     }

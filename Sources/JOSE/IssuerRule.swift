@@ -34,9 +34,31 @@ public enum IssuerRule: Sendable, Hashable, CustomStringConvertible {
             guard issuer == expected else { throw .wrongIssuer(expected: expected) }
         case .template(let template):
             guard let tenantID, IssuerRule.isSafeTenantID(tenantID) else { throw .invalidTenantID }
-            let expected = template.replacing(IssuerRule.tenantPlaceholder, with: tenantID)
-            guard issuer == expected else { throw .wrongIssuer(expected: template) }
+            guard issuer.utf8.elementsEqual(IssuerRule.fill(template, tenantID: tenantID)) else {
+                throw .wrongIssuer(expected: template)
+            }
         }
+    }
+
+    /// `template` with every `{tenantid}` replaced by `tenantID`, as UTF-8. Byte-wise on
+    /// purpose: `String.replacing` works on Characters and costs more than a signature check's
+    /// bookkeeping.
+    static func fill(_ template: String, tenantID: String) -> [UInt8] {
+        let source = Array(template.utf8)
+        let placeholder = Array(tenantPlaceholder.utf8)
+        var filled: [UInt8] = []
+        filled.reserveCapacity(source.count + tenantID.utf8.count)
+        var index = 0
+        while index < source.count {
+            if source.count - index >= placeholder.count, source[index..<(index + placeholder.count)].elementsEqual(placeholder) {
+                filled.append(contentsOf: tenantID.utf8)
+                index += placeholder.count
+            } else {
+                filled.append(source[index])
+                index += 1
+            }
+        }
+        return filled
     }
 
     /// A tenant id may only be letters, digits, `-`, `.` and `_` (Microsoft's are GUIDs): a

@@ -21,6 +21,9 @@ public struct JOSEHeader: Sendable {
     /// The whole header object, members in their original order.
     public let json: JSONObject
 
+    /// The header as a JSON value (for printing).
+    public var jsonValue: JSONValue { .object(json) }
+
     /// Header parameters JWS and JWA define; RFC 7515 §4.1.11 forbids listing them in `crit`.
     private static let registered: Set<String> = [
         "alg", "jku", "jwk", "kid", "x5u", "x5c", "x5t", "x5t#S256", "typ", "cty", "crit",

@@ -30,6 +30,9 @@ public struct JWTClaims: Sendable {
         json = object
     }
 
+    /// The claims object as a JSON value (for printing or storing).
+    public var jsonValue: JSONValue { .object(json) }
+
     /// The claim `name`.
     public subscript(name: String) -> JSONValue? { json[name] }
 
