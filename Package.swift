@@ -36,8 +36,11 @@ let package = Package(
         // docs/architecture.md, "Why libcurl through dlopen". Build needs <curl/curl.h> only.
         .target(name: "CCurl", path: "Sources/CCurl", linkerSettings: [.linkedLibrary("dl")]),
 
+        // Vectorised base64url decoding for JOSE (SSSE3 byte shuffles Swift cannot express).
+        .target(name: "CBase64URL", path: "Sources/CBase64URL"),
+
         // JWS/JWK parsing and signature verification over OpenSSL EVP. No networking, no OAuth.
-        .target(name: "JOSE", dependencies: ["COpenSSL"]),
+        .target(name: "JOSE", dependencies: ["COpenSSL", "CBase64URL"]),
 
         // The freedesktop Secret Service through libsecret, plus the explicit plain-file store.
         .target(name: "SecretStore", dependencies: ["CLibSecret"]),
@@ -63,18 +66,21 @@ let package = Package(
             name: "AuthKitCLI",
             dependencies: [
                 "AuthKit",
+                "JOSE",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
         // Benchmarks (README, "Benchmarks"): run in release mode, print numbers beside a reference.
-        .executableTarget(name: "JOSEBenchmark", dependencies: ["JOSE"], path: "Benchmarks/JOSEBenchmark"),
+        // Signs its tokens with TestSupport's run-time test keys.
+        .executableTarget(name: "JOSEBenchmark", dependencies: ["JOSE", "TestSupport"], path: "Benchmarks/JOSEBenchmark"),
         // One account's record looked up through SecretStore as a whole process (vs `secret-tool lookup`).
         .executableTarget(name: "StoreLookup", dependencies: ["SecretStore"], path: "Benchmarks/StoreLookup"),
 
-        // Shared test helpers: fixture paths, subprocess runner, private Secret Service, test peers.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Shared test helpers: fixture paths, subprocess runner, private Secret Service, test peers,
+        // run-time test signing keys (OpenSSL).
+        .target(name: "TestSupport", dependencies: ["COpenSSL"], path: "Tests/TestSupport"),
         // A second, separate program using SecretStore, for the cross-process tests.
         .executableTarget(name: "SecretStoreProbe", dependencies: ["SecretStore"], path: "Tests/SecretStoreProbe"),
 

@@ -5,6 +5,8 @@ struct JWTCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jwt",
         abstract: "Inspect and verify JSON Web Tokens.",
-        subcommands: []
+        subcommands: [
+            JWTVerifyCommand.self,
+        ]
     )
 }

@@ -11,4 +11,9 @@
 #include <openssl/obj_mac.h>
 #include <openssl/crypto.h>
 #include <openssl/opensslv.h>
+
+/* EVP_PKEY_PUBLIC_KEY is an expression macro, which Swift does not import. */
+static inline int authkit_evp_pkey_public_key_selection(void) {
+    return EVP_PKEY_PUBLIC_KEY;
+}
 #endif

@@ -1,0 +1,375 @@
+/// Bounds on what ``JSONValue/init(parsing:limits:)-(Collection<UInt8>,_)`` accepts.
+public struct JSONLimits: Sendable, Equatable {
+    /// The longest document accepted, in bytes.
+    public var maximumBytes: Int
+    /// The deepest nesting of arrays and objects accepted.
+    public var maximumDepth: Int
+
+    public init(maximumBytes: Int = 4 << 20, maximumDepth: Int = 64) {
+        self.maximumBytes = maximumBytes
+        self.maximumDepth = maximumDepth
+    }
+
+    /// 4 MiB, 64 levels: roomy for discovery documents, key sets and token responses.
+    public static let `default` = JSONLimits()
+}
+
+extension JSONValue {
+    /// Parses one JSON document, strictly (RFC 8259).
+    ///
+    /// Refused, each with a reason and byte offset (never the content): duplicate member names,
+    /// anything after the value but whitespace, a byte-order mark, invalid UTF-8, lone
+    /// surrogate escapes, unescaped control characters, leading zeros, `NaN`, comments, and
+    /// documents beyond `limits`.
+    public init(parsing bytes: some Collection<UInt8>, limits: JSONLimits = .default) throws(JOSEError) {
+        guard bytes.count <= limits.maximumBytes else {
+            throw .invalidJSON("the document is longer than \(limits.maximumBytes) bytes")
+        }
+        let result = withContiguousBytes(bytes) { buffer in
+            JSONParser.parse(buffer, maximumDepth: limits.maximumDepth)
+        }
+        self = try result.get()
+    }
+
+    /// Parses one JSON document from text; see ``init(parsing:limits:)-(Collection<UInt8>,_)``.
+    public init(parsing text: some StringProtocol, limits: JSONLimits = .default) throws(JOSEError) {
+        try self.init(parsing: text.utf8, limits: limits)
+    }
+}
+
+/// Calls `body` with the collection's bytes in contiguous memory, copying only when needed.
+@inline(__always)
+func withContiguousBytes<Bytes: Collection<UInt8>, Result>(
+    _ bytes: Bytes, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+) -> Result {
+    if let result = bytes.withContiguousStorageIfAvailable(body) { return result }
+    return Array(bytes).withUnsafeBufferPointer(body)
+}
+
+/// A recursive-descent parser over a byte buffer. Recursion is bounded by `maximumDepth`.
+struct JSONParser {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private let maximumDepth: Int
+    private var index = 0
+    private var depth = 0
+
+    /// Numbers longer than this are refused: no NumericDate or id needs them, and it keeps
+    /// hostile input from making the number conversions slow.
+    static let maximumNumberLength = 256
+
+    private init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, nameHashes: UnsafeMutableBufferPointer<UInt64>) {
+        self.bytes = bytes
+        self.maximumDepth = maximumDepth
+        self.nameHashes = nameHashes
+    }
+
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) -> Result<JSONValue, JOSEError> {
+        // Every member takes at least four bytes ("":0,), and at most 64 members per object
+        // are hashed, so this many hashes can be live at once; scratch space, no allocation
+        // for small documents.
+        let capacity = min(bytes.count / 4 + 1, linearDuplicateCheckLimit * (maximumDepth + 1))
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: capacity) { nameHashes in
+            var parser = JSONParser(bytes: bytes, maximumDepth: maximumDepth, nameHashes: nameHashes)
+            do throws(JOSEError) {
+                return .success(try parser.parseDocument())
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    private mutating func parseDocument() throws(JOSEError) -> JSONValue {
+        skipWhitespace()
+        guard index < bytes.count else { throw .invalidJSON("the document is empty") }
+        let value = try parseValue()
+        skipWhitespace()
+        guard index == bytes.count else { throw failure("unexpected text after the value") }
+        return value
+    }
+
+    private func failure(_ reason: String) -> JOSEError {
+        .invalidJSON("\(reason) at byte \(index)")
+    }
+
+    @inline(__always)
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue() throws(JOSEError) -> JSONValue {
+        guard index < bytes.count else { throw failure("unexpected end of the document") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        default: throw failure("unexpected character")
+        }
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(JOSEError) {
+        let length = literal.utf8CodeUnitCount
+        guard bytes.count - index >= length else { throw failure("unknown literal") }
+        let matches = literal.withUTF8Buffer { expected in
+            for offset in 0..<length where bytes[index + offset] != expected[offset] { return false }
+            return true
+        }
+        guard matches else { throw failure("unknown literal") }
+        index += length
+    }
+
+    private mutating func parseNumber() throws(JOSEError) -> JSONNumber {
+        let start = index
+        guard JSONNumber.scan(bytes, &index) else { throw failure("malformed number") }
+        guard index - start <= JSONParser.maximumNumberLength else {
+            throw failure("number longer than \(JSONParser.maximumNumberLength) characters")
+        }
+        return JSONNumber(validatedText: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+    }
+
+    private mutating func parseString() throws(JOSEError) -> String {
+        try parseString(hash: nil)
+    }
+
+    /// Parses a string; when `hash` is given, also stores the FNV-1a hash of its UTF-8 there
+    /// (member names, for the duplicate check).
+    private mutating func parseString(hash: UnsafeMutablePointer<UInt64>?) throws(JOSEError) -> String {
+        index += 1  // the opening quote
+        let start = index
+        var sawNonASCII = false
+        // Eight bytes at a time while none of them is a quote, a backslash or a control
+        // character (SWAR: the usual "has a zero byte" bit tricks, exact for these tests).
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            var highBits: UInt64 = 0
+            while index + 8 <= bytes.count {
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let quote = word ^ 0x2222_2222_2222_2222
+                let backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
+                let special = ((quote &- 0x0101_0101_0101_0101) & ~quote)
+                    | ((backslash &- 0x0101_0101_0101_0101) & ~backslash)
+                    | ((word &- 0x2020_2020_2020_2020) & ~word)
+                if special & 0x8080_8080_8080_8080 != 0 { break }
+                highBits |= word
+                index += 8
+            }
+            sawNonASCII = highBits & 0x8080_8080_8080_8080 != 0
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let content = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                index += 1
+                hash?.pointee = JSONParser.fnv1a(content)
+                if !sawNonASCII { return String(decoding: content, as: UTF8.self) }
+                guard let string = String(validating: content, as: UTF8.self) else {
+                    throw failure("invalid UTF-8 in a string")
+                }
+                return string
+            }
+            if byte == UInt8(ascii: "\\") { return try parseEscapedString(from: start, hash: hash) }
+            if byte < 0x20 { throw failure("unescaped control character in a string") }
+            if byte >= 0x80 { sawNonASCII = true }
+            index += 1
+        }
+        throw failure("unterminated string")
+    }
+
+    /// FNV-1a over `bytes`: a cheap hash for comparing member names before comparing strings.
+    @inline(__always)
+    static func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+        return hash
+    }
+
+    /// The slow path of ``parseString(hash:)``, from the first backslash on.
+    private mutating func parseEscapedString(from start: Int, hash: UnsafeMutablePointer<UInt64>?) throws(JOSEError) -> String {
+        var utf8 = [UInt8](UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                guard let string = String(validating: utf8, as: UTF8.self) else {
+                    throw failure("invalid UTF-8 in a string")
+                }
+                hash?.pointee = utf8.withUnsafeBufferPointer(JSONParser.fnv1a)
+                return string
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { throw failure("unterminated string") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): utf8.append(0x22)
+                case UInt8(ascii: "\\"): utf8.append(0x5C)
+                case UInt8(ascii: "/"): utf8.append(0x2F)
+                case UInt8(ascii: "b"): utf8.append(0x08)
+                case UInt8(ascii: "f"): utf8.append(0x0C)
+                case UInt8(ascii: "n"): utf8.append(0x0A)
+                case UInt8(ascii: "r"): utf8.append(0x0D)
+                case UInt8(ascii: "t"): utf8.append(0x09)
+                case UInt8(ascii: "u"): utf8.append(contentsOf: try parseUnicodeEscape())
+                default:
+                    index -= 1
+                    throw failure("unknown escape sequence")
+                }
+            default:
+                if byte < 0x20 { throw failure("unescaped control character in a string") }
+                utf8.append(byte)
+                index += 1
+            }
+        }
+        throw failure("unterminated string")
+    }
+
+    /// Reads the `XXXX` of a `\uXXXX` escape (and a following low surrogate when the first is a
+    /// high one); returns the scalar's UTF-8. Lone surrogates cannot be a Swift `String`: refused.
+    private mutating func parseUnicodeEscape() throws(JOSEError) -> String.UTF8View {
+        let first = try readHex4()
+        var scalarValue = UInt32(first)
+        if (0xD800...0xDBFF).contains(first) {
+            guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                throw failure("lone surrogate in a \\u escape")
+            }
+            index += 2
+            let second = try readHex4()
+            guard (0xDC00...0xDFFF).contains(second) else { throw failure("lone surrogate in a \\u escape") }
+            scalarValue = 0x10000 + ((UInt32(first) - 0xD800) << 10) + (UInt32(second) - 0xDC00)
+        } else if (0xDC00...0xDFFF).contains(first) {
+            throw failure("lone surrogate in a \\u escape")
+        }
+        guard let scalar = Unicode.Scalar(scalarValue) else { throw failure("invalid \\u escape") }
+        return String(Character(scalar)).utf8
+    }
+
+    private mutating func readHex4() throws(JOSEError) -> UInt16 {
+        guard bytes.count - index >= 4 else { throw failure("truncated \\u escape") }
+        var value: UInt16 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw failure("invalid \\u escape")
+            }
+            value = value << 4 | UInt16(digit)
+            index += 1
+        }
+        return value
+    }
+
+    private mutating func enterContainer() throws(JOSEError) {
+        depth += 1
+        guard depth <= maximumDepth else { throw failure("nested deeper than \(maximumDepth) levels") }
+    }
+
+    private mutating func parseArray() throws(JOSEError) -> JSONValue {
+        try enterContainer()
+        index += 1  // [
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            depth -= 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue())
+            skipWhitespace()
+            guard index < bytes.count else { throw failure("unterminated array") }
+            let byte = bytes[index]
+            index += 1
+            if byte == UInt8(ascii: ",") { continue }
+            if byte == UInt8(ascii: "]") { break }
+            index -= 1
+            throw failure("expected , or ] in an array")
+        }
+        depth -= 1
+        return .array(elements)
+    }
+
+    /// Below this many members, duplicates are found by comparing hashes; above, with a set.
+    private static let linearDuplicateCheckLimit = 64
+
+    /// Member-name hashes of the objects being parsed, innermost last (the first
+    /// `nameHashCount`): a duplicate check compares hashes and only compares strings when two
+    /// hashes are equal.
+    private let nameHashes: UnsafeMutableBufferPointer<UInt64>
+    private var nameHashCount = 0
+
+    private mutating func parseObject() throws(JOSEError) -> JSONValue {
+        try enterContainer()
+        index += 1  // {
+        var members: [JSONObject.Element] = []
+        // Most JOSE objects have a handful of members: one allocation instead of growing 1, 2, 4.
+        members.reserveCapacity(8)
+        var names = Set<String>()
+        let hashBase = nameHashCount
+        defer { nameHashCount = hashBase }
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            depth -= 1
+            return .object(JSONObject(uniqueMembers: members))
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw failure("expected a member name in an object")
+            }
+            let nameOffset = index
+            var hash: UInt64 = 0
+            let name = try parseString(hash: &hash)
+            if members.count < JSONParser.linearDuplicateCheckLimit, nameHashCount < nameHashes.count {
+                var position = hashBase
+                while position < nameHashCount {
+                    if nameHashes[position] == hash, members[position - hashBase].key == name {
+                        index = nameOffset
+                        throw failure("duplicate member name")
+                    }
+                    position += 1
+                }
+                nameHashes[nameHashCount] = hash
+                nameHashCount += 1
+            } else {
+                // Past a few dozen members a set keeps the check linear on hostile input.
+                if names.isEmpty { names = Set(members.map(\.key)) }
+                guard names.insert(name).inserted else {
+                    index = nameOffset
+                    throw failure("duplicate member name")
+                }
+            }
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                throw failure("expected : after a member name")
+            }
+            index += 1
+            skipWhitespace()
+            let value = try parseValue()
+            members.append((name, value))
+            skipWhitespace()
+            guard index < bytes.count else { throw failure("unterminated object") }
+            let byte = bytes[index]
+            index += 1
+            if byte == UInt8(ascii: ",") { continue }
+            if byte == UInt8(ascii: "}") { break }
+            index -= 1
+            throw failure("expected , or } in an object")
+        }
+        depth -= 1
+        return .object(JSONObject(uniqueMembers: members))
+    }
+}
