@@ -1,1 +1,123 @@
-// AuthKit: see docs/architecture.md
+import JOSE
+import SecretStore
+
+/// Everything that can go wrong in AuthKit's high-level API (``SharedSession``,
+/// ``SignInFlow``), with a message a person can act on and a ``category`` a program can act on.
+///
+/// No case carries a token, code, verifier or secret; text from providers is cleaned.
+public enum AuthKitError: Error, Sendable, CustomStringConvertible {
+    case configuration(ConfigurationError)
+    /// Nobody is signed in in the group (or with the requested account).
+    case notSignedIn(group: String, account: String?)
+    /// The sign-in exists but cannot give a token any more (no refresh token, refresh token
+    /// rejected): a new login is needed. The stored sign-in is left in place.
+    case loginRequired(account: String, reason: String)
+    case storage(SecretStoreError)
+    /// A stored record that authkit cannot read; it is reported and left in place.
+    case corruptRecord(account: String, reason: String)
+    case lock(RefreshLock.Failure)
+    case discovery(DiscoveryError)
+    case authorization(AuthorizationError)
+    case device(DeviceFlowError)
+    case tokenEndpoint(TokenEndpointError)
+    /// The provider's keys could not be fetched.
+    case keys(JWKSError)
+    /// An id_token failed validation.
+    case idToken(JOSEError)
+    /// The provider answered without an id_token although `openid` was requested.
+    case missingIDToken
+    /// A refreshed id_token names another issuer or subject than the sign-in (OIDC Core §12.2).
+    case identityChanged
+    case graph(GraphError)
+    /// The request needs something the stored sign-in lacks (e.g. no Graph URL configured).
+    case unsupported(String)
+
+    /// How a program (the `authkit` command's exit status) should treat the error.
+    public enum Category: Sendable, Equatable {
+        /// Usage or configuration: nothing was attempted (exit 2).
+        case usage
+        /// Not signed in, or a new login is needed (exit 1).
+        case loginNeeded
+        /// The token store is unavailable (exit 3).
+        case storage
+        /// The provider, the network or Graph failed (exit 4).
+        case provider
+    }
+
+    public var category: Category {
+        switch self {
+        case .configuration, .unsupported:
+            return .usage
+        case .notSignedIn, .loginRequired, .identityChanged:
+            return .loginNeeded
+        case .authorization(let error):
+            switch error {
+            case .timedOut, .cancelled, .stateMismatch, .missingState: return .loginNeeded
+            case .invalidRequest: return .usage
+            default: return .provider
+            }
+        case .device(let error):
+            switch error {
+            case .expired, .denied, .cancelled: return .loginNeeded
+            default: return .provider
+            }
+        case .storage(let error):
+            switch error {
+            case .invalidGroup, .invalidKey: return .usage
+            default: return .storage
+            }
+        case .corruptRecord, .lock:
+            return .storage
+        case .graph(let error):
+            switch error {
+            case .unauthorized, .forbidden: return .loginNeeded
+            case .invalidQuery: return .usage
+            default: return .provider
+            }
+        case .tokenEndpoint(let error):
+            return error.isInvalidGrant ? .loginNeeded : .provider
+        case .discovery, .keys, .idToken, .missingIDToken:
+            return .provider
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .configuration(let error):
+            return error.description
+        case .notSignedIn(let group, let account):
+            if let account { return "‘\(account)’ is not signed in in the group \(group)" }
+            return "nobody is signed in in the group \(group)"
+        case .loginRequired(let account, let reason):
+            return "\(account) must sign in again: \(reason)"
+        case .storage(let error):
+            return error.description
+        case .corruptRecord(let account, let reason):
+            return "the stored sign-in of \(account) cannot be read (\(reason)); it was left in place — "
+                + "sign in again to replace it, or remove it with `authkit logout --account \(account)`"
+        case .lock(let error):
+            return error.description
+        case .discovery(let error):
+            return error.description
+        case .authorization(let error):
+            return error.description
+        case .device(let error):
+            return error.description
+        case .tokenEndpoint(let error):
+            return error.description
+        case .keys(let error):
+            return error.description
+        case .idToken(let error):
+            return "the provider's id_token was rejected: \(error)"
+        case .missingIDToken:
+            return "the provider returned no id_token although `openid` was requested; authkit signs in only with a verified id_token"
+        case .identityChanged:
+            return "the refreshed id_token names another issuer or user than the sign-in (OpenID Connect Core §12.2); "
+                + "the new tokens were not stored"
+        case .graph(let error):
+            return error.description
+        case .unsupported(let reason):
+            return reason
+        }
+    }
+}

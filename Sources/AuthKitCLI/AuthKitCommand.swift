@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthKit
 
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +18,13 @@ struct AuthKitCommand: AsyncParsableCommand {
             Secret Service (gnome-keyring, KeePassXC …) under a group name that several tools \
             can share.
             """,
+        version: AuthKitVersion.current,
         subcommands: [
+            LoginCommand.self,
+            StatusCommand.self,
+            TokenCommand.self,
+            LogoutCommand.self,
+            SearchCommand.self,
             JWTCommand.self,
         ]
     )

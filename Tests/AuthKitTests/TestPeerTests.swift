@@ -60,7 +60,7 @@ private func refresh(_ provider: OIDCTestProvider, _ refreshToken: String, clien
 }
 
 /// Signs in with the public client and returns the token response.
-private func signIn(_ provider: OIDCTestProvider) async throws -> (tokens: JSONValue, authorization: Authorization) {
+private func signIn(_ provider: OIDCTestProvider) async throws -> (tokens: PeerJSON, authorization: Authorization) {
     let client = try #require(provider.publicClient)
     let pkce = TestPKCE()
     let authorization = try await authorize(provider, clientID: client.clientID, pkce: pkce)

@@ -39,7 +39,7 @@ public final class GraphFixtureServer: Sendable {
 
     /// The next `count` requests to /v1.0/users answer `status` (401, 403, 429 or 503) in Graph's shape.
     public func failNext(status: Int, count: Int = 1, retryAfter: Int? = nil) async throws {
-        var body: [String: JSONValue] = ["status": .number(Double(status)), "count": .number(Double(count))]
+        var body: [String: PeerJSON] = ["status": .number(Double(status)), "count": .number(Double(count))]
         if let retryAfter { body["retry_after"] = .number(Double(retryAfter)) }
         try await process.control("POST", "/_test/next", json: .object(body))
     }

@@ -53,7 +53,7 @@ public final class OIDCTestProvider: Sendable {
     public struct RequestLog: Sendable {
         public var endpoints: [String: Int]
         public var grantTypes: [String: Int]
-        public var requests: [JSONValue]
+        public var requests: [PeerJSON]
         public var total: Int
         public func count(endpoint: String) -> Int { endpoints[endpoint] ?? 0 }
         public func count(grantType: String) -> Int { grantTypes[grantType] ?? 0 }
@@ -65,7 +65,7 @@ public final class OIDCTestProvider: Sendable {
     public let issuer: URL
     public let discoveryURL: URL
     public let clients: [Client]
-    public let users: [JSONValue]
+    public let users: [PeerJSON]
     /// What the scripted browser needs in its environment for this provider (glewlwyd:
     /// admin credentials to register the exact loopback redirect URI).
     public let browserEnvironment: [String: String]
@@ -149,7 +149,7 @@ public final class OIDCTestProvider: Sendable {
     public func clearLog() async throws { try await process.control("DELETE", "/_test/log") }
 
     /// Everything issued or seen so far, with kinds (`GET /_test/issued`).
-    public func issued() async throws -> JSONValue { try await process.control("GET", "/_test/issued") }
+    public func issued() async throws -> PeerJSON { try await process.control("GET", "/_test/issued") }
 
     /// Every secret value the provider issued or received: codes, access/refresh/id tokens,
     /// device codes, client secrets, code verifiers. Scan test output for these.
@@ -161,7 +161,7 @@ public final class OIDCTestProvider: Sendable {
     /// Returns the new kid. (authlib provider only.)
     @discardableResult
     public func rotateKeys(keepOld: Bool = false, alg: String? = nil) async throws -> String {
-        var body: [String: JSONValue] = ["keep_old": .bool(keepOld)]
+        var body: [String: PeerJSON] = ["keep_old": .bool(keepOld)]
         if let alg { body["alg"] = .string(alg) }
         return try await process.control("POST", "/_test/rotate-keys", json: .object(body))["kid"].string ?? ""
     }
@@ -175,7 +175,7 @@ public final class OIDCTestProvider: Sendable {
 
     /// Changes run-time settings, e.g. `["access_token_ttl": 1]` (README: "Control API").
     @discardableResult
-    public func configure(_ settings: [String: JSONValue]) async throws -> JSONValue {
+    public func configure(_ settings: [String: PeerJSON]) async throws -> PeerJSON {
         try await process.control("POST", "/_test/config", json: .object(settings))
     }
 
@@ -183,7 +183,7 @@ public final class OIDCTestProvider: Sendable {
     public func reset() async throws { try await process.control("POST", "/_test/reset") }
 
     /// The discovery document.
-    public func discovery() async throws -> JSONValue {
+    public func discovery() async throws -> PeerJSON {
         let response = try await TestHTTP.get(discoveryURL)
         guard response.status == 200 else {
             throw PeerError.control(peer: process.name, request: "GET discovery", status: response.status, body: response.text)
@@ -194,9 +194,9 @@ public final class OIDCTestProvider: Sendable {
 
 /// A misbehaviour the authlib provider injects on request (`POST /_test/faults`).
 public struct ProviderFault: Sendable {
-    public var json: JSONValue
+    public var json: PeerJSON
 
-    public init(kind: String, _ parameters: [String: JSONValue] = [:], count: Int = 1, untilCleared: Bool = false) {
+    public init(kind: String, _ parameters: [String: PeerJSON] = [:], count: Int = 1, untilCleared: Bool = false) {
         var body = parameters
         body["kind"] = .string(kind)
         body["count"] = .number(Double(count))
@@ -230,7 +230,7 @@ public struct ProviderFault: Sendable {
         _ error: String, description: String? = nil, status: Int = 400, endpoint: String = "token", grantType: String? = nil,
         count: Int = 1
     ) -> ProviderFault {
-        var parameters: [String: JSONValue] = ["error": .string(error), "status": .number(Double(status)), "endpoint": .string(endpoint)]
+        var parameters: [String: PeerJSON] = ["error": .string(error), "status": .number(Double(status)), "endpoint": .string(endpoint)]
         if let description { parameters["error_description"] = .string(description) }
         if let grantType { parameters["grant_type"] = .string(grantType) }
         return ProviderFault(kind: "error", parameters, count: count)
@@ -248,7 +248,7 @@ public struct ProviderFault: Sendable {
     /// Processes the token request (a code or refresh token is used up, new tokens are
     /// issued) and then closes the connection: the client never sees the answer.
     public static func closeAfterProcessing(grantType: String? = nil, count: Int = 1) -> ProviderFault {
-        var parameters: [String: JSONValue] = ["endpoint": "token", "after": true]
+        var parameters: [String: PeerJSON] = ["endpoint": "token", "after": true]
         if let grantType { parameters["grant_type"] = .string(grantType) }
         return ProviderFault(kind: "close", parameters, count: count)
     }
@@ -256,7 +256,7 @@ public struct ProviderFault: Sendable {
         ProviderFault(kind: "delay", ["endpoint": .string(endpoint), "ms": .number(Double(milliseconds))], count: count, untilCleared: untilCleared)
     }
     /// Merges `patch` into the endpoint's JSON answer (`null` removes a member).
-    public static func patchJSON(_ endpoint: String, _ patch: [String: JSONValue], count: Int = 1) -> ProviderFault {
+    public static func patchJSON(_ endpoint: String, _ patch: [String: PeerJSON], count: Int = 1) -> ProviderFault {
         ProviderFault(kind: "patch_json", ["endpoint": .string(endpoint), "patch": .object(patch)], count: count)
     }
     public static let deviceSlowDown = ProviderFault(kind: "device_slow_down")

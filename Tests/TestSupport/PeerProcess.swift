@@ -33,7 +33,7 @@ public enum PeerError: Error, CustomStringConvertible {
 public final class PeerProcess: @unchecked Sendable {
     public let name: String
     /// The parsed ready line.
-    public let ready: JSONValue
+    public let ready: PeerJSON
     /// `http://127.0.0.1:<port>`.
     public let baseURL: URL
     public let pid: Int32
@@ -101,7 +101,7 @@ public final class PeerProcess: @unchecked Sendable {
         guard let line else {
             throw failure(process.isRunning ? "no ready line within \(Int(readyTimeout)) s" : "it exited with status \(process.terminationStatus)")
         }
-        guard let ready = try? JSONValue(data: Data(line.utf8)), ready["ready"].bool == true,
+        guard let ready = try? PeerJSON(data: Data(line.utf8)), ready["ready"].bool == true,
             let base = ready["base_url"].string, let baseURL = URL(string: base)
         else {
             throw failure("its first line on stdout is not a ready line: \(line.prefix(200))")
@@ -155,7 +155,7 @@ public final class PeerProcess: @unchecked Sendable {
 
     /// Sends a control-API request and returns the JSON answer; a non-2xx answer is an error.
     @discardableResult
-    public func control(_ method: String, _ path: String, json body: JSONValue? = nil) async throws -> JSONValue {
+    public func control(_ method: String, _ path: String, json body: PeerJSON? = nil) async throws -> PeerJSON {
         let response = try await TestHTTP.request(method, url(path), json: body)
         guard (200..<300).contains(response.status) else {
             throw PeerError.control(peer: name, request: "\(method) \(path)", status: response.status, body: response.text)

@@ -13,7 +13,7 @@ public struct TestHTTPResponse: Sendable {
 
     public var text: String { String(decoding: body, as: UTF8.self) }
 
-    public func json() throws -> JSONValue { try JSONValue(data: body) }
+    public func json() throws -> PeerJSON { try PeerJSON(data: body) }
 }
 
 public enum TestHTTPError: Error, CustomStringConvertible {
@@ -70,7 +70,7 @@ public enum TestHTTP {
     }
 
     public static func request(
-        _ method: String, _ url: URL, json: JSONValue? = nil, body: Data? = nil, headers: [String: String] = [:]
+        _ method: String, _ url: URL, json: PeerJSON? = nil, body: Data? = nil, headers: [String: String] = [:]
     ) async throws -> TestHTTPResponse {
         guard let host = url.host, ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host) else {
             throw TestHTTPError.notLoopback(url)

@@ -34,10 +34,10 @@ public struct TestPKCE: Sendable {
     }
 
     /// The header and payload of a compact JWS, decoded but NOT verified (tests inspect claims).
-    public static func unverifiedJWTParts(_ token: String) -> (header: JSONValue, payload: JSONValue)? {
+    public static func unverifiedJWTParts(_ token: String) -> (header: PeerJSON, payload: PeerJSON)? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = base64URLDecode(parts[0]), let payload = base64URLDecode(parts[1]),
-            let h = try? JSONValue(data: header), let p = try? JSONValue(data: payload)
+            let h = try? PeerJSON(data: header), let p = try? PeerJSON(data: payload)
         else { return nil }
         return (h, p)
     }

@@ -1,18 +1,18 @@
 import Foundation
 
-/// A parsed JSON document, `Sendable` so peer ready lines and control-API answers can cross
+/// Loosely parsed JSON for talking to test peers (not the strict parser authkit itself uses), `Sendable` so peer ready lines and control-API answers can cross
 /// task boundaries in tests.
-public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
+public enum PeerJSON: Sendable, Equatable, Codable, CustomStringConvertible {
     case null
     case bool(Bool)
     case number(Double)
     case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
+    case array([PeerJSON])
+    case object([String: PeerJSON])
 
     /// Parses `data` as one JSON document.
     public init(data: Data) throws {
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
+        self = try JSONDecoder().decode(PeerJSON.self, from: data)
     }
 
     public init(from decoder: Decoder) throws {
@@ -25,10 +25,10 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
             self = .number(value)
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
+        } else if let value = try? container.decode([PeerJSON].self) {
             self = .array(value)
         } else {
-            self = .object(try container.decode([String: JSONValue].self))
+            self = .object(try container.decode([String: PeerJSON].self))
         }
     }
 
@@ -46,13 +46,13 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
     }
 
     /// The member `key` of an object, `.null` otherwise.
-    public subscript(key: String) -> JSONValue {
+    public subscript(key: String) -> PeerJSON {
         if case .object(let members) = self, let value = members[key] { return value }
         return .null
     }
 
     /// The element at `index` of an array, `.null` otherwise.
-    public subscript(index: Int) -> JSONValue {
+    public subscript(index: Int) -> PeerJSON {
         if case .array(let elements) = self, elements.indices.contains(index) { return elements[index] }
         return .null
     }
@@ -60,8 +60,8 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
     public var string: String? { if case .string(let value) = self { return value } else { return nil } }
     public var int: Int? { if case .number(let value) = self { return Int(exactly: value.rounded()) } else { return nil } }
     public var bool: Bool? { if case .bool(let value) = self { return value } else { return nil } }
-    public var array: [JSONValue] { if case .array(let value) = self { return value } else { return [] } }
-    public var object: [String: JSONValue] { if case .object(let value) = self { return value } else { return [:] } }
+    public var array: [PeerJSON] { if case .array(let value) = self { return value } else { return [] } }
+    public var object: [String: PeerJSON] { if case .object(let value) = self { return value } else { return [:] } }
     public var isNull: Bool { self == .null }
 
     /// Compact JSON text.
@@ -74,14 +74,14 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
     public var description: String { String(decoding: data, as: UTF8.self) }
 }
 
-extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+extension PeerJSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
 {
     public init(stringLiteral value: String) { self = .string(value) }
     public init(integerLiteral value: Int) { self = .number(Double(value)) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    public init(arrayLiteral elements: PeerJSON...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, PeerJSON)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
     public init(nilLiteral: ()) { self = .null }

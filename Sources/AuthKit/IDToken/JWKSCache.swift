@@ -1,0 +1,137 @@
+import JOSE
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Why a provider's key set could not be obtained.
+public enum JWKSError: Error, Sendable, Equatable, CustomStringConvertible {
+    case transport(HTTPError)
+    case httpStatus(Int, url: String)
+    case invalid(JOSEError)
+
+    public var description: String {
+        switch self {
+        case .transport(let error): return "cannot fetch the provider's signing keys: \(error)"
+        case .httpStatus(let status, let url): return "the provider's key set at \(url) answered HTTP \(status)"
+        case .invalid(let error): return "the provider's key set is unusable: \(error)"
+        }
+    }
+}
+
+/// The provider's JSON Web Key Sets, fetched when first needed and kept per process.
+///
+/// * An unknown `kid` refetches the set once — the first miss after a key rotation gets
+///   through — and then not again for ``Policy/refetchCooldown``, so a flood of tokens with
+///   made-up `kid`s cannot make authkit hammer the provider.
+/// * A signature that fails under a known `kid` never causes a refetch.
+/// * Concurrent callers share one in-flight fetch.
+/// * When a refetch fails, the last good set keeps serving for ``Policy/maxStaleAge``.
+public actor JWKSCache {
+    public struct Policy: Sendable {
+        public var refetchCooldown: Duration = .seconds(30)
+        public var maxStaleAge: Duration = .seconds(24 * 3600)
+        public var timeout: Duration = .seconds(15)
+        public var maxBytes: Int = JWKSet.maximumSize
+        public init() {}
+    }
+
+    private struct Entry {
+        var keys: JWKSet
+        var fetchedAt: Date
+    }
+
+    private let transport: any HTTPTransport
+    private let policy: Policy
+    private let clock: @Sendable () -> Date
+    private var entries: [URL: Entry] = [:]
+    private var lastMissRefetch: [URL: Date] = [:]
+    private var inFlight: [URL: Task<Result<JWKSet, JWKSError>, Never>] = [:]
+    /// How many HTTP fetches this cache has made (tests and diagnostics).
+    public private(set) var fetchCount = 0
+
+    public init(transport: any HTTPTransport = CurlHTTPTransport(), policy: Policy = Policy(), clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.transport = transport
+        self.policy = policy
+        self.clock = clock
+    }
+
+    /// Validates `token` with `validator`, fetching the keys from `jwksURI` when needed and
+    /// refetching once on an unknown `kid` (subject to the cooldown).
+    public func validate(_ token: String, validator: IDTokenValidator, jwksURI: URL, nonce: String?) async throws(AuthKitError) -> ValidatedIDToken {
+        let jws: CompactJWS
+        do { jws = try CompactJWS(parsing: token) } catch { throw .idToken(error) }
+        let keys: JWKSet
+        do { keys = try await self.keys(for: jwksURI) } catch { throw .keys(error) }
+        do {
+            return try validator.validate(jws, keys: keys, nonce: nonce)
+        } catch where error.isUnknownKeyID {
+            let miss = error
+            guard mayRefetchAfterMiss(jwksURI) else { throw .idToken(miss) }
+            lastMissRefetch[jwksURI] = clock()
+            let fresh: JWKSet
+            do { fresh = try await fetch(jwksURI) } catch { throw .idToken(miss) }
+            do { return try validator.validate(jws, keys: fresh, nonce: nonce) } catch { throw .idToken(error) }
+        } catch {
+            throw .idToken(error)
+        }
+    }
+
+    /// The key set for `url`: cached, or fetched now.
+    public func keys(for url: URL) async throws(JWKSError) -> JWKSet {
+        if let entry = entries[url] { return entry.keys }
+        return try await fetch(url)
+    }
+
+    private func mayRefetchAfterMiss(_ url: URL) -> Bool {
+        guard let last = lastMissRefetch[url] else { return true }
+        return clock().timeIntervalSince(last) >= Double(policy.refetchCooldown.components.seconds)
+    }
+
+    /// Fetches (sharing a fetch already under way). On failure a cached set younger than
+    /// ``Policy/maxStaleAge`` is returned instead.
+    private func fetch(_ url: URL) async throws(JWKSError) -> JWKSet {
+        let task: Task<Result<JWKSet, JWKSError>, Never>
+        if let running = inFlight[url] {
+            task = running
+        } else {
+            fetchCount += 1
+            let transport = self.transport, policy = self.policy
+            task = Task { await Self.download(url, transport: transport, policy: policy) }
+            inFlight[url] = task
+        }
+        let result = await task.value
+        if inFlight[url] == task { inFlight[url] = nil }
+        switch result {
+        case .success(let keys):
+            if entries[url].map({ $0.fetchedAt <= clock() }) ?? true {
+                entries[url] = Entry(keys: keys, fetchedAt: clock())
+            }
+            return keys
+        case .failure(let error):
+            if let entry = entries[url], clock().timeIntervalSince(entry.fetchedAt) < Double(policy.maxStaleAge.components.seconds) {
+                return entry.keys
+            }
+            throw error
+        }
+    }
+
+    private static func download(_ url: URL, transport: any HTTPTransport, policy: Policy) async -> Result<JWKSet, JWKSError> {
+        var headers = HTTPHeaders()
+        headers.add("Accept", "application/json, application/jwk-set+json")
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(HTTPRequest(url: url, headers: headers, timeout: policy.timeout, maxResponseBytes: policy.maxBytes))
+        } catch {
+            return .failure(.transport(error))
+        }
+        guard response.status == 200 else { return .failure(.httpStatus(response.status, url: url.absoluteString)) }
+        do {
+            return .success(try JWKSet(jsonData: response.body))
+        } catch {
+            return .failure(.invalid(error))
+        }
+    }
+}

@@ -1,0 +1,362 @@
+import JOSE
+import SecretStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One shared sign-in, as every tool that names the same group sees it.
+///
+/// ```swift
+/// let session = try SharedSession(group: "com.example.shared")
+/// let token = try await session.validAccessToken(minimumLifetime: .seconds(120))
+/// request.setValue("Bearer \(token.value)", forHTTPHeaderField: "Authorization")
+/// ```
+///
+/// * Reading is one Secret Service round trip; a token that lives long enough is returned
+///   without network, discovery or keys.
+/// * Otherwise the token is refreshed — once per group at a time across processes (a
+///   `flock`, see ``RefreshLock``) and within the process (single flight). Under the lock the
+///   store is read again, and the refresh happens only if the token is still stale: sixteen
+///   tools asking at once cause one refresh.
+/// * A refresh token the provider rejects (`invalid_grant`) is only believed dead after
+///   reading the store again: another process may have just rotated it.
+/// * Nothing here deletes a sign-in except ``signOut(account:)``.
+public final class SharedSession: Sendable {
+    public let group: SecretGroup
+    public let store: any SecretStore
+    public let transport: any HTTPTransport
+    let environment: [String: String]
+    let clock: @Sendable () -> Date
+    let keys: JWKSCache
+    let lockTimeout: Duration
+
+    /// - Parameters:
+    ///   - group: the group name every sharing tool uses, e.g. `com.example.shared`.
+    ///   - store: where tokens live; the Secret Service by default.
+    ///   - environment: for the lock directory (`XDG_RUNTIME_DIR`, `TMPDIR`).
+    public init(
+        group: String,
+        store: any SecretStore = SecretServiceStore(),
+        transport: any HTTPTransport = CurlHTTPTransport(),
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        lockTimeout: Duration = .seconds(60),
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) throws(AuthKitError) {
+        do { self.group = try SecretGroup(group) } catch { throw .storage(error) }
+        self.store = store
+        self.transport = transport
+        self.environment = environment
+        self.clock = clock
+        self.lockTimeout = lockTimeout
+        self.keys = JWKSCache(transport: transport, clock: clock)
+    }
+
+    // MARK: Reading
+
+    /// The accounts signed in within the group, most recent first. Records that cannot be
+    /// read are listed with ``Account/problem`` set (and left in place).
+    public func accounts() async throws(AuthKitError) -> [Account] {
+        try await records().map { entry in
+            switch entry.record {
+            case .success(let record): return Account(record: record, location: entry.item.location)
+            case .failure(let reason): return Account(unreadable: entry.item, reason: reason.description)
+            }
+        }
+    }
+
+    /// An access token that lives at least `minimumLifetime`, refreshed if needed.
+    ///
+    /// - Parameters:
+    ///   - account: which account, when the group holds several; by default the one that
+    ///     signed in most recently.
+    ///   - scopes: other scopes than those of the sign-in (obtained with the refresh token and
+    ///     kept beside the main token).
+    ///   - rejected: a token a server just refused (HTTP 401) although it had not expired:
+    ///     it is refreshed unless another process has already replaced it.
+    public func validAccessToken(
+        account: String? = nil, minimumLifetime: Duration = .seconds(60), scopes: [String]? = nil,
+        replacing rejected: AccessToken? = nil
+    ) async throws(AuthKitError) -> AccessToken {
+        let (item, record) = try await select(account: account)
+        let wanted = Self.normalized(scopes, granted: record.scopes)
+        if let token = Self.usableToken(record, scopes: wanted, lifetime: minimumLifetime, now: clock()),
+            token.value != rejected?.value
+        {
+            return token
+        }
+        let key = item.key
+        let flightKey = "\(group.name)\u{0}\(key.issuer)\u{0}\(key.clientID)\u{0}\(key.account)\u{0}\(wanted?.joined(separator: " ") ?? "")\u{0}\(rejected == nil ? "" : "replace")"
+        let result = await RefreshCoordinator.shared.run(flightKey) {
+            do throws(AuthKitError) {
+                return .success(try await self.refreshUnderLock(
+                    key: key, scopes: wanted, minimumLifetime: minimumLifetime, rejected: rejected?.value))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    // MARK: Writing
+
+    /// Stores a sign-in (used by ``SignInFlow``), replacing the account's previous record.
+    @discardableResult
+    public func save(_ record: TokenRecord) async throws(AuthKitError) -> StorageLocation {
+        let key = itemKey(for: record)
+        do {
+            return try await store.save(record.encoded(), for: key, label: key.defaultLabel)
+        } catch {
+            throw .storage(error)
+        }
+    }
+
+    /// The outcome of signing one account out.
+    public struct SignOutOutcome: Sendable {
+        public enum Revocation: Sendable, Equatable {
+            case revoked
+            /// The provider advertises no revocation endpoint, or there was no refresh token.
+            case notSupported
+            case failed(String)
+        }
+
+        public var account: String
+        public var revocation: Revocation
+        public var removed: Bool
+    }
+
+    /// Signs out `account` (or everybody in the group when nil): revokes each refresh token
+    /// where the provider supports it (RFC 7009), then removes the items. Idempotent: signing
+    /// out nobody returns an empty list. Other tools of the group see the sign-out at once.
+    public func signOut(account: String? = nil) async throws(AuthKitError) -> [SignOutOutcome] {
+        let entries = try await records()
+        let chosen = entries.filter { account == nil || Self.matches($0.item.key, account: account) }
+        var outcomes: [SignOutOutcome] = []
+        for entry in chosen {
+            var revocation = SignOutOutcome.Revocation.notSupported
+            if case .success(let record) = entry.record {
+                revocation = await revoke(record)
+            }
+            let removed: Bool
+            do throws(SecretStoreError) { removed = try await store.delete(entry.item.key) } catch { throw .storage(error) }
+            outcomes.append(SignOutOutcome(account: entry.item.key.account, revocation: revocation, removed: removed))
+        }
+        if account == nil {
+            // Also whatever could not even be listed as ours (corrupt attributes).
+            do throws(SecretStoreError) { _ = try await store.deleteAll(in: group) } catch { throw .storage(error) }
+        }
+        return outcomes
+    }
+
+    // MARK: Internals
+
+    typealias Entry = (item: StoredItem, record: Result<TokenRecord, RecordProblem>)
+
+    /// Why a stored item could not be read as a record.
+    struct RecordProblem: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    func itemKey(for record: TokenRecord) -> ItemKey {
+        ItemKey(group: group, issuer: record.issuer, clientID: record.clientID, account: record.account, kind: TokenRecord.kind)
+    }
+
+    /// Every token item of the group with its decoded record, most recent first.
+    func records() async throws(AuthKitError) -> [Entry] {
+        let items: [StoredItem]
+        do {
+            items = try await store.items(matching: ItemQuery(group: group, kind: TokenRecord.kind), loadSecrets: true)
+        } catch {
+            throw .storage(error)
+        }
+        let entries: [Entry] = items.map { item in
+            do throws(SecretStoreError) {
+                let secret = try item.validatedSecret()
+                do throws(TokenRecord.RecordError) {
+                    return (item, .success(try TokenRecord.decode(secret)))
+                } catch {
+                    return (item, .failure(RecordProblem(description: error.description)))
+                }
+            } catch {
+                let reason = item.location.isLocked ? "the collection is locked" : (item.problem?.description ?? error.description)
+                return (item, .failure(RecordProblem(description: reason)))
+            }
+        }
+        return entries.sorted { lhs, rhs in
+            (try? lhs.record.get().signedInAt) ?? 0 > (try? rhs.record.get().signedInAt) ?? 0
+        }
+    }
+
+    static func matches(_ key: ItemKey, account: String?) -> Bool {
+        guard let account else { return true }
+        return key.account == account || key.account.lowercased() == account.lowercased()
+    }
+
+    /// The account to use: the named one, else the most recently signed in.
+    func select(account: String?) async throws(AuthKitError) -> (StoredItem, TokenRecord) {
+        let entries = try await records().filter { Self.matches($0.item.key, account: account) }
+        guard let first = entries.first(where: { (try? $0.record.get()) != nil }) ?? entries.first else {
+            throw .notSignedIn(group: group.name, account: account)
+        }
+        switch first.record {
+        case .success(let record): return (first.item, record)
+        case .failure(let reason):
+            if first.item.location.isLocked {
+                throw .storage(.locked(collection: first.item.location.description))
+            }
+            throw .corruptRecord(account: first.item.key.account, reason: reason.description)
+        }
+    }
+
+    /// The requested scopes, or nil when they are the sign-in's own.
+    static func normalized(_ scopes: [String]?, granted: [String]) -> [String]? {
+        guard let scopes, !scopes.isEmpty else { return nil }
+        let wanted = Array(Set(scopes)).sorted()
+        return Set(wanted).isSubset(of: Set(granted)) ? nil : wanted
+    }
+
+    static func usableToken(_ record: TokenRecord, scopes: [String]?, lifetime: Duration, now: Date) -> AccessToken? {
+        if let scopes {
+            guard let extra = record.additionalTokens?[scopes.joined(separator: " ")], let expires = extra.expiresAt,
+                expires - now.timeIntervalSince1970 >= Double(lifetime.components.seconds)
+            else { return nil }
+            return AccessToken(
+                value: extra.accessToken, expiresAt: Date(timeIntervalSince1970: expires), scopes: extra.scopes,
+                account: record.account, refreshed: false)
+        }
+        guard record.accessTokenLives(lifetime, at: now) else { return nil }
+        return AccessToken(
+            value: record.accessToken, expiresAt: record.accessTokenExpiry, scopes: record.scopes, account: record.account,
+            refreshed: false)
+    }
+
+    private func readRecord(_ key: ItemKey) async throws(AuthKitError) -> TokenRecord? {
+        let item: StoredItem?
+        do { item = try await store.item(for: key) } catch { throw .storage(error) }
+        guard let item else { return nil }
+        do {
+            return try TokenRecord.decode(try item.validatedSecret())
+        } catch let error as TokenRecord.RecordError {
+            throw .corruptRecord(account: key.account, reason: error.description)
+        } catch let error as SecretStoreError {
+            throw .storage(error)
+        } catch {
+            throw .corruptRecord(account: key.account, reason: "\(error)")
+        }
+    }
+
+    private func refreshUnderLock(key: ItemKey, scopes: [String]?, minimumLifetime: Duration, rejected: String?) async throws(AuthKitError) -> AccessToken {
+        let lock: RefreshLock
+        do { lock = try RefreshLock(group: group.name, environment: environment) } catch { throw .lock(error) }
+        let held: RefreshLock.Held
+        do { held = try await lock.acquire(timeout: lockTimeout) } catch { throw .lock(error) }
+        defer { held.release() }
+
+        // Another process may have refreshed (or signed out) while we waited.
+        guard let record = try await readRecord(key) else { throw .notSignedIn(group: group.name, account: key.account) }
+        if let token = Self.usableToken(record, scopes: scopes, lifetime: minimumLifetime, now: clock()), token.value != rejected {
+            return token
+        }
+        guard let refreshToken = record.refreshToken else {
+            throw .loginRequired(
+                account: record.account,
+                reason: "the access token expired and the provider issued no refresh token (include the offline_access scope)")
+        }
+        let client = tokenClient(for: record)
+        let response: TokenResponse
+        do {
+            response = try await client.refresh(refreshToken, scopes: scopes)
+        } catch where error.isInvalidGrant {
+            // A rotating refresh token may have been used by another process that did not
+            // take our lock; only a record that did not change means the sign-in is gone.
+            if let current = try await readRecord(key), current.generation != record.generation,
+                let token = Self.usableToken(current, scopes: scopes, lifetime: minimumLifetime, now: clock())
+            {
+                return token
+            }
+            throw .loginRequired(account: record.account, reason: "the provider no longer accepts the refresh token (\(error))")
+        } catch {
+            throw .tokenEndpoint(error)
+        }
+
+        var updated = record
+        let now = clock()
+        if let idToken = response.idToken, scopes == nil {
+            let validator = IDTokenValidator(
+                issuer: .exact(record.issuer), clientID: record.clientID,
+                allowedAlgorithms: JWSAlgorithm.allowlist(advertised: record.idTokenAlgorithms), clock: clock)
+            guard let jwksURI = URL(string: record.jwksURI) else { throw .corruptRecord(account: record.account, reason: "its jwks_uri is invalid") }
+            let validated = try await keys.validate(idToken, validator: validator, jwksURI: jwksURI, nonce: nil)
+            // OIDC Core §12.2: same issuer, same subject.
+            guard validated.claims.issuer == record.issuer, validated.claims.subject == record.subject else {
+                throw .identityChanged
+            }
+            updated.idToken = idToken
+            updated.idTokenVerifiedAt = now.timeIntervalSince1970
+        }
+        if let scopes {
+            var extra = updated.additionalTokens ?? [:]
+            extra[scopes.joined(separator: " ")] = TokenRecord.ScopedToken(
+                accessToken: response.accessToken, expiresAt: response.expiresAt?.timeIntervalSince1970,
+                scopes: response.scopes ?? scopes)
+            updated.additionalTokens = extra
+        } else {
+            updated.accessToken = response.accessToken
+            updated.accessTokenExpiresAt = response.expiresAt?.timeIntervalSince1970
+            if let granted = response.scopes { updated.scopes = granted }
+        }
+        if let rotated = response.refreshToken { updated.refreshToken = rotated }
+        updated.generation = record.generation + 1
+        updated.refreshedAt = now.timeIntervalSince1970
+        do {
+            _ = try await store.save(updated.encoded(), for: key, label: key.defaultLabel)
+        } catch {
+            throw .storage(error)
+        }
+        let expires = response.expiresAt ?? now.addingTimeInterval(3600)
+        return AccessToken(
+            value: response.accessToken, expiresAt: expires, scopes: response.scopes ?? scopes ?? record.scopes,
+            account: record.account, refreshed: true)
+    }
+
+    func tokenClient(for record: TokenRecord) -> TokenEndpointClient {
+        TokenEndpointClient(
+            endpoint: URL(string: record.tokenEndpoint) ?? URL(fileURLWithPath: "/"),
+            client: OAuthClient(clientID: record.clientID, clientSecret: record.clientSecret.map(ClientSecret.init)),
+            authMethodsSupported: record.tokenEndpointAuthMethods, transport: transport, clock: clock)
+    }
+
+    private func revoke(_ record: TokenRecord) async -> SignOutOutcome.Revocation {
+        guard let endpoint = record.revocationEndpoint.flatMap(URL.init(string:)), let refreshToken = record.refreshToken else {
+            return .notSupported
+        }
+        var client = tokenClient(for: record)
+        client.timeout = .seconds(10)
+        do {
+            try await RevocationClient(endpoint: endpoint, tokenClient: client).revoke(refreshToken)
+            return .revoked
+        } catch {
+            return .failed(error.description)
+        }
+    }
+}
+
+/// One process-wide single flight per account and scope set: concurrent callers in one
+/// process share one refresh.
+actor RefreshCoordinator {
+    static let shared = RefreshCoordinator()
+    private var running: [String: Task<Result<AccessToken, AuthKitError>, Never>] = [:]
+
+    func run(_ key: String, _ work: @escaping @Sendable () async -> Result<AccessToken, AuthKitError>) async
+        -> Result<AccessToken, AuthKitError>
+    {
+        if let task = running[key] { return await task.value }
+        let task = Task { await work() }
+        running[key] = task
+        let result = await task.value
+        running[key] = nil
+        return result
+    }
+}

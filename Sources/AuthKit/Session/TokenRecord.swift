@@ -1,0 +1,143 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One account's sign-in as stored: one JSON object in one Secret Service item (kind
+/// `tokens`), so an update is never half-done. It carries everything a refresh needs, so a
+/// tool that names only the group can use and refresh the shared sign-in with no
+/// configuration of its own.
+///
+/// The JSON field names are stable (README, "Storage schema"); `version` changes only with an
+/// incompatible layout. Every token field is a secret: ``description`` shows none.
+public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible {
+    public static let currentVersion = 1
+    /// The Secret Service `kind` attribute of token records.
+    public static let kind = "tokens"
+
+    public var version: Int
+    /// Incremented on every write, so a reader can tell a renewed sign-in from the one it read.
+    public var generation: Int
+
+    // Who.
+    /// The id_token's `iss` (for Microsoft's multi-tenant endpoints, the tenant's issuer).
+    public var issuer: String
+    /// The issuer as configured for sign-in (may be a `{tenantid}` template).
+    public var configuredIssuer: String
+    public var subject: String
+    /// The name people know the account by: `preferred_username`, else `email`, else `sub`.
+    public var account: String
+    public var name: String?
+    public var tenantID: String?
+
+    // What a refresh needs.
+    public var clientID: String
+    public var clientSecret: String?
+    public var tokenEndpoint: String
+    public var jwksURI: String
+    public var revocationEndpoint: String?
+    public var tokenEndpointAuthMethods: [String]?
+    public var idTokenAlgorithms: [String]
+    /// The Graph base URL of the profile used at sign-in, if any.
+    public var graphBaseURL: String?
+
+    // The tokens.
+    public var scopes: [String]
+    public var accessToken: String
+    /// Seconds since 1970; nil when the provider did not say (then the token is treated as
+    /// needing a refresh once it is an hour old).
+    public var accessTokenExpiresAt: Double?
+    public var refreshToken: String?
+    public var idToken: String?
+    /// When the id_token's signature and claims were last verified (seconds since 1970).
+    public var idTokenVerifiedAt: Double?
+    /// Access tokens for other scopes than ``scopes`` (`authkit token --scope`), by the
+    /// space-joined sorted scope list.
+    public var additionalTokens: [String: ScopedToken]?
+
+    public var signedInAt: Double
+    public var refreshedAt: Double?
+
+    public struct ScopedToken: Sendable, Equatable, Codable {
+        public var accessToken: String
+        public var expiresAt: Double?
+        public var scopes: [String]
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, generation, issuer, subject, account, name, scopes
+        case configuredIssuer = "configured_issuer"
+        case tenantID = "tenant_id"
+        case clientID = "client_id"
+        case clientSecret = "client_secret"
+        case tokenEndpoint = "token_endpoint"
+        case jwksURI = "jwks_uri"
+        case revocationEndpoint = "revocation_endpoint"
+        case tokenEndpointAuthMethods = "token_endpoint_auth_methods"
+        case idTokenAlgorithms = "id_token_algorithms"
+        case graphBaseURL = "graph_base_url"
+        case accessToken = "access_token"
+        case accessTokenExpiresAt = "access_token_expires_at"
+        case refreshToken = "refresh_token"
+        case idToken = "id_token"
+        case idTokenVerifiedAt = "id_token_verified_at"
+        case additionalTokens = "additional_tokens"
+        case signedInAt = "signed_in_at"
+        case refreshedAt = "refreshed_at"
+    }
+
+    /// When the access token expires; for tokens without a stated lifetime, an hour after
+    /// they were obtained.
+    public var accessTokenExpiry: Date {
+        if let accessTokenExpiresAt { return Date(timeIntervalSince1970: accessTokenExpiresAt) }
+        return Date(timeIntervalSince1970: (refreshedAt ?? signedInAt) + 3600)
+    }
+
+    /// True when the access token lives at least `lifetime` longer at `now`.
+    public func accessTokenLives(_ lifetime: Duration, at now: Date) -> Bool {
+        accessTokenExpiry.timeIntervalSince(now) >= Double(lifetime.components.seconds)
+    }
+
+    public var description: String {
+        "TokenRecord(\(account) @ \(issuer), generation \(generation), "
+            + "access token until \(accessTokenExpiresAt.map { String(Int($0)) } ?? "?"), "
+            + "refresh token \(refreshToken == nil ? "absent" : "present"))"
+    }
+
+    /// Decodes a stored record. Unknown fields are ignored (a newer authkit may add some);
+    /// a newer `version` is refused rather than half-read.
+    public static func decode(_ bytes: [UInt8]) throws(RecordError) -> TokenRecord {
+        let record: TokenRecord
+        do {
+            record = try JSONDecoder().decode(TokenRecord.self, from: Data(bytes))
+        } catch {
+            throw .unreadable(ProviderMetadata.reason(error))
+        }
+        guard record.version <= currentVersion else { throw .newerVersion(record.version) }
+        guard !record.accessToken.isEmpty, !record.clientID.isEmpty, !record.tokenEndpoint.isEmpty else {
+            throw .unreadable("a required field is empty")
+        }
+        return record
+    }
+
+    /// The record as stored: JSON with sorted keys.
+    public func encoded() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding plain strings and numbers cannot fail.
+        return Array((try? encoder.encode(self)) ?? Data())
+    }
+
+    public enum RecordError: Error, Sendable, Equatable, CustomStringConvertible {
+        case unreadable(String)
+        case newerVersion(Int)
+
+        public var description: String {
+            switch self {
+            case .unreadable(let reason): return reason
+            case .newerVersion(let version): return "it was written by a newer authkit (record version \(version))"
+            }
+        }
+    }
+}

@@ -1,0 +1,261 @@
+import JOSE
+import SecretStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A sign-in: discovery, then the authorization code flow with PKCE, `state` and `nonce`
+/// through the browser (or a pasted URL), or the device authorization grant; the code
+/// exchange; the id_token checked against the provider's keys; the tokens stored in the
+/// group. Nothing is stored unless the id_token validated.
+///
+/// The flow reports what a person should see through ``Event``s; it prints nothing.
+public struct SignInFlow: Sendable {
+    public enum Mode: Sendable, Equatable {
+        /// Open the system browser (`$BROWSER`, else `xdg-open`) and wait for the redirect.
+        case browser
+        /// Only show the URL; wait for the redirect.
+        case noBrowser
+        /// Show the URL and also accept the final address pasted back (a browser on another
+        /// machine); the loopback redirect still works if the browser is local after all.
+        case paste
+        /// The device authorization grant (RFC 8628): a code to enter on another device.
+        case deviceCode
+    }
+
+    public struct Options: Sendable {
+        public var mode: Mode = .browser
+        /// How long to wait for the browser, a pasted URL or the device approval.
+        public var timeout: Duration = .seconds(300)
+        public var leeway: Duration = IDTokenValidator.defaultLeeway
+        public init(mode: Mode = .browser, timeout: Duration = .seconds(300)) {
+            self.mode = mode
+            self.timeout = timeout
+        }
+    }
+
+    public enum Event: Sendable {
+        /// The provider's discovery document was read.
+        case discovered(issuer: String)
+        /// The URL to open; `browser` says whether a browser was started (nil: not attempted).
+        case openURL(URL, browser: BrowserLauncher.Outcome?)
+        /// Waiting for the redirect (and, in paste mode, for a pasted URL) until `deadline`.
+        case waiting(deadline: Date, acceptsPaste: Bool)
+        /// A request or pasted URL was refused; the wait goes on.
+        case refused(AuthorizationError)
+        /// Device flow: what the person must do.
+        case deviceCode(DeviceAuthorization)
+        /// Device flow: still waiting.
+        case devicePending(slowDown: Bool)
+        /// The code is being exchanged and the id_token checked.
+        case exchanging
+    }
+
+    public let profile: Profile
+    public let session: SharedSession
+    public var transport: any HTTPTransport
+    public var browser: BrowserLauncher
+    public var clock: @Sendable () -> Date
+
+    public init(
+        profile: Profile, session: SharedSession, transport: any HTTPTransport = CurlHTTPTransport(),
+        browser: BrowserLauncher = BrowserLauncher(environment: ProcessInfo.processInfo.environment),
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.profile = profile
+        self.session = session
+        self.transport = transport
+        self.browser = browser
+        self.clock = clock
+    }
+
+    /// Runs the sign-in. `pasted` delivers what the person pastes (paste mode only).
+    public func run(
+        _ options: Options = Options(),
+        pasted: AsyncStream<String>? = nil,
+        onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) async throws(AuthKitError) -> SignInResult {
+        guard let issuer = profile.issuer else {
+            throw .configuration(ConfigurationError(location: "login", key: "issuer", problem: "no issuer: pass --issuer, set AUTHKIT_ISSUER or choose a profile"))
+        }
+        guard let clientID = profile.clientID else {
+            throw .configuration(ConfigurationError(location: "login", key: "client_id", problem: "no client id: pass --client-id, set AUTHKIT_CLIENT_ID or choose a profile"))
+        }
+        let discovery = DiscoveryClient(transport: transport)
+        let metadata: ProviderMetadata
+        do {
+            let url = try DiscoveryClient.discoveryURL(issuer: issuer, tenant: profile.tenant ?? "common")
+            metadata = try await discovery.metadata(issuer: issuer, discoveryURL: url)
+        } catch {
+            throw .discovery(error)
+        }
+        onEvent(.discovered(issuer: metadata.issuer))
+
+        let client = OAuthClient(clientID: clientID, clientSecret: profile.clientSecret)
+        let tokens = TokenEndpointClient(
+            endpoint: metadata.tokenEndpoint, client: client, authMethodsSupported: metadata.tokenEndpointAuthMethodsSupported,
+            transport: transport, clock: clock)
+
+        let response: TokenResponse
+        let nonce: String?
+        if options.mode == .deviceCode {
+            response = try await deviceSignIn(metadata: metadata, tokens: tokens, options: options, onEvent: onEvent)
+            nonce = nil
+        } else {
+            (response, nonce) = try await browserSignIn(
+                metadata: metadata, clientID: clientID, tokens: tokens, options: options, pasted: pasted, onEvent: onEvent)
+        }
+
+        // The id_token decides who signed in; nothing is stored without it.
+        guard let idToken = response.idToken else { throw .missingIDToken }
+        let algorithms = metadata.idTokenSigningAlgValuesSupported ?? []
+        let validator = IDTokenValidator(
+            issuer: IssuerRule(configured: metadata.issuer), clientID: clientID,
+            allowedAlgorithms: JWSAlgorithm.allowlist(advertised: algorithms), leeway: options.leeway, clock: clock)
+        let validated = try await session.keys.validate(idToken, validator: validator, jwksURI: metadata.jwksURI, nonce: nonce)
+        let claims = validated.claims
+        guard let iss = claims.issuer, let subject = claims.subject else { throw .missingIDToken }
+
+        let now = clock()
+        let username = claims["preferred_username"]?.stringValue ?? claims["email"]?.stringValue
+            ?? claims["upn"]?.stringValue ?? subject
+        let account = ProviderText.clean(username, limit: 256) ?? subject
+        let granted = response.scopes ?? profile.scopes
+        let allowed = JWSAlgorithm.allowlist(advertised: algorithms).map(\.rawValue).sorted()
+        var record = TokenRecord(
+            version: TokenRecord.currentVersion, generation: 1,
+            issuer: iss, configuredIssuer: issuer, subject: subject, account: account,
+            name: ProviderText.clean(claims["name"]?.stringValue, limit: 256), tenantID: claims.tenantID,
+            clientID: clientID, clientSecret: profile.clientSecret?.value,
+            tokenEndpoint: metadata.tokenEndpoint.absoluteString, jwksURI: metadata.jwksURI.absoluteString,
+            revocationEndpoint: metadata.revocationEndpoint?.absoluteString,
+            tokenEndpointAuthMethods: metadata.tokenEndpointAuthMethodsSupported,
+            idTokenAlgorithms: allowed, graphBaseURL: profile.graphBaseURL,
+            scopes: granted, accessToken: response.accessToken,
+            accessTokenExpiresAt: response.expiresAt?.timeIntervalSince1970, refreshToken: response.refreshToken,
+            idToken: idToken, idTokenVerifiedAt: now.timeIntervalSince1970, additionalTokens: nil,
+            signedInAt: now.timeIntervalSince1970, refreshedAt: nil)
+        // A new sign-in of the same account continues its generation count.
+        if let previous = try? await session.records().compactMap({ try? $0.record.get() })
+            .first(where: { $0.issuer == record.issuer && $0.clientID == clientID && $0.account == record.account })
+        {
+            record.generation = previous.generation + 1
+        }
+        let location = try await session.save(record)
+        return SignInResult(account: Account(record: record, location: location), location: location, grantedScopes: record.scopes)
+    }
+
+    private func browserSignIn(
+        metadata: ProviderMetadata, clientID: String, tokens: TokenEndpointClient, options: Options,
+        pasted: AsyncStream<String>?, onEvent: @escaping @Sendable (Event) -> Void
+    ) async throws(AuthKitError) -> (TokenResponse, String) {
+        let receiver: LoopbackRedirectReceiver
+        do {
+            receiver = try await LoopbackRedirectReceiver.start(path: profile.redirectPath, redirectHost: profile.redirectHost)
+        } catch {
+            throw .authorization(error)
+        }
+        let request: AuthorizationRequest
+        do {
+            request = try AuthorizationRequest(
+                authorizationEndpoint: metadata.authorizationEndpoint, clientID: clientID, redirectURI: receiver.redirectURI,
+                scopes: profile.scopes, loginHint: profile.loginHint, prompt: profile.prompt, domainHint: profile.domainHint)
+        } catch {
+            await receiver.close()
+            throw .authorization(error)
+        }
+        let outcome: BrowserLauncher.Outcome? = options.mode == .browser ? browser.open(request.url.absoluteString) : nil
+        onEvent(.openURL(request.url, browser: outcome))
+        let expectation = CallbackExpectation(
+            state: request.state, issuer: metadata.issuer,
+            issuerRequired: metadata.authorizationResponseIssParameterSupported)
+        let acceptsPaste = options.mode == .paste && pasted != nil
+        onEvent(.waiting(deadline: clock().addingTimeInterval(Double(options.timeout.components.seconds)), acceptsPaste: acceptsPaste))
+
+        let grant: AuthorizationGrant
+        do {
+            grant = try await Self.firstGrant(
+                receiver: receiver, expectation: expectation, timeout: options.timeout,
+                pasted: acceptsPaste ? pasted : nil, onEvent: onEvent)
+        } catch {
+            await receiver.close()
+            throw .authorization(error)
+        }
+        await receiver.close()
+        onEvent(.exchanging)
+        do {
+            return (try await tokens.exchange(grant, verifier: request.verifier, redirectURI: receiver.redirectURI), request.nonce)
+        } catch {
+            throw .tokenEndpoint(error)
+        }
+    }
+
+    /// The first valid grant from the loopback redirect or, in paste mode, a pasted URL.
+    static func firstGrant(
+        receiver: LoopbackRedirectReceiver, expectation: CallbackExpectation, timeout: Duration,
+        pasted: AsyncStream<String>?, onEvent: @escaping @Sendable (Event) -> Void
+    ) async throws(AuthorizationError) -> AuthorizationGrant {
+        let result: Result<AuthorizationGrant, AuthorizationError> = await withTaskGroup(of: Result<AuthorizationGrant, AuthorizationError>?.self) { group in
+            group.addTask {
+                do throws(AuthorizationError) {
+                    return .success(try await receiver.waitForCallback(expectation, timeout: timeout) { event in
+                        if case .refused(let error) = event { onEvent(.refused(error)) }
+                    })
+                } catch {
+                    return .failure(error)
+                }
+            }
+            if let pasted {
+                group.addTask {
+                    for await text in pasted {
+                        do throws(AuthorizationError) {
+                            switch expectation.evaluate(try AuthorizationCallback(pasted: text)) {
+                            case .accepted(let grant): return .success(grant)
+                            case .failed(let error): return .failure(error)
+                            case .ignored(let error): onEvent(.refused(error))
+                            }
+                        } catch {
+                            onEvent(.refused(error))
+                        }
+                    }
+                    return nil  // input ended: keep waiting for the redirect
+                }
+            }
+            var outcome: Result<AuthorizationGrant, AuthorizationError> = .failure(.cancelled)
+            for await next in group {
+                guard let next else { continue }
+                outcome = next
+                break
+            }
+            group.cancelAll()
+            return outcome
+        }
+        return try result.get()
+    }
+
+    private func deviceSignIn(
+        metadata: ProviderMetadata, tokens: TokenEndpointClient, options: Options, onEvent: @escaping @Sendable (Event) -> Void
+    ) async throws(AuthKitError) -> TokenResponse {
+        guard let endpoint = metadata.deviceAuthorizationEndpoint else { throw .device(.notSupported) }
+        let device = DeviceAuthorizationClient(endpoint: endpoint, tokenClient: tokens)
+        do {
+            let authorization = try await device.start(scopes: profile.scopes)
+            onEvent(.deviceCode(authorization))
+            return try await device.waitForTokens(authorization) { event in
+                if case .pending(_, let slowDown) = event { onEvent(.devicePending(slowDown: slowDown)) }
+            }
+        } catch {
+            throw .device(error)
+        }
+    }
+}
+
+/// Who signed in, where the tokens went, and which scopes were granted.
+public struct SignInResult: Sendable {
+    public var account: Account
+    public var location: StorageLocation
+    public var grantedScopes: [String]
+}

@@ -1,0 +1,139 @@
+import ArgumentParser
+import AuthKit
+import Dispatch
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `authkit login`: the sign-in every tool of the group then shares.
+struct LoginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Sign in with the browser (or a device code) and store the tokens for the group.",
+        discussion: """
+            Discovers the provider from its issuer, opens the authorization URL in your browser \
+            ($BROWSER, else xdg-open) and waits for the redirect to http://127.0.0.1:<port>/. \
+            The sign-in uses the authorization code flow with PKCE (S256), state and nonce; the \
+            id_token's signature is checked against the provider's keys before anything is \
+            stored. The URL is always printed as well.
+
+            No configuration file is needed:
+              authkit login --issuer https://accounts.example.com --client-id my-cli
+              authkit login --profile microsoft --client-id 6731de76-14a6-49ae-97bc-6eba6914391e
+
+            Over SSH, without a local browser: --paste (open the URL anywhere, then paste the \
+            address the browser ends on) or --device-code (enter a code on another device).
+
+            A client secret, for providers that insist on one, comes from AUTHKIT_CLIENT_SECRET \
+            or the config file — never from a flag, which other users could see in `ps`.
+            """
+    )
+
+    @OptionGroup var session: SessionOptions
+
+    @Option(help: ArgumentHelp("The provider's issuer URL (https, or http on loopback).", valueName: "url"))
+    var issuer: String?
+
+    @Option(help: ArgumentHelp("For a {tenantid} issuer: the tenant to sign in to (common, organizations, consumers or an id).", valueName: "tenant"))
+    var tenant: String?
+
+    @Option(name: .customLong("client-id"), help: ArgumentHelp("The OAuth client id registered with the provider.", valueName: "id"))
+    var clientID: String?
+
+    @Option(name: .customLong("scope"), help: ArgumentHelp("A scope to request besides the profile's (repeatable).", valueName: "scope"))
+    var scopes: [String] = []
+
+    @Option(name: .customLong("login-hint"), help: ArgumentHelp("Pre-fill the account name on the provider's page.", valueName: "user"))
+    var loginHint: String?
+
+    @Flag(name: .customLong("no-browser"), help: "Only print the URL; do not open a browser.")
+    var noBrowser = false
+
+    @Flag(help: "Print the URL and accept the address the browser ends on, pasted back (for SSH sessions).")
+    var paste = false
+
+    @Flag(name: .customLong("device-code"), help: "Sign in with a code entered on another device (RFC 8628).")
+    var deviceCode = false
+
+    @Option(help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
+    var timeout: Int = 300
+
+    @Flag(help: "Print the signed-in account as JSON on standard output.")
+    var json = false
+
+    func validate() throws {
+        if [noBrowser, paste, deviceCode].filter({ $0 }).count > 1 {
+            throw ValidationError("--no-browser, --paste and --device-code exclude each other")
+        }
+        guard (10...3600).contains(timeout) else { throw ValidationError("--timeout must be between 10 and 3600 seconds") }
+    }
+
+    var mode: SignInFlow.Mode {
+        if deviceCode { return .deviceCode }
+        if paste { return .paste }
+        if noBrowser { return .noBrowser }
+        return .browser
+    }
+
+    func run() async throws {
+        let indicator = WaitIndicator()
+        do {
+            let profile = try session.resolveProfile(ProfileOverrides(
+                issuer: issuer, tenant: tenant, clientID: clientID, extraScopes: scopes, loginHint: loginHint))
+            let shared = try session.session(for: profile)
+            let flow = SignInFlow(profile: profile, session: shared)
+            let pasted = mode == .paste ? PastedLines.stream() : nil
+            let result = try await flow.run(SignInFlow.Options(mode: mode, timeout: .seconds(timeout)), pasted: pasted) { event in
+                indicator.show(event)
+            }
+            indicator.stop()
+            report(result)
+        } catch {
+            indicator.stop()
+            throw failure(error)
+        }
+    }
+
+    private func report(_ result: SignInResult) {
+        let account = result.account
+        var lines = ["✓ Signed in as " + (account.name.map { "\($0) (\(account.account))" } ?? account.account)]
+        if let tenant = account.tenantID { lines.append("  tenant:  \(tenant)") }
+        lines.append("  issuer:  \(account.issuer)")
+        lines.append("  scopes:  \(result.grantedScopes.joined(separator: " "))")
+        lines.append("  stored:  \(result.location)")
+        if result.location.isPlainFile {
+            lines.append("  WARNING: the tokens are in a plain file, not encrypted; anyone who can read it can use them.")
+        }
+        Terminal.printError(lines.joined(separator: "\n"))
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            if let data = try? encoder.encode(AccountReport(account, now: Date())) {
+                Terminal.printOut(String(decoding: data, as: UTF8.self))
+            }
+        }
+    }
+}
+
+/// Lines typed or pasted on standard input, for `login --paste`.
+enum PastedLines {
+    static func stream() -> AsyncStream<String> {
+        AsyncStream { continuation in
+            // A blocking read belongs on its own thread, not the cooperative pool.
+            let thread = DispatchQueue(label: "authkit.paste")
+            thread.async {
+                while let line = readLine(strippingNewline: true) {
+                    if !line.allSatisfy({ $0 == " " || $0 == "\t" }) { continuation.yield(line) }
+                }
+                continuation.finish()
+            }
+        }
+    }
+}

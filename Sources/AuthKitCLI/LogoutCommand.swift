@@ -1,0 +1,63 @@
+import ArgumentParser
+import AuthKit
+
+/// `authkit logout`: removes the shared sign-in, revoking the refresh token first.
+struct LogoutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "logout",
+        abstract: "Sign out: revoke the refresh token where supported and remove the stored tokens.",
+        discussion: """
+            Removes the group's sign-in from the token store; every tool of the group sees the \
+            sign-out at once. Where the provider advertises a revocation endpoint (RFC 7009), \
+            the refresh token is revoked first. Signing out when nobody is signed in is not an \
+            error.
+
+            With several accounts in the group, name one with --account or remove all with --all.
+            """
+    )
+
+    @OptionGroup var session: SessionOptions
+
+    @Option(help: ArgumentHelp("The account to sign out.", valueName: "name"))
+    var account: String?
+
+    @Flag(help: "Sign out every account of the group.")
+    var all = false
+
+    func validate() throws {
+        if all && account != nil { throw ValidationError("--account and --all exclude each other") }
+    }
+
+    func run() async throws {
+        do {
+            let profile = try session.resolveProfile()
+            let shared = try session.session(for: profile)
+            if account == nil && !all {
+                let accounts = try await shared.accounts()
+                if accounts.count > 1 {
+                    Terminal.printError(
+                        "authkit: the group \(profile.group) holds \(accounts.count) accounts (\(accounts.map(\.account).joined(separator: ", "))); "
+                            + "name one with --account or use --all")
+                    throw ExitStatus.usage
+                }
+            }
+            let outcomes = try await shared.signOut(account: account)
+            if outcomes.isEmpty {
+                Terminal.printError(account.map { "Nothing to do: \($0) is not signed in in \(profile.group)." }
+                    ?? "Nothing to do: nobody is signed in in \(profile.group).")
+                return
+            }
+            for outcome in outcomes {
+                let revocation: String
+                switch outcome.revocation {
+                case .revoked: revocation = "refresh token revoked"
+                case .notSupported: revocation = "no revocation (the provider offers none)"
+                case .failed(let reason): revocation = "revocation failed: \(reason)"
+                }
+                Terminal.printError("✓ Signed out \(outcome.account) from \(profile.group) (\(revocation)).")
+            }
+        } catch let error as AuthKitError {
+            throw failure(error)
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `authkit search`: find people in the directory through Microsoft Graph.
+struct SearchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "search",
+        abstract: "Search the directory (Microsoft Graph users) by name or mail.",
+        discussion: """
+            Lists users whose display name, given name, surname, mail or user principal name \
+            starts with TEXT (case-insensitive), with their display name, user principal name, \
+            mail and phone numbers. TEXT is sent as an OData string literal, so quotes are safe \
+            (authkit search "O'Brien").
+
+            Needs the User.ReadBasic.All permission: the built-in microsoft profile asks for it; \
+            otherwise sign in with `authkit login --scope User.ReadBasic.All`.
+
+            Output: an aligned table, or with --json one JSON object per line.
+            """
+    )
+
+    @OptionGroup var session: SessionOptions
+
+    @Argument(help: "The beginning of a name or mail address.")
+    var text: String
+
+    @Option(help: ArgumentHelp("At most this many users (1–999).", valueName: "n"))
+    var top: Int = 25
+
+    @Option(help: ArgumentHelp("The account to search as, when the group holds several.", valueName: "name"))
+    var account: String?
+
+    @Flag(help: "Print one JSON object per user and line.")
+    var json = false
+
+    func validate() throws {
+        guard (1...999).contains(top) else { throw ValidationError("--top must be between 1 and 999") }
+        guard !text.allSatisfy({ $0 == " " || $0 == "\t" }) else { throw ValidationError("the search text is empty") }
+    }
+
+    func run() async throws {
+        let users: [GraphUser]
+        do {
+            let profile = try session.resolveProfile()
+            let shared = try session.session(for: profile)
+            let accounts = try await shared.accounts()
+            guard let signedIn = accounts.first(where: { account == nil || $0.account == account }) else {
+                throw AuthKitError.notSignedIn(group: profile.group, account: account)
+            }
+            guard let base = profile.graphBaseURL ?? signedIn.graphBaseURL, let baseURL = URL(string: base) else {
+                throw AuthKitError.unsupported(
+                    "no Microsoft Graph URL: sign in with a profile that has graph_url (the built-in microsoft profile has one) "
+                        + "or set AUTHKIT_GRAPH_URL=https://graph.microsoft.com/v1.0")
+            }
+            do {
+                users = try await GraphClient(session: shared, account: account ?? signedIn.account, baseURL: baseURL).searchUsers(text, top: top)
+            } catch {
+                throw AuthKitError.graph(error)
+            }
+        } catch let error as AuthKitError {
+            switch error {
+            case .graph(.forbidden(let permission, _)):
+                throw failure(error, hint: "Run `\(loginCommand(session, extra: "--scope \(permission)"))` to grant it.")
+            case _ where error.category == .loginNeeded:
+                throw failure(error, hint: "Run `\(loginCommand(session))` to sign in.")
+            default:
+                throw failure(error)
+            }
+        }
+        json ? printJSONLines(users) : printTable(users)
+    }
+
+    private func printJSONLines(_ users: [GraphUser]) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for user in users {
+            var row = user
+            row.id = nil
+            if let data = try? encoder.encode(row) { Terminal.printOut(String(decoding: data, as: UTF8.self)) }
+        }
+    }
+
+    private func printTable(_ users: [GraphUser]) {
+        guard !users.isEmpty else {
+            Terminal.printError("No users found whose name or mail starts with ‘\(TerminalText.clean(text))’.")
+            return
+        }
+        let header = ["NAME", "USERNAME", "MAIL", "PHONE"]
+        let rows = users.map { user -> [String] in
+            let phones = user.businessPhones + (user.mobilePhone.map { ["\($0) (mobile)"] } ?? [])
+            return [user.displayName, user.userPrincipalName, user.mail, phones.isEmpty ? nil : phones.joined(separator: ", ")]
+                .map { TerminalText.clean($0 ?? "–") }
+        }
+        Terminal.printOut(TableFormatter.format([header] + rows))
+    }
+}

@@ -1,0 +1,77 @@
+import ArgumentParser
+import AuthKit
+import SecretStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Options every command that touches the shared sign-in accepts.
+struct SessionOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The profile to use (a [profile NAME] section of the config file, or the built-in `microsoft`).",
+        valueName: "name"))
+    var profile: String?
+
+    @Option(help: ArgumentHelp(
+        "The group whose shared sign-in to use, e.g. com.example.shared (default: the profile's, else `authkit`).",
+        valueName: "name"))
+    var group: String?
+
+    @Flag(help: "Keep tokens in an unencrypted file under $XDG_STATE_HOME/authkit instead of the Secret Service.")
+    var insecureStorage = false
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    /// The profile with these options (and `more`) applied on top of environment and files.
+    func resolveProfile(_ more: ProfileOverrides = ProfileOverrides()) throws(AuthKitError) -> Profile {
+        var overrides = more
+        overrides.profile = profile
+        overrides.group = group
+        if insecureStorage { overrides.storage = .plainFile }
+        do {
+            return try ProfileResolver.load(environment: environment).resolve(overrides)
+        } catch {
+            throw .configuration(error)
+        }
+    }
+
+    /// The shared session of the profile's group, in the profile's store.
+    func session(for profile: Profile) throws(AuthKitError) -> SharedSession {
+        let store: any SecretStore
+        switch profile.storage {
+        case .secretService: store = SecretServiceStore()
+        case .plainFile: store = PlainFileStore()
+        }
+        return try SharedSession(group: profile.group, store: store, environment: environment)
+    }
+}
+
+/// Reports an AuthKit error on standard error and turns it into the documented exit code.
+func failure(_ error: AuthKitError, hint: String? = nil) -> ExitCode {
+    var message = "authkit: \(error)"
+    if let hint { message += "\n\(hint)" }
+    Terminal.printError(message)
+    return exitCode(for: error)
+}
+
+func exitCode(for error: AuthKitError) -> ExitCode {
+    switch error.category {
+    case .usage: return ExitStatus.usage
+    case .loginNeeded: return ExitStatus.loginNeeded
+    case .storage: return ExitStatus.storageUnavailable
+    case .provider: return ExitStatus.providerError
+    }
+}
+
+/// The command that signs in again for this group/profile, for hints.
+func loginCommand(_ options: SessionOptions, extra: String = "") -> String {
+    var words = ["authkit", "login"]
+    if let profile = options.profile { words += ["--profile", profile] }
+    if let group = options.group { words += ["--group", group] }
+    if options.insecureStorage { words.append("--insecure-storage") }
+    if !extra.isEmpty { words.append(extra) }
+    return words.joined(separator: " ")
+}

@@ -1,0 +1,189 @@
+import ArgumentParser
+import AuthKit
+import SecretStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `authkit status`: who is signed in in the group, and whether the sign-in is usable.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show who is signed in in the group and whether the sign-in is usable.",
+        discussion: """
+            For each account of the group: who, issuer and tenant, scopes, when the access \
+            token expires, whether a refresh token is present, when the id_token was verified, \
+            and where the tokens are stored. Reads the token store only: no network.
+
+            Exit status: 0 when at least one account is usable (its access token is valid or \
+            it can be refreshed), 1 when nobody is signed in or a new login is needed, 2 for \
+            usage or configuration errors, 3 when the token store is unavailable.
+
+            --json prints one JSON object whose field names are stable (README, "status --json").
+            """
+    )
+
+    @OptionGroup var session: SessionOptions
+
+    @Flag(help: "Print a JSON object instead of text.")
+    var json = false
+
+    func run() async throws {
+        let profile: Profile
+        let accounts: [Account]
+        do {
+            profile = try session.resolveProfile()
+            accounts = try await session.session(for: profile).accounts()
+        } catch {
+            if json, error.category == .storage {
+                printJSON(StatusReport(group: session.group ?? "", signedIn: false, usable: false, accounts: [], error: error.description))
+            }
+            throw failure(error)
+        }
+        let now = Date()
+        let usable = accounts.contains { Self.isUsable($0, now: now) }
+        if json {
+            printJSON(StatusReport(
+                group: profile.group, signedIn: !accounts.isEmpty, usable: usable,
+                accounts: accounts.map { AccountReport($0, now: now) }, error: nil))
+        } else {
+            printText(profile: profile, accounts: accounts, now: now)
+        }
+        if !usable { throw ExitStatus.loginNeeded }
+    }
+
+    static func isUsable(_ account: Account, now: Date) -> Bool {
+        guard account.problem == nil else { return false }
+        return account.hasRefreshToken || (account.accessTokenExpiresAt.map { $0 > now } ?? false)
+    }
+
+    private func printText(profile: Profile, accounts: [Account], now: Date) {
+        guard !accounts.isEmpty else {
+            Terminal.printOut("Nobody is signed in in the group \(profile.group).")
+            Terminal.printError("Run `\(loginCommand(session))` to sign in.")
+            return
+        }
+        var lines = ["Group \(profile.group)"]
+        for account in accounts {
+            let who = account.name.map { "\($0) (\(account.account))" } ?? account.account
+            if let problem = account.problem {
+                lines.append("  ✗ \(who): the stored sign-in cannot be used: \(problem)")
+                lines.append("    storage:        \(account.location)")
+                continue
+            }
+            lines.append("  \(Self.isUsable(account, now: now) ? "✓" : "✗") Signed in as \(who)")
+            let tenant = account.tenantID.map { " (tenant \($0))" } ?? ""
+            lines.append("    issuer:         \(account.issuer)\(tenant)")
+            lines.append("    client:         \(account.clientID)")
+            lines.append("    scopes:         \(account.scopes.joined(separator: " "))")
+            if let expires = account.accessTokenExpiresAt {
+                lines.append("    access token:   \(expires > now ? "expires" : "expired") \(RelativeTime.describe(expires, now: now))")
+            }
+            lines.append("    refresh token:  \(account.hasRefreshToken ? "present" : "absent (a new login is needed when the access token expires)")")
+            lines.append("    id_token:       " + (account.idTokenVerifiedAt.map { "signature and claims verified \(RelativeTime.describe($0, now: now))" } ?? "not verified"))
+            lines.append("    storage:        \(account.location)")
+            if account.location.isPlainFile {
+                lines.append("    WARNING: the tokens are in a plain file, not encrypted; anyone who can read it can use them.")
+            }
+        }
+        Terminal.printOut(lines.joined(separator: "\n"))
+    }
+
+    private func printJSON(_ report: StatusReport) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        if let data = try? encoder.encode(report) { Terminal.printOut(String(decoding: data, as: UTF8.self)) }
+    }
+}
+
+/// `authkit status --json`. Field names are stable; new fields may be added.
+struct StatusReport: Encodable {
+    var group: String
+    var signedIn: Bool
+    var usable: Bool
+    var accounts: [AccountReport]
+    var error: String?
+
+    enum CodingKeys: String, CodingKey {
+        case group, usable, accounts, error
+        case signedIn = "signed_in"
+    }
+}
+
+struct AccountReport: Encodable {
+    var account: String
+    var name: String?
+    var issuer: String
+    var tenantID: String?
+    var clientID: String
+    var scopes: [String]
+    var accessTokenExpiresAt: String?
+    var accessTokenExpiresIn: Int?
+    var accessTokenValid: Bool
+    var refreshToken: Bool
+    var idTokenVerifiedAt: String?
+    var usable: Bool
+    var storage: StorageReport
+    var problem: String?
+
+    enum CodingKeys: String, CodingKey {
+        case account, name, issuer, scopes, usable, storage, problem
+        case tenantID = "tenant_id"
+        case clientID = "client_id"
+        case accessTokenExpiresAt = "access_token_expires_at"
+        case accessTokenExpiresIn = "access_token_expires_in"
+        case accessTokenValid = "access_token_valid"
+        case refreshToken = "refresh_token"
+        case idTokenVerifiedAt = "id_token_verified_at"
+    }
+
+    init(_ account: Account, now: Date) {
+        self.account = account.account
+        name = account.name
+        issuer = account.issuer
+        tenantID = account.tenantID
+        clientID = account.clientID
+        scopes = account.scopes
+        accessTokenExpiresAt = account.accessTokenExpiresAt.map(RelativeTime.rfc3339)
+        accessTokenExpiresIn = account.accessTokenExpiresAt.map { max(0, Int($0.timeIntervalSince(now))) }
+        accessTokenValid = account.accessTokenExpiresAt.map { $0 > now } ?? false
+        refreshToken = account.hasRefreshToken
+        idTokenVerifiedAt = account.idTokenVerifiedAt.map(RelativeTime.rfc3339)
+        usable = StatusCommand.isUsable(account, now: now)
+        storage = StorageReport(account.location)
+        problem = account.problem
+    }
+}
+
+struct StorageReport: Encodable {
+    /// "secret-service" or "plain-file".
+    var kind: String
+    var collection: String?
+    var groupCollection: Bool?
+    var locked: Bool?
+    var path: String?
+    var encrypted: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case kind, collection, locked, path, encrypted
+        case groupCollection = "group_collection"
+    }
+
+    init(_ location: StorageLocation) {
+        switch location {
+        case .collection(let label, _, let isGroupCollection, let isLocked, _):
+            kind = "secret-service"
+            collection = label
+            groupCollection = isGroupCollection
+            locked = isLocked
+            encrypted = true
+        case .plainFile(let path):
+            kind = "plain-file"
+            self.path = path
+            encrypted = false
+        }
+    }
+}
