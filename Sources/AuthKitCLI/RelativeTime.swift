@@ -9,6 +9,7 @@ enum RelativeTime {
     static func describe(_ date: Date, now: Date = Date()) -> String {
         let seconds = Int(date.timeIntervalSince(now).rounded())
         let magnitude = abs(seconds)
+        if magnitude < 5 { return "just now" }
         let amount: String
         switch magnitude {
         case ..<60: amount = "\(magnitude) s"
