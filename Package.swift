@@ -96,6 +96,6 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "AuthKitCLITests", dependencies: ["TestSupport"]),
+        .testTarget(name: "AuthKitCLITests", dependencies: ["TestSupport", "AuthKitCLI"]),
     ]
 )

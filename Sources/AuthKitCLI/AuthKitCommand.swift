@@ -33,6 +33,11 @@ struct AuthKitCommand: AsyncParsableCommand {
     /// (ExitStatus): usage errors exit 2, not ArgumentParser's default 64.
     static func main() async {
         do {
+            // The hot path scripts run in loops skips ArgumentParser (TokenFastPath).
+            if let request = TokenFastPath.parse(Array(CommandLine.arguments.dropFirst())) {
+                try await request.run()
+                return
+            }
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()

@@ -23,9 +23,29 @@ struct SessionOptions: ParsableArguments {
     @Flag(help: "Keep tokens in an unencrypted file under $XDG_STATE_HOME/authkit instead of the Secret Service.")
     var insecureStorage = false
 
+    /// The parsed values as a plain value (ArgumentParser's wrappers trap when read unparsed).
+    var settings: SessionSettings {
+        SessionSettings(profile: profile, group: group, insecureStorage: insecureStorage)
+    }
+
+    func resolveProfile(_ more: ProfileOverrides = ProfileOverrides()) throws(AuthKitError) -> Profile {
+        try settings.resolveProfile(more)
+    }
+
+    func session(for profile: Profile) throws(AuthKitError) -> SharedSession {
+        try settings.session(for: profile)
+    }
+}
+
+/// Which profile, group and store a command works with.
+struct SessionSettings: Equatable {
+    var profile: String?
+    var group: String?
+    var insecureStorage = false
+
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
-    /// The profile with these options (and `more`) applied on top of environment and files.
+    /// The profile with these settings (and `more`) applied on top of environment and files.
     func resolveProfile(_ more: ProfileOverrides = ProfileOverrides()) throws(AuthKitError) -> Profile {
         var overrides = more
         overrides.profile = profile
@@ -68,6 +88,10 @@ func exitCode(for error: AuthKitError) -> ExitCode {
 
 /// The command that signs in again for this group/profile, for hints.
 func loginCommand(_ options: SessionOptions, extra: String = "") -> String {
+    loginCommand(options.settings, extra: extra)
+}
+
+func loginCommand(_ options: SessionSettings, extra: String = "") -> String {
     var words = ["authkit", "login"]
     if let profile = options.profile { words += ["--profile", profile] }
     if let group = options.group { words += ["--group", group] }

@@ -33,23 +33,18 @@ struct TokenCommand: AsyncParsableCommand {
     var scopes: [String] = []
 
     func validate() throws {
-        guard (0...86_400).contains(minTTL) else { throw ValidationError("--min-ttl must be between 0 and 86400 seconds") }
+        guard TokenRequest.minTTLRange.contains(minTTL) else {
+            throw ValidationError("--min-ttl must be between 0 and 86400 seconds")
+        }
+    }
+
+    var request: TokenRequest {
+        TokenRequest(
+            profile: session.profile, group: session.group, insecureStorage: session.insecureStorage,
+            account: account, minTTL: minTTL, scopes: scopes)
     }
 
     func run() async throws {
-        do {
-            let profile = try session.resolveProfile()
-            let shared = try session.session(for: profile)
-            let token = try await shared.validAccessToken(
-                account: account, minimumLifetime: .seconds(minTTL), scopes: scopes.isEmpty ? nil : scopes)
-            Terminal.write(fd: 1, token.value + "\n")
-        } catch {
-            switch error.category {
-            case .loginNeeded:
-                throw failure(error, hint: "Run `\(loginCommand(session))` to sign in.")
-            default:
-                throw failure(error)
-            }
-        }
+        try await request.run()
     }
 }
