@@ -1,4 +1,5 @@
 import COpenSSL
+import JOSE
 
 /// A PKCE code verifier (RFC 7636 §4.1) and its S256 challenge. S256 is the only method
 /// authkit sends: `plain` would put the verifier itself in the browser's address bar.
@@ -21,7 +22,7 @@ public struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugString
         }
         // SHA-256 over a few bytes of memory cannot fail short of a broken libcrypto.
         precondition(status == 1 && length == 32, "libcrypto's SHA-256 failed")
-        return Base64URLEncoding.encode(digest)
+        return Base64URL.encode(digest)
     }
 
     /// Always `S256`.

@@ -1,3 +1,5 @@
+import JOSE
+
 /// Random bytes for PKCE verifiers, `state` and `nonce`, from Swift's
 /// `SystemRandomNumberGenerator`, which on Linux reads the kernel CSPRNG with `getrandom(2)`
 /// (falling back to `/dev/urandom`).
@@ -19,26 +21,7 @@ enum SecureRandom {
     /// A base64url string (no padding) of `byteCount` random bytes: 32 bytes give 43
     /// characters and 256 bits of entropy.
     static func token(byteCount: Int = 32) throws(Unavailable) -> String {
-        Base64URLEncoding.encode(try bytes(byteCount))
-    }
-}
-
-/// Unpadded base64url (RFC 4648 §5), for values authkit generates.
-enum Base64URLEncoding {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
-    static func encode(_ bytes: some Collection<UInt8>) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var iterator = bytes.makeIterator()
-        while let b0 = iterator.next() {
-            let b1 = iterator.next(), b2 = iterator.next()
-            out.append(alphabet[Int(b0 >> 2)])
-            out.append(alphabet[Int((b0 & 0x03) << 4 | (b1 ?? 0) >> 4)])
-            if let b1 { out.append(alphabet[Int((b1 & 0x0F) << 2 | (b2 ?? 0) >> 6)]) }
-            if let b2 { out.append(alphabet[Int(b2 & 0x3F)]) }
-        }
-        return String(decoding: out, as: UTF8.self)
+        Base64URL.encode(try bytes(byteCount))
     }
 }
 
