@@ -1,0 +1,475 @@
+import Foundation
+import JOSE
+import Testing
+import TestSupport
+@testable import AuthKit
+
+// Issue 4, "Shown by tests against a real OpenID provider on loopback": every sign-in case runs
+// against a real provider from Tests/Peers (our authlib provider unless the test says otherwise;
+// oidc-provider-mock for the confidential client, glewlwyd as a second PKCE-checking provider),
+// driven by the scripted browser. Tokens go to a plain-file store in a temporary folder; the
+// real Secret Service path is in RefreshRaceTests (authkit login/token in a private keyring).
+
+extension Result {
+    var failureValue: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// The sign-in's error, or a recorded issue when it succeeded.
+func expectFailure(_ result: Result<SignInResult, AuthKitError>, sourceLocation: SourceLocation = #_sourceLocation) throws -> AuthKitError {
+    try #require(result.failureValue, "the sign-in should have failed", sourceLocation: sourceLocation)
+}
+
+@Suite("SignInFlow against real providers")
+struct SignInFlowTests {
+    // MARK: Success paths
+
+    @Test("full sign-in (public client, PKCE, browser via $BROWSER-style launcher) stores the tokens the provider issued")
+    func fullSignInStoresTokens() async throws {
+        let harness = try SignInHarness()
+        let result = try await harness.run(harness.flow(try harness.profile())).get()
+        #expect(result.account.account == "ada@example.test")
+        #expect(result.account.name == "Ada Lovelace")
+
+        let records = try await harness.records()
+        try #require(records.count == 1)
+        let record = records[0]
+        let ada = try #require(harness.provider.users.first { $0["username"] == "ada" })
+        #expect(record.subject == ada["sub"].string)
+        #expect(record.issuer == harness.provider.issuer.absoluteString)
+        #expect(record.configuredIssuer == harness.provider.issuer.absoluteString)
+        #expect(record.clientID == harness.provider.publicClient?.clientID)
+        #expect(record.clientSecret == nil)
+        #expect(record.tokenEndpoint == harness.provider.issuer.absoluteString + "/token")
+        #expect(record.jwksURI == harness.provider.issuer.absoluteString + "/jwks")
+        #expect(record.revocationEndpoint == harness.provider.issuer.absoluteString + "/revoke")
+        #expect(record.scopes.contains("offline_access"))
+        #expect(record.generation == 1)
+        #expect(record.idTokenVerifiedAt != nil)
+
+        // The stored tokens are the ones the provider issued, and it still considers them live.
+        let issued = try await harness.provider.issued()["items"].array
+        func active(_ kind: String) -> [String] {
+            issued.filter { $0["kind"].string == kind && $0["active"].bool != false }.compactMap { $0["value"].string }
+        }
+        #expect(active("access_token") == [record.accessToken])
+        #expect(active("refresh_token") == [record.refreshToken].compactMap { $0 })
+        #expect(active("id_token").contains(record.idToken ?? "-"))
+
+        // PKCE, state and nonce went over the wire: the provider saw them (names only in its log).
+        let log = try await harness.provider.log()
+        let authorize = try #require(log.requests.first { $0["endpoint"] == "authorize" })
+        let sent = Set(authorize["params"].array.compactMap(\.string))
+        #expect(sent.isSuperset(of: ["code_challenge", "code_challenge_method", "state", "nonce", "redirect_uri", "response_type"]))
+        let token = try #require(log.requests.first { $0["endpoint"] == "token" })
+        #expect(token["grant_type"] == "authorization_code")
+        #expect(token["params"].array.contains("code_verifier"))
+        #expect(token["basic_auth"] == false)
+        #expect(log.count(grantType: "authorization_code") == 1)
+        try await harness.expectNoSecretsLeaked()
+    }
+
+    @Test("public client with PKCE against glewlwyd (Debian's C provider): full sign-in")
+    func publicClientAgainstGlewlwyd() async throws {
+        let harness = try SignInHarness(.glewlwyd)
+        let result = try await harness.run(harness.flow(try harness.profile())).get()
+        let record = try #require(try await harness.records().first)
+        #expect(record.issuer == harness.provider.issuer.absoluteString)
+        #expect(record.clientSecret == nil)
+        #expect(record.refreshToken != nil)
+        #expect(result.account.account.hasPrefix("ada"))
+        try await harness.expectNoSecretsLeaked()
+    }
+
+    @Test("confidential client (client secret, HTTP Basic) against oidc-provider-mock")
+    func confidentialClientAgainstMock() async throws {
+        let harness = try SignInHarness(.mock)
+        _ = try await harness.run(harness.flow(try harness.profile(confidential: true))).get()
+        let record = try #require(try await harness.records().first)
+        #expect(record.clientSecret == harness.provider.confidentialClient?.clientSecret)
+        #expect(record.idToken != nil)
+        let log = try await harness.provider.log()
+        let token = try #require(log.requests.first { $0["endpoint"] == "token" })
+        #expect(token["basic_auth"] == true, "the secret goes in HTTP Basic, not the form")
+        #expect(!token["params"].array.contains("client_secret"))
+        try await harness.expectNoSecretsLeaked()
+    }
+
+    @Test("a wrong code_verifier is refused by the provider (authkit's PKCE is what the provider checks)",
+          arguments: [OIDCTestProvider.Implementation.authlib, .glewlwyd])
+    func wrongCodeVerifierIsRejected(_ implementation: OIDCTestProvider.Implementation) async throws {
+        let harness = try SignInHarness(implementation)
+        let forged = try PKCEVerifier()
+        let tampering = InterceptingTransport(rewrite: { request in
+            InterceptingTransport.replacingField("code_verifier", with: forged.value, in: request)
+        })
+        let result = await harness.run(harness.flow(try harness.profile(), transport: tampering))
+        let error = try expectFailure(result)
+        guard case .tokenEndpoint(.oauth(let code, _, let status)) = error else {
+            Issue.record("expected an OAuth error from the token endpoint, got \(error)")
+            return
+        }
+        if implementation == .glewlwyd {
+            #expect(code == "invalid_code" && status == 403, "glewlwyd's answer to a wrong verifier")
+        } else {
+            #expect(code == "invalid_grant" && status == 400)
+        }
+        #expect(try await harness.itemCount() == 0, "nothing is stored")
+        try await harness.expectNoSecretsLeaked()
+    }
+
+    @Test("paste mode: the pasted final URL completes the sign-in; a pasted URL with another state is refused and the wait goes on")
+    func pasteMode() async throws {
+        let harness = try SignInHarness()
+        let urls = Mailbox<URL>()
+        let (pasted, paste) = AsyncStream.makeStream(of: String.self)
+        let running = Task {
+            await harness.run(harness.flow(try harness.profile()), mode: .paste, pasted: pasted) { event in
+                if case .openURL(let url, let browser) = event, browser == nil { urls.put(url) }
+            }
+        }
+        let url = try #require(await urls.next())
+        let redirect = try ScriptedBrowser(for: harness.provider).finalRedirect(for: url)
+        var components = try #require(URLComponents(url: redirect, resolvingAgainstBaseURL: false))
+        components.queryItems = components.queryItems?.map { $0.name == "state" ? URLQueryItem(name: "state", value: "not-this-one") : $0 }
+        paste.yield(try #require(components.url).absoluteString)
+        paste.yield("  \(redirect.absoluteString)\n")
+        let result = try await running.value.get()
+        paste.finish()
+        #expect(result.account.account == "ada@example.test")
+        #expect(harness.transcript.all.filter { $0.hasPrefix("refused(") }.count == 1, "the URL with another state was refused")
+        // The redirect (holding the code) is handed to this test on purpose; authkit must not repeat it.
+        try await harness.expectNoSecretsLeaked()
+    }
+
+    // MARK: The redirect
+
+    @Test("wrong state, missing state, wrong path and replayed callbacks don't end the wait; the genuine one still completes")
+    func strayCallbacksDoNotEndTheWait() async throws {
+        let harness = try SignInHarness()
+        let urls = Mailbox<URL>()
+        let running = Task {
+            await harness.run(harness.flow(try harness.profile()), mode: .noBrowser) { event in
+                if case .openURL(let url, _) = event { urls.put(url) }
+            }
+        }
+        let url = try #require(await urls.next())
+        let browser = ScriptedBrowser(for: harness.provider)
+
+        // A genuine callback of another sign-in (its own state and code), to replay here.
+        let client = try #require(harness.provider.publicClient)
+        let other = try AuthorizationRequest(
+            authorizationEndpoint: harness.provider.issuer.appendingPathComponent("authorize"), clientID: client.clientID,
+            redirectURI: "http://127.0.0.1:49231/", scopes: ["openid"])
+        let otherRedirect = try browser.finalRedirect(for: other.url)
+
+        // This sign-in's genuine callback, held back while the strays arrive.
+        let redirect = try browser.finalRedirect(for: url)
+        let receiverPort = try #require(redirect.port)
+        let genuineQuery = try #require(redirect.query)
+        let fields = try #require(FormEncoding.decode(genuineQuery))
+        func target(_ path: String, _ fields: [(name: String, value: String)]) -> URL {
+            URL(string: "http://127.0.0.1:\(receiverPort)\(path)?\(FormEncoding.encode(fields))")!
+        }
+        let withoutState = fields.filter { $0.name != "state" }
+        let wrongState = fields.map { $0.name == "state" ? ($0.name, "0123456789abcdef0123456789abcdef0123456789a") : $0 }
+        let strays = [
+            target("/", wrongState),
+            target("/", withoutState),
+            target("/elsewhere", fields),
+            URL(string: "http://127.0.0.1:\(receiverPort)/?\(try #require(otherRedirect.query))")!,
+        ]
+        for stray in strays {
+            let answer = try await TestHTTP.get(stray)
+            #expect((400..<500).contains(answer.status), "\(stray.path) answered \(answer.status)")
+            #expect(answer.text.contains("<h1>"))
+        }
+        // The wait is still on: nothing was exchanged.
+        #expect(try await harness.provider.log().count(endpoint: "token") == 0)
+
+        let genuine = try await TestHTTP.get(redirect)
+        #expect(genuine.status == 200)
+        #expect(genuine.text.contains("Sign-in complete"))
+        let result = try await running.value.get()
+        #expect(result.account.account == "ada@example.test")
+
+        // The genuine callback replayed: not a second sign-in (the listener is closed, or says so).
+        do {
+            let replay = try await TestHTTP.get(redirect)
+            #expect(replay.status == 410)
+        } catch is TestHTTPError {}
+        #expect(try await harness.provider.log().count(grantType: "authorization_code") == 1)
+        #expect(try await harness.records().count == 1)
+        let refusals = harness.transcript.all.filter { $0.hasPrefix("refused(") }
+        #expect(refusals.count == 3, "wrong state, missing state and the other sign-in's state are reported: \(refusals)")
+        try await harness.expectNoSecretsLeaked()
+    }
+
+    @Test("an error callback with the right state (the person denies) ends the sign-in with the provider's error")
+    func errorCallback() async throws {
+        let harness = try SignInHarness()
+        let result = await harness.run(harness.flow(try harness.profile(), browser: harness.browser(deny: true)))
+        let error = try expectFailure(result)
+        guard case .authorization(.providerError(let code, _, _)) = error else {
+            Issue.record("expected the provider's error, got \(error)")
+            return
+        }
+        #expect(code == "access_denied")
+        #expect(error.category == .provider)
+        #expect(try await harness.itemCount() == 0)
+        #expect(try await harness.provider.log().count(endpoint: "token") == 0)
+
+        // The provider's own description reaches the person.
+        try await harness.provider.setFault(.authorizeError("temporarily_unavailable", description: "Maintenance until noon"))
+        let second = try expectFailure(await harness.run(harness.flow(try harness.profile())))
+        guard case .authorization(.providerError("temporarily_unavailable", "Maintenance until noon", _)) = second else {
+            Issue.record("expected the provider's description, got \(second)")
+            return
+        }
+        #expect(second.description.contains("Maintenance until noon"))
+        try await harness.expectNoSecretsLeaked()
+    }
+
+    @Test("a wrong iss in the redirect (RFC 9207 mix-up defence) fails the sign-in before any code exchange")
+    func wrongIssuerInRedirect() async throws {
+        let harness = try SignInHarness()
+        try await harness.provider.setFault(.authorizeWrongIssuer)
+        let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
+        guard case .authorization(.issuerMismatch(let expected)) = error else {
+            Issue.record("expected issuerMismatch, got \(error)")
+            return
+        }
+        #expect(expected == harness.provider.issuer.absoluteString)
+        #expect(try await harness.provider.log().count(endpoint: "token") == 0)
+        #expect(try await harness.itemCount() == 0)
+        try await harness.expectNoSecretsLeaked()
+    }
+
+    @Test("a missing iss when discovery advertises authorization_response_iss_parameter_supported fails the sign-in")
+    func missingIssuerWhenAdvertised() async throws {
+        let harness = try SignInHarness()
+        try await harness.provider.setFault(.authorizeNoIssuer)
+        let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
+        guard case .authorization(.missingIssuer) = error else {
+            Issue.record("expected missingIssuer, got \(error)")
+            return
+        }
+        #expect(try await harness.provider.log().count(endpoint: "token") == 0)
+        #expect(try await harness.itemCount() == 0)
+    }
+
+    @Test("without the advertisement, a redirect without iss is fine")
+    func missingIssuerNotAdvertised() async throws {
+        let harness = try SignInHarness(options: { var o = OIDCTestProvider.Options(); o.issParameter = false; return o }())
+        _ = try await harness.run(harness.flow(try harness.profile())).get()
+        #expect(try await harness.itemCount() == 1)
+    }
+
+    // MARK: The id_token
+
+    @Test("an id_token with the wrong nonce is refused; nothing is stored")
+    func badNonce() async throws {
+        let harness = try SignInHarness()
+        try await harness.provider.setFault(.idTokenWrongNonce)
+        let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
+        guard case .idToken(.nonceMismatch) = error else {
+            Issue.record("expected nonceMismatch, got \(error)")
+            return
+        }
+        #expect(try await harness.itemCount() == 0)
+        try await harness.expectNoSecretsLeaked()
+    }
+
+    @Test("an expired id_token is refused; nothing is stored")
+    func expiredIDToken() async throws {
+        let harness = try SignInHarness()
+        try await harness.provider.setFault(.idTokenExpired)
+        let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
+        guard case .idToken(.expired) = error else {
+            Issue.record("expected expired, got \(error)")
+            return
+        }
+        #expect(try await harness.itemCount() == 0)
+    }
+
+    @Test("an id_token signed by a key missing from the JWKS is refused after exactly one refetch")
+    func keyMissingFromJWKS() async throws {
+        let harness = try SignInHarness()
+        try await harness.provider.setFault(.idTokenUnknownKey)
+        let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
+        guard case .idToken(.unknownKeyID) = error else {
+            Issue.record("expected unknownKeyID, got \(error)")
+            return
+        }
+        #expect(try await harness.provider.log().count(endpoint: "jwks") == 2, "the first fetch and one refetch")
+        #expect(try await harness.itemCount() == 0)
+    }
+
+    @Test("key rotation (new kid) is picked up with exactly one refetch")
+    func keyRotation() async throws {
+        let harness = try SignInHarness()
+        _ = try await harness.run(harness.flow(try harness.profile())).get()
+        #expect(try await harness.provider.log().count(endpoint: "jwks") == 1)
+        let newKid = try await harness.provider.rotateKeys(keepOld: false)
+        _ = try await harness.run(harness.flow(try harness.profile())).get()
+        #expect(try await harness.provider.log().count(endpoint: "jwks") == 2)
+        let record = try #require(try await harness.records().first)
+        let header = try #require(TestPKCE.unverifiedJWTParts(record.idToken ?? "")?.header)
+        #expect(header["kid"].string == newKid)
+        #expect(record.generation == 2, "a second sign-in of the same account continues its generation")
+    }
+
+    @Test("a bad signature under a known kid is refused without refetching the JWKS")
+    func noRefetchOnBadSignature() async throws {
+        let harness = try SignInHarness()
+        try await harness.provider.setFault(.idTokenBadSignature)
+        let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
+        guard case .idToken(.badSignature) = error else {
+            Issue.record("expected badSignature, got \(error)")
+            return
+        }
+        #expect(try await harness.provider.log().count(endpoint: "jwks") == 1)
+        #expect(try await harness.itemCount() == 0)
+    }
+
+    @Test("a wrong audience in the id_token is refused")
+    func wrongAudience() async throws {
+        let harness = try SignInHarness()
+        try await harness.provider.setFault(.idTokenWrongAudience)
+        let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
+        guard case .idToken(.wrongAudience) = error else {
+            Issue.record("expected wrongAudience, got \(error)")
+            return
+        }
+        #expect(try await harness.itemCount() == 0)
+    }
+
+    // MARK: Failures of the provider
+
+    @Test("the provider down between authorization and token exchange: a typed error, nothing stored")
+    func providerDownMidFlow() async throws {
+        let harness = try SignInHarness()
+        let urls = Mailbox<URL>()
+        let running = Task {
+            await harness.run(harness.flow(try harness.profile()), mode: .noBrowser) { event in
+                if case .openURL(let url, _) = event { urls.put(url) }
+            }
+        }
+        let url = try #require(await urls.next())
+        let redirect = try ScriptedBrowser(for: harness.provider).finalRedirect(for: url)
+        let secrets = try await harness.provider.issuedSecrets()
+        harness.provider.stop()
+        _ = try await TestHTTP.get(redirect)
+        let error = try expectFailure(try await running.value)
+        guard case .tokenEndpoint(.transport(let transport)) = error else {
+            Issue.record("expected a transport error at the token endpoint, got \(error)")
+            return
+        }
+        #expect(transport.isSafeToRetry, "connection refused: \(transport)")
+        #expect(error.category == .provider)
+        #expect(try await harness.itemCount() == 0)
+        for secret in secrets where secret.count >= 8 {
+            #expect(!harness.transcript.all.contains { $0.contains(secret) })
+        }
+    }
+
+    // MARK: Device authorization grant (RFC 8628)
+
+    static let fastDevice = { var o = OIDCTestProvider.Options(); o.deviceInterval = 1; return o }()
+
+    /// Runs a device sign-in; `approve` is called with the user code once the flow shows it.
+    func deviceSignIn(
+        _ harness: SignInHarness, approve: @escaping @Sendable (DeviceAuthorization) async -> Void
+    ) async throws -> (Result<SignInResult, AuthKitError>, [String]) {
+        let codes = Mailbox<DeviceAuthorization>()
+        let pending = Transcript()
+        let running = Task {
+            await harness.run(harness.flow(try harness.profile()), mode: .deviceCode, timeout: .seconds(60)) { event in
+                switch event {
+                case .deviceCode(let authorization): codes.put(authorization)
+                case .devicePending(let slowDown): pending.add(slowDown ? "slow_down" : "pending")
+                default: break
+                }
+            }
+        }
+        let authorization = try #require(await codes.next())
+        await approve(authorization)
+        return (try await running.value, pending.all)
+    }
+
+    @Test("device grant: authorization_pending, then approved on the verification page")
+    func deviceGrantApproved() async throws {
+        let harness = try SignInHarness(options: Self.fastDevice)
+        let browser = ScriptedBrowser(user: "grace", for: harness.provider)
+        let (result, events) = try await deviceSignIn(harness) { authorization in
+            // Let the flow poll at least once before approving.
+            while await (try? harness.provider.log().count(grantType: "urn:ietf:params:oauth:grant-type:device_code")) ?? 0 < 1 {
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+            let approved = try? browser.approveDevice(verificationURI: authorization.verificationURI, userCode: authorization.userCode)
+            #expect(approved?.status == 0, "\(approved?.stderr ?? "")")
+        }
+        let signedIn = try result.get()
+        #expect(signedIn.account.account == "grace@example.test")
+        #expect(events.first == "pending")
+        #expect(try await harness.records().first?.refreshToken != nil)
+        try await harness.expectNoSecretsLeaked()
+    }
+
+    @Test("device grant: slow_down makes the flow poll less often, and it still completes")
+    func deviceGrantSlowDown() async throws {
+        let harness = try SignInHarness(options: Self.fastDevice)
+        try await harness.provider.setFault(.deviceSlowDown)
+        let browser = ScriptedBrowser(for: harness.provider)
+        let (result, events) = try await deviceSignIn(harness) { authorization in
+            while await (try? harness.provider.log().count(grantType: "urn:ietf:params:oauth:grant-type:device_code")) ?? 0 < 1 {
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+            _ = try? browser.approveDevice(verificationURI: authorization.verificationURI, userCode: authorization.userCode)
+        }
+        _ = try result.get()
+        #expect(events.contains("slow_down"))
+        // After slow_down the interval grew by 5 s (RFC 8628 §3.5): the next poll came that much later.
+        let polls = try await harness.provider.log().requests.filter { $0["endpoint"] == "token" }.compactMap { request -> Double? in if case .number(let at) = request["at"] { return at } else { return nil } }
+        try #require(polls.count >= 2)
+        #expect(polls[1] - polls[0] >= 5.5, "the poll after slow_down waited interval + 5 s")
+    }
+
+    @Test("device grant: access_denied on the verification page ends the sign-in")
+    func deviceGrantDenied() async throws {
+        let harness = try SignInHarness(options: Self.fastDevice)
+        let browser = ScriptedBrowser(deny: true, for: harness.provider)
+        let (result, _) = try await deviceSignIn(harness) { authorization in
+            _ = try? browser.approveDevice(verificationURI: authorization.verificationURI, userCode: authorization.userCode)
+        }
+        let error = try expectFailure(result)
+        guard case .device(.denied) = error else {
+            Issue.record("expected denied, got \(error)")
+            return
+        }
+        #expect(error.category == .loginNeeded)
+        #expect(try await harness.itemCount() == 0)
+    }
+
+    @Test("device grant: expired_token (the code expired before approval) ends the sign-in")
+    func deviceGrantExpired() async throws {
+        let harness = try SignInHarness(options: Self.fastDevice)
+        try await harness.provider.setFault(.error("expired_token", grantType: "urn:ietf:params:oauth:grant-type:device_code"))
+        let (result, _) = try await deviceSignIn(harness) { _ in }
+        let error = try expectFailure(result)
+        guard case .device(.expired) = error else {
+            Issue.record("expected expired, got \(error)")
+            return
+        }
+        // The provider's own expiry (device_expires_in), not a fault: the same typed error.
+        _ = try await harness.provider.configure(["device_expires_in": 2])
+        let (second, _) = try await deviceSignIn(harness) { _ in }
+        guard case .device(.expired) = try expectFailure(second) else {
+            Issue.record("expected expired, got \(String(describing: second.failureValue))")
+            return
+        }
+        #expect(try await harness.itemCount() == 0)
+    }
+}
