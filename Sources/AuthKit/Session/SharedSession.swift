@@ -255,31 +255,40 @@ public final class SharedSession: Sendable {
         defer { held.release() }
 
         // Another process may have refreshed (or signed out) while we waited.
-        guard let record = try await readRecord(key) else { throw .notSignedIn(group: group.name, account: key.account) }
+        guard var record = try await readRecord(key) else { throw .notSignedIn(group: group.name, account: key.account) }
         if let token = Self.usableToken(record, scopes: scopes, lifetime: minimumLifetime, now: clock()), token.value != rejected {
             return token
         }
-        guard let refreshToken = record.refreshToken else {
-            throw .loginRequired(
-                account: record.account,
-                reason: "the access token expired and the provider issued no refresh token (include the offline_access scope)")
-        }
-        let client = tokenClient(for: record)
-        let response: TokenResponse
-        do {
-            response = try await client.refresh(refreshToken, scopes: scopes)
-        } catch where error.isInvalidGrant {
-            // A rotating refresh token may have been used by another process that did not
-            // take our lock; only a record that did not change means the sign-in is gone.
-            if let current = try await readRecord(key), current.generation != record.generation,
-                let token = Self.usableToken(current, scopes: scopes, lifetime: minimumLifetime, now: clock())
-            {
-                return token
+        var response: TokenResponse?
+        // At most two refreshes: ours, and one with the refresh token another process renewed.
+        for attempt in 1...2 where response == nil {
+            guard let refreshToken = record.refreshToken else {
+                throw .loginRequired(
+                    account: record.account,
+                    reason: "the access token expired and the provider issued no refresh token (include the offline_access scope)")
             }
-            throw .loginRequired(account: record.account, reason: "the provider no longer accepts the refresh token (\(error))")
-        } catch {
-            throw .tokenEndpoint(error)
+            do {
+                response = try await tokenClient(for: record).refresh(refreshToken, scopes: scopes)
+            } catch where error.isInvalidGrant {
+                // A rotating refresh token may have been used by another process that did not
+                // take our lock; only a record that did not change means the sign-in is gone.
+                guard let current = try await readRecord(key), current.generation != record.generation else {
+                    throw .loginRequired(account: record.account, reason: "the provider no longer accepts the refresh token (\(error))")
+                }
+                if let token = Self.usableToken(current, scopes: scopes, lifetime: minimumLifetime, now: clock()), token.value != rejected {
+                    return token
+                }
+                // Renewed, but its access token is too short-lived for us: its refresh token is
+                // the live one now.
+                guard attempt == 1, let renewed = current.refreshToken, renewed != refreshToken else {
+                    throw .loginRequired(account: record.account, reason: "the provider no longer accepts the refresh token (\(error))")
+                }
+                record = current
+            } catch {
+                throw .tokenEndpoint(error)
+            }
         }
+        guard let response else { throw .loginRequired(account: record.account, reason: "the refresh token was not accepted") }
 
         var updated = record
         let now = clock()
