@@ -472,4 +472,120 @@ struct SignInFlowTests {
         }
         #expect(try await harness.itemCount() == 0)
     }
+
+    // MARK: Bad input (issue 4, "Bad input")
+
+    @Test("malformed discovery documents, token responses and key sets are typed errors; nothing is stored", arguments: BadAnswer.all)
+    func badProviderAnswers(_ bad: BadAnswer) async throws {
+        let harness = try SignInHarness()
+        try await harness.provider.setFault(bad.fault)
+        let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
+        #expect(bad.matches(error), "\(bad.name): got \(error)")
+        #expect(try await harness.itemCount() == 0, "nothing is written unless the id_token validated")
+        #expect(!error.description.isEmpty)
+        try await harness.expectNoSecretsLeaked()
+    }
+
+    @Test("a callback with the right state but neither code nor error ends the sign-in as malformed; nothing is stored")
+    func malformedCallbackWithRightState() async throws {
+        let harness = try SignInHarness()
+        let urls = Mailbox<URL>()
+        let running = Task {
+            await harness.run(harness.flow(try harness.profile()), mode: .noBrowser) { event in
+                if case .openURL(let url, _) = event { urls.put(url) }
+            }
+        }
+        let url = try #require(await urls.next())
+        let query = TestHTTP.queryItems(url)
+        let redirectURI = try #require(query["redirect_uri"])
+        let port = try #require(URLComponents(string: redirectURI)?.port)
+        let state = try #require(query["state"])
+        let iss = harness.provider.issuer.absoluteString
+        let callback = try #require(URL(string: "http://127.0.0.1:\(port)/?" + FormEncoding.encode([("state", state), ("iss", iss)])))
+        let answer = try await TestHTTP.get(callback)
+        #expect(answer.status == 400)
+        let error = try expectFailure(try await running.value)
+        guard case .authorization(.malformedCallback) = error else {
+            Issue.record("expected malformedCallback, got \(error)")
+            return
+        }
+        #expect(try await harness.itemCount() == 0)
+    }
+}
+
+/// A provider answer authkit must refuse, and the typed error it must become.
+struct BadAnswer: Sendable, CustomStringConvertible {
+    var name: String
+    var fault: ProviderFault
+    var matches: @Sendable (AuthKitError) -> Bool
+    var description: String { name }
+
+    static let all: [BadAnswer] = [
+        BadAnswer(name: "discovery names another issuer", fault: .patchJSON("discovery", ["issuer": "http://127.0.0.1:1/other"])) {
+            if case .discovery(.issuerMismatch) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "discovery issuer is not a string", fault: .patchJSON("discovery", ["issuer": 5])) {
+            if case .discovery(.malformedDocument) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "discovery token endpoint on plain http off loopback", fault: .patchJSON("discovery", ["token_endpoint": "http://login.example.com/token"])) {
+            if case .discovery(.insecureEndpoint) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "discovery without jwks_uri", fault: .patchJSON("discovery", ["jwks_uri": nil])) {
+            if case .discovery(.malformedDocument) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "discovery offers only plain PKCE", fault: .patchJSON("discovery", ["code_challenge_methods_supported": ["plain"]])) {
+            if case .discovery(.unsupported) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "discovery is not JSON", fault: .malformed("discovery", body: "<html>sign in</html>")) {
+            if case .discovery(.malformedDocument) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "discovery answers 500", fault: .http500("discovery")) {
+            if case .discovery(.httpStatus(500, _)) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "token answer is truncated JSON", fault: .malformed("token")) {
+            if case .tokenEndpoint(.malformedResponse) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "token answer without access_token", fault: .patchJSON("token", ["access_token": nil])) {
+            if case .tokenEndpoint(.malformedResponse) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "token answer of type MAC", fault: .patchJSON("token", ["token_type": "MAC"])) {
+            if case .tokenEndpoint(.unsupportedTokenType) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "token answer with negative expires_in", fault: .patchJSON("token", ["expires_in": -5])) {
+            if case .tokenEndpoint(.malformedResponse) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "token answer with a number for a token", fault: .patchJSON("token", ["refresh_token": 12345])) {
+            if case .tokenEndpoint(.malformedResponse) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "token answer without id_token", fault: .idTokenOmitted) {
+            if case .missingIDToken = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "token answer with a garbage id_token", fault: .patchJSON("token", ["id_token": "not.a.jwt"])) {
+            if case .idToken = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "token answer is an HTML page", fault: ProviderFault(kind: "malformed", ["endpoint": "token", "body": "<html>oops</html>", "content_type": "text/html"])) {
+            if case .tokenEndpoint(.malformedResponse) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "token endpoint answers 500", fault: .http500("token")) {
+            if case .tokenEndpoint(.httpStatus(500)) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "token endpoint: RFC 6749 §5.2 invalid_client", fault: .error("invalid_client", description: "Unknown client", status: 401)) {
+            if case .tokenEndpoint(.oauth("invalid_client", "Unknown client", 401)) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "token endpoint drops the connection", fault: .close("token")) {
+            if case .tokenEndpoint(.transport) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "key set is not JSON", fault: ProviderFault.malformed("jwks", body: "not json").untilCleared) {
+            if case .keys(.invalid) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "key set has no keys member of the right type", fault: ProviderFault.malformed("jwks", body: "{\"keys\": 5}").untilCleared) {
+            if case .keys(.invalid) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "key set is empty", fault: ProviderFault.malformed("jwks", body: "{\"keys\": []}").untilCleared) {
+            if case .idToken(.unknownKeyID) = $0 { return true } else { return false }
+        },
+        BadAnswer(name: "key set answers 500", fault: ProviderFault.http500("jwks").untilCleared) {
+            if case .keys(.httpStatus(500, _)) = $0 { return true } else { return false }
+        },
+    ]
 }
