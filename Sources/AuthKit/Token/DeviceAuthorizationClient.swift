@@ -6,7 +6,7 @@ import Foundation
 
 /// What the person must do to approve a device-code sign-in (RFC 8628 §3.2). The device
 /// code itself is a credential and never shown.
-public struct DeviceAuthorization: Sendable, CustomStringConvertible {
+public struct DeviceAuthorization: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public let deviceCode: String
     public let userCode: String
     public let verificationURI: URL
@@ -17,6 +17,10 @@ public struct DeviceAuthorization: Sendable, CustomStringConvertible {
 
     public var description: String {
         "DeviceAuthorization(user code \(userCode), \(verificationURI.absoluteString))"
+    }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["userCode": userCode, "verificationURI": verificationURI, "expiresAt": expiresAt, "interval": interval])
     }
 }
 
