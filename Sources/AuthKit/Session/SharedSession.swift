@@ -259,6 +259,13 @@ public final class SharedSession: Sendable {
         if let token = Self.usableToken(record, scopes: scopes, lifetime: minimumLifetime, now: clock()), token.value != rejected {
             return token
         }
+        guard let jwksURI = URL(string: record.jwksURI) else { throw .corruptRecord(account: record.account, reason: "its jwks_uri is invalid") }
+        if scopes == nil {
+            // The refreshed id_token must be checked before anything is stored, and a rotating
+            // provider has used up the old refresh token by then: make sure the keys can be had
+            // first, so a key-set outage fails this call without losing the sign-in.
+            do { _ = try await keys.keys(for: jwksURI) } catch { throw .keys(error) }
+        }
         var response: TokenResponse?
         // At most two refreshes: ours, and one with the refresh token another process renewed.
         for attempt in 1...2 where response == nil {
@@ -296,7 +303,6 @@ public final class SharedSession: Sendable {
             let validator = IDTokenValidator(
                 issuer: .exact(record.issuer), clientID: record.clientID,
                 allowedAlgorithms: JWSAlgorithm.allowlist(advertised: record.idTokenAlgorithms), clock: clock)
-            guard let jwksURI = URL(string: record.jwksURI) else { throw .corruptRecord(account: record.account, reason: "its jwks_uri is invalid") }
             let validated = try await keys.validate(idToken, validator: validator, jwksURI: jwksURI, nonce: nil)
             // OIDC Core §12.2: same issuer, same subject.
             guard validated.claims.issuer == record.issuer, validated.claims.subject == record.subject else {

@@ -218,6 +218,25 @@ struct SharedSessionTests {
         try await harness.expectNoSecretsLeaked()
     }
 
+    @Test("the provider's key set unavailable at refresh time: a typed error before the refresh token is used, so the next call still refreshes")
+    func keySetOutageDoesNotBurnRefreshToken() async throws {
+        let harness = try await SignInHarness.signedIn()
+        let stale = try await harness.expireAccessToken()
+        try await harness.provider.clearLog()
+        try await harness.provider.setFault(.http500("jwks"))
+        let tool = try harness.secondSession()  // a new process: no keys cached
+        let error = try #require(await harness.token(tool).failureValue)
+        guard case .keys = error else {
+            Issue.record("expected a key set error, got \(error)")
+            return
+        }
+        #expect(try await harness.refreshCount() == 0, "the refresh token was not spent")
+        #expect(try await harness.record() == stale)
+        let token = try await harness.token(tool).get()
+        #expect(token.refreshed)
+        #expect(try await harness.activeAccessTokens().contains(token.value))
+    }
+
     @Test("a refresh answer lost on the way (connection dropped after the provider processed it): typed error, record unchanged")
     func lostRefreshAnswer() async throws {
         let harness = try await SignInHarness.signedIn()
