@@ -267,6 +267,49 @@ struct SignInFlowTests {
         #expect(try await harness.itemCount() == 1)
     }
 
+    @Test("no callback within the timeout ends the wait with a clear message; the listener is closed, nothing stored")
+    func timeout() async throws {
+        let harness = try SignInHarness()
+        let urls = Mailbox<URL>()
+        let result = await harness.run(harness.flow(try harness.profile()), mode: .noBrowser, timeout: .seconds(1)) { event in
+            if case .openURL(let url, _) = event { urls.put(url) }
+        }
+        let error = try expectFailure(result)
+        guard case .authorization(.timedOut(seconds: 1)) = error else {
+            Issue.record("expected timedOut, got \(error)")
+            return
+        }
+        #expect(error.description.contains("no sign-in completed within 1 s"))
+        #expect(error.category == .loginNeeded)
+        let url = try #require(await urls.next(timeout: .seconds(1)))
+        let port = try #require(URLComponents(string: TestHTTP.queryItems(url)["redirect_uri"] ?? "")?.port)
+        await #expect(throws: TestHTTPError.self, "the listener is closed") {
+            _ = try await TestHTTP.get(URL(string: "http://127.0.0.1:\(port)/?state=x&code=y")!)
+        }
+        #expect(try await harness.itemCount() == 0)
+    }
+
+    @Test("Microsoft-style {tenantid} issuer: discovery publishes the template, the id_token names the tenant's issuer")
+    func tenantTemplateIssuer() async throws {
+        let tenant = "9188040d-6c67-4c5b-b112-36a304b66dad"
+        let harness = try SignInHarness(options: { var o = OIDCTestProvider.Options(); o.issuerPath = "/{tenantid}/v2.0"; o.tenantID = tenant; return o }())
+        var profile = try harness.profile()
+        let base = harness.provider.baseURL.absoluteString
+        profile.issuer = base + "/{tenantid}/v2.0"
+        profile.tenant = "common"
+        _ = try await harness.run(harness.flow(profile)).get()
+        let record = try #require(try await harness.records().first)
+        #expect(record.issuer == "\(base)/\(tenant)/v2.0")
+        #expect(record.configuredIssuer == "\(base)/{tenantid}/v2.0")
+        #expect(record.tenantID == tenant)
+        #expect(record.tokenEndpoint.hasPrefix("\(base)/common/v2.0/"), "endpoints of the tenant asked (common): \(record.tokenEndpoint)")
+
+        // And a refresh checks the refreshed id_token against the tenant's issuer.
+        try await harness.expireAccessToken()
+        let token = try await harness.token().get()
+        #expect(token.refreshed)
+    }
+
     // MARK: The id_token
 
     @Test("an id_token with the wrong nonce is refused; nothing is stored")
@@ -483,6 +526,7 @@ struct SignInFlowTests {
         #expect(bad.matches(error), "\(bad.name): got \(error)")
         #expect(try await harness.itemCount() == 0, "nothing is written unless the id_token validated")
         #expect(!error.description.isEmpty)
+        #expect(try await harness.provider.log().count(endpoint: "token") <= 1, "never sent twice (no retry after an answer or a lost connection)")
         try await harness.expectNoSecretsLeaked()
     }
 
