@@ -111,7 +111,7 @@ struct RefreshRaceTests {
         let holder = Process()
         holder.executableURL = signIn.authkit
         holder.arguments = ["token", "--group", signIn.group, "--min-ttl", "60"]
-        holder.environment = signIn.keyring.environment
+        holder.environment = signIn.keyring.environment.filter { !$0.key.hasPrefix("AUTHKIT_") || $0.key.hasPrefix("AUTHKIT_TEST_") }
         holder.standardOutput = FileHandle.nullDevice
         holder.standardError = FileHandle.nullDevice
         holder.standardInput = FileHandle.nullDevice

@@ -44,7 +44,9 @@ final class KeyringSignIn: Sendable {
     /// Runs `authkit` in the private session; its stderr (and stdout unless `keepStdout` is
     /// false) go to the leak scan.
     func run(_ arguments: [String], extra: [String: String] = [:], timeout: TimeInterval = 60, scanStdout: Bool = true) throws -> ProcessResult {
-        let result = try ProcessRunner.run(authkit, arguments, environment: keyring.environment, extraEnvironment: extra, timeout: timeout)
+        // Only what this test sets: another test may setenv() AUTHKIT_* in this process meanwhile.
+        let clean = keyring.environment.filter { !$0.key.hasPrefix("AUTHKIT_") || $0.key.hasPrefix("AUTHKIT_TEST_") }
+        let result = try ProcessRunner.run(authkit, arguments, environment: clean, extraEnvironment: extra, timeout: timeout)
         outputs.withLock { $0.append(result.stderr); if scanStdout { $0.append(result.stdout) } }
         return result
     }
