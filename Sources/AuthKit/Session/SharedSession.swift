@@ -104,8 +104,12 @@ public final class SharedSession: Sendable {
 
     /// Stores a sign-in (used by ``SignInFlow``), replacing the account's previous record.
     @discardableResult
+    /// Takes the group's refresh lock, so a refresh under way in another process cannot write
+    /// its older tokens over the new sign-in.
     public func save(_ record: TokenRecord) async throws(AuthKitError) -> StorageLocation {
         let key = itemKey(for: record)
+        let held = try await acquireLock()
+        defer { held.release() }
         do {
             return try await store.save(record.encoded(), for: key, label: key.defaultLabel)
         } catch {
@@ -130,7 +134,13 @@ public final class SharedSession: Sendable {
     /// Signs out `account` (or everybody in the group when nil): revokes each refresh token
     /// where the provider supports it (RFC 7009), then removes the items. Idempotent: signing
     /// out nobody returns an empty list. Other tools of the group see the sign-out at once.
+    ///
+    /// Holds the group's refresh lock throughout: a refresh under way in another process
+    /// finishes first (and its new refresh token is the one revoked), or finds the sign-in gone;
+    /// it never writes it back.
     public func signOut(account: String? = nil) async throws(AuthKitError) -> [SignOutOutcome] {
+        let held = try await acquireLock()
+        defer { held.release() }
         let entries = try await records()
         let chosen = entries.filter { account == nil || Self.matches($0.item.key, account: account) }
         var outcomes: [SignOutOutcome] = []
@@ -247,11 +257,16 @@ public final class SharedSession: Sendable {
         }
     }
 
-    private func refreshUnderLock(key: ItemKey, scopes: [String]?, minimumLifetime: Duration, rejected: String?) async throws(AuthKitError) -> AccessToken {
+    /// The group's cross-process lock (see ``RefreshLock``), held by refreshes, sign-in writes
+    /// and sign-outs.
+    private func acquireLock() async throws(AuthKitError) -> RefreshLock.Held {
         let lock: RefreshLock
         do { lock = try RefreshLock(group: group.name, environment: environment) } catch { throw .lock(error) }
-        let held: RefreshLock.Held
-        do { held = try await lock.acquire(timeout: lockTimeout) } catch { throw .lock(error) }
+        do { return try await lock.acquire(timeout: lockTimeout) } catch { throw .lock(error) }
+    }
+
+    private func refreshUnderLock(key: ItemKey, scopes: [String]?, minimumLifetime: Duration, rejected: String?) async throws(AuthKitError) -> AccessToken {
+        let held = try await acquireLock()
         defer { held.release() }
 
         // Another process may have refreshed (or signed out) while we waited.

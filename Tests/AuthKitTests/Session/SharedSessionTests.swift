@@ -294,6 +294,29 @@ struct SharedSessionTests {
         try await harness.expectNoSecretsLeaked()
     }
 
+    @Test("a sign-out during another process's refresh is not undone by that refresh's write")
+    func signOutDuringRefresh() async throws {
+        let harness = try await SignInHarness.signedIn()
+        try await harness.expireAccessToken()
+        // The provider has answered the refresh (new tokens issued) but the answer is slow to
+        // come back: meanwhile the person signs out in another tool.
+        let answered = Mailbox<Bool>()
+        let slowAnswer = InterceptingTransport(afterSend: { request, _ in
+            guard InterceptingTransport.formFields(request)?.contains(where: { $0 == ("grant_type", "refresh_token") }) == true else { return }
+            answered.put(true)
+            try? await Task.sleep(for: .milliseconds(1500))
+        })
+        let refreshing = try harness.secondSession(transport: slowAnswer)
+        let refresh = Task { await harness.token(refreshing) }
+        try #require(await answered.next() == true)
+        let outcomes = try await harness.session.signOut()
+        _ = await refresh.value
+        #expect(outcomes.count == 1)
+        #expect(try await harness.itemCount() == 0, "the sign-out stands")
+        #expect(try await harness.activeAccessTokens().isEmpty, "no live token is left behind")
+        #expect(try await harness.provider.log().count(endpoint: "revocation") == 1)
+    }
+
     @Test("sign-out still removes the sign-in when revocation fails, and says so")
     func signOutWhenRevocationFails() async throws {
         let harness = try await SignInHarness.signedIn()

@@ -120,21 +120,24 @@ final class Transcript: Sendable {
 }
 
 /// A transport that hands every request to `base`, after `rewrite` (tests that must change
-/// what authkit sends, e.g. a tampered PKCE verifier) and before `beforeSend` (tests that make
-/// another process act at a precise moment).
+/// what authkit sends, e.g. a tampered PKCE verifier) and `beforeSend`, and returns the answer
+/// after `afterSend` (tests that make another process act at a precise moment).
 final class InterceptingTransport: HTTPTransport {
     let base: any HTTPTransport
     let rewrite: @Sendable (HTTPRequest) -> HTTPRequest
     let beforeSend: @Sendable (HTTPRequest) async -> Void
+    let afterSend: @Sendable (HTTPRequest, HTTPResponse) async -> Void
     private let sent = Mutex<[String]>([])
 
     init(
         base: any HTTPTransport = CurlHTTPTransport(), rewrite: @escaping @Sendable (HTTPRequest) -> HTTPRequest = { $0 },
-        beforeSend: @escaping @Sendable (HTTPRequest) async -> Void = { _ in }
+        beforeSend: @escaping @Sendable (HTTPRequest) async -> Void = { _ in },
+        afterSend: @escaping @Sendable (HTTPRequest, HTTPResponse) async -> Void = { _, _ in }
     ) {
         self.base = base
         self.rewrite = rewrite
         self.beforeSend = beforeSend
+        self.afterSend = afterSend
     }
 
     /// `METHOD path` of every request sent.
@@ -144,7 +147,9 @@ final class InterceptingTransport: HTTPTransport {
         let changed = rewrite(request)
         sent.withLock { $0.append("\(changed.method.rawValue) \(changed.url.path)") }
         await beforeSend(changed)
-        return try await base.send(changed)
+        let response = try await base.send(changed)
+        await afterSend(changed, response)
+        return response
     }
 
     /// The form fields of a POST body (nil for other requests).
