@@ -31,6 +31,8 @@ public enum DeviceFlowError: Error, Sendable, Equatable, CustomStringConvertible
     case malformedResponse(String)
     case expired
     case denied
+    /// Not approved within the sign-in's own time limit (shorter than the code's life).
+    case timedOut(seconds: Int)
     case cancelled
 
     public var description: String {
@@ -45,6 +47,8 @@ public enum DeviceFlowError: Error, Sendable, Equatable, CustomStringConvertible
             return "the device code expired before the sign-in was approved; run the login again"
         case .denied:
             return "the sign-in was declined on the verification page"
+        case .timedOut(let seconds):
+            return "the sign-in was not approved within \(seconds) s; run the login again"
         case .cancelled:
             return "the sign-in was cancelled"
         }

@@ -480,6 +480,25 @@ struct SignInFlowTests {
         #expect(polls[1] - polls[0] >= 5.5, "the poll after slow_down waited interval + 5 s")
     }
 
+    @Test("device grant: the sign-in's timeout bounds the wait for approval too")
+    func deviceGrantTimeout() async throws {
+        let harness = try SignInHarness(options: Self.fastDevice)
+        let outcome = Mailbox<Result<SignInResult, AuthKitError>>()
+        let running = Task {
+            outcome.put(await harness.run(harness.flow(try harness.profile()), mode: .deviceCode, timeout: .seconds(2)))
+        }
+        defer { running.cancel() }
+        // The provider's device code lives 600 s; the sign-in must give up long before.
+        let result = try #require(await outcome.next(timeout: .seconds(30)), "the device sign-in ignored its timeout")
+        let error = try expectFailure(result)
+        guard case .device(.timedOut(seconds: 2)) = error else {
+            Issue.record("expected timedOut, got \(error)")
+            return
+        }
+        #expect(error.category == .loginNeeded)
+        #expect(try await harness.itemCount() == 0)
+    }
+
     @Test("device grant: access_denied on the verification page ends the sign-in")
     func deviceGrantDenied() async throws {
         let harness = try SignInHarness(options: Self.fastDevice)
