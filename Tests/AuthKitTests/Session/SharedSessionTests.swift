@@ -11,9 +11,12 @@ import TestSupport
 
 extension SignInHarness {
     /// A harness with ada signed in through the browser flow.
-    static func signedIn(options: OIDCTestProvider.Options = OIDCTestProvider.Options(), scopes: [String]? = nil) async throws -> SignInHarness {
-        let harness = try SignInHarness(options: options)
-        _ = try await harness.run(harness.flow(try harness.profile(scopes: scopes))).get()
+    static func signedIn(
+        _ implementation: OIDCTestProvider.Implementation = .authlib, options: OIDCTestProvider.Options = OIDCTestProvider.Options(),
+        scopes: [String]? = nil, confidential: Bool = false
+    ) async throws -> SignInHarness {
+        let harness = try SignInHarness(implementation, options: options)
+        _ = try await harness.run(harness.flow(try harness.profile(confidential: confidential, scopes: scopes))).get()
         return harness
     }
 
@@ -105,6 +108,22 @@ struct SharedSessionTests {
         let again = try await harness.token().get()
         #expect(again.value == token.value && !again.refreshed)
         #expect(try await harness.refreshCount() == 2, "ours and the refused raw one; none since")
+        try await harness.expectNoSecretsLeaked()
+    }
+
+    @Test("refresh against providers without rotation or id_token on refresh: glewlwyd (public client), oidc-provider-mock (client secret)",
+          arguments: [OIDCTestProvider.Implementation.glewlwyd, .mock])
+    func refreshAgainstOtherProviders(_ implementation: OIDCTestProvider.Implementation) async throws {
+        let harness = try await SignInHarness.signedIn(implementation, confidential: implementation == .mock)
+        let before = try await harness.expireAccessToken()
+        let token = try await harness.token().get()
+        #expect(token.refreshed)
+        #expect(token.value != before.accessToken)
+        let after = try await harness.record()
+        #expect(after.accessToken == token.value)
+        #expect(after.refreshToken == before.refreshToken, "no rotation: the refresh token is kept")
+        #expect(after.idToken == before.idToken, "no id_token on refresh: the validated one is kept")
+        #expect(after.generation == before.generation + 1)
         try await harness.expectNoSecretsLeaked()
     }
 
