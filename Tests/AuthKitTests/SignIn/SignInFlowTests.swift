@@ -247,6 +247,20 @@ struct SignInFlowTests {
         try await harness.expectNoSecretsLeaked()
     }
 
+    @Test("an error redirect with a wrong iss is refused as a mix-up, not shown as the provider's error (RFC 9207 §2.4)")
+    func wrongIssuerOnErrorRedirect() async throws {
+        let harness = try SignInHarness()
+        try await harness.provider.process.control(
+            "POST", "/_test/faults",
+            json: ["faults": [ProviderFault.authorizeError("access_denied", description: "Injected by a mix-up").json, ProviderFault.authorizeWrongIssuer.json]])
+        let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
+        guard case .authorization(.issuerMismatch) = error else {
+            Issue.record("expected issuerMismatch, got \(error)")
+            return
+        }
+        #expect(!error.description.contains("Injected by a mix-up"), "text from the wrong issuer is not shown")
+    }
+
     @Test("a missing iss when discovery advertises authorization_response_iss_parameter_supported fails the sign-in")
     func missingIssuerWhenAdvertised() async throws {
         let harness = try SignInHarness()
