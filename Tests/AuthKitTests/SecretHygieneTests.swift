@@ -51,45 +51,45 @@ struct SecretHygieneTests {
         let provider = signIn.provider, group = signIn.group
         let public_ = try #require(provider.publicClient), confidential = try #require(provider.confidentialClient)
         let browser = ScriptedBrowser(for: provider).environment
-        func authkit(_ arguments: [String], extra: [String: String] = [:]) throws -> ProcessResult {
-            try signIn.run(arguments, extra: extra, timeout: 60, scanStdout: arguments.first != "token")
+        func authkit(_ arguments: [String], extra: [String: String] = [:]) async throws -> ProcessResult {
+            try await signIn.exec(arguments, extra: extra, timeout: 60, scanStdout: arguments.first != "token")
         }
 
         // A refresh (the access token lived 1 s) and a read from the store.
-        #expect(try signIn.token().status == 0)
-        #expect(try signIn.token().status == 0)
-        #expect(try authkit(["status", "--group", group]).status == 0)
-        #expect(try authkit(["status", "--group", group, "--json"]).status == 0)
+        #expect(try await signIn.execToken().status == 0)
+        #expect(try await signIn.execToken().status == 0)
+        #expect(try await authkit(["status", "--group", group]).status == 0)
+        #expect(try await authkit(["status", "--group", group, "--json"]).status == 0)
         // Another scope the grant does not cover: the provider refuses it, a typed error.
-        #expect(try authkit(["token", "--group", group, "--scope", "User.ReadBasic.All"]).status != 0)
+        #expect(try await authkit(["token", "--group", group, "--scope", "User.ReadBasic.All"]).status != 0)
         // The refresh token used up behind authkit's back: login needed.
         try await provider.configure(["access_token_ttl": 1])
-        #expect(try authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout", "60"], extra: browser).status == 0)
+        #expect(try await authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout", "60"], extra: browser).status == 0)
         try await Task.sleep(for: .seconds(1.1))
         let stored = try await provider.issued()["items"].array.last { $0["kind"] == "refresh_token" }?["value"].string
         let used = try await TestHTTP.postForm(
             provider.issuer.appendingPathComponent("token"),
             [("grant_type", "refresh_token"), ("refresh_token", try #require(stored)), ("client_id", public_.clientID)])
         #expect(used.status == 200)
-        let refused = try signIn.token()
+        let refused = try await signIn.execToken()
         #expect(refused.status == 1, "\(refused.stderr)")
         // The person denies; the provider reports an error at the token endpoint.
-        #expect(try authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout", "60"],
+        #expect(try await authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout", "60"],
                             extra: ScriptedBrowser(deny: true, for: provider).environment).status != 0)
         try await provider.setFault(.error("invalid_grant", description: "The code was already used"))
-        #expect(try authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout", "60"], extra: browser).status != 0)
+        #expect(try await authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout", "60"], extra: browser).status != 0)
         try await provider.setFault(.idTokenBadSignature)
-        #expect(try authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout", "60"], extra: browser).status != 0)
+        #expect(try await authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout", "60"], extra: browser).status != 0)
         // The confidential client, its secret from the environment.
         try await provider.configure(["access_token_ttl": 3600])
         let secretEnvironment = browser.merging(["AUTHKIT_CLIENT_SECRET": try #require(confidential.clientSecret)]) { $1 }
-        #expect(try authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", confidential.clientID, "--group", group, "--timeout", "60"], extra: secretEnvironment).status == 0)
-        #expect(try authkit(["token", "--group", group, "--min-ttl", "7200"], extra: secretEnvironment).status == 0)
+        #expect(try await authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", confidential.clientID, "--group", group, "--timeout", "60"], extra: secretEnvironment).status == 0)
+        #expect(try await authkit(["token", "--group", group, "--min-ttl", "7200"], extra: secretEnvironment).status == 0)
         // Sign-out with revocation.
-        let logout = try authkit(["logout", "--group", group, "--all"])
+        let logout = try await authkit(["logout", "--group", group, "--all"])
         #expect(logout.status == 0, "\(logout.stderr)")
         #expect(try await provider.log().count(endpoint: "revocation") >= 1)
-        #expect(try signIn.token().status == 1)
+        #expect(try await signIn.execToken().status == 1)
 
         try await signIn.expectNoSecretsLeaked()
         #expect(signIn.outputs.withLock { $0.count } >= 20)

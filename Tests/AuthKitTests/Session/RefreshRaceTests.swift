@@ -53,11 +53,11 @@ struct RefreshRaceTests {
         let signIn = try await KeyringSignIn(stale: false)
         let issued = try await signIn.issuedAccessTokens()
         try #require(issued.count == 1)
-        let status = try signIn.run(["status", "--group", signIn.group, "--json"])
+        let status = try await signIn.exec(["status", "--group", signIn.group, "--json"])
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout.contains("ada@example.test"))
         try await signIn.provider.clearLog()
-        let token = try signIn.token()
+        let token = try await signIn.execToken()
         #expect(token.status == 0, "\(token.stderr)")
         #expect(token.stdout == (issued[0]["value"].string ?? "-") + "\n")
         #expect(try await signIn.provider.log().total == 0, "a live token comes from the keyring alone")
@@ -135,7 +135,7 @@ struct RefreshRaceTests {
 
         // The next process gets the lock at once (the CLI would wait up to 60 s for a live
         // holder; this bound is half of that) and refreshes.
-        let next = try signIn.token(timeout: 30)
+        let next = try await signIn.execToken(timeout: 30)
         #expect(!next.timedOut)
         #expect(next.status == 0, "\(next.stderr)")
         let token = next.stdout.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -15,7 +15,7 @@ extension SignInHarness {
         _ implementation: OIDCTestProvider.Implementation = .authlib, options: OIDCTestProvider.Options = OIDCTestProvider.Options(),
         scopes: [String]? = nil, confidential: Bool = false
     ) async throws -> SignInHarness {
-        let harness = try SignInHarness(implementation, options: options)
+        let harness = try await SignInHarness.start(implementation, options: options)
         _ = try await harness.run(harness.flow(try harness.profile(confidential: confidential, scopes: scopes))).get()
         return harness
     }
@@ -351,7 +351,7 @@ struct SharedSessionTests {
 
     @Test("--scope: a token for other scopes is obtained with the refresh token, kept beside the main one, and reused")
     func additionalScopes() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         // The grant covers User.Read, but the provider reports only part of it (RFC 6749 §5.1
         // lets it): so User.Read is outside the stored scopes and needs an additional token.
         try await harness.provider.setFault(.patchJSON("token", ["scope": "openid profile offline_access"]))

@@ -28,7 +28,7 @@ struct SignInFlowTests {
 
     @Test("full sign-in (public client, PKCE, browser via $BROWSER-style launcher) stores the tokens the provider issued")
     func fullSignInStoresTokens() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         let result = try await harness.run(harness.flow(try harness.profile())).get()
         #expect(result.account.account == "ada@example.test")
         #expect(result.account.name == "Ada Lovelace")
@@ -73,7 +73,7 @@ struct SignInFlowTests {
 
     @Test("public client with PKCE against glewlwyd (Debian's C provider): full sign-in")
     func publicClientAgainstGlewlwyd() async throws {
-        let harness = try SignInHarness(.glewlwyd)
+        let harness = try await SignInHarness.start(.glewlwyd)
         let result = try await harness.run(harness.flow(try harness.profile())).get()
         let record = try #require(try await harness.records().first)
         #expect(record.issuer == harness.provider.issuer.absoluteString)
@@ -85,7 +85,7 @@ struct SignInFlowTests {
 
     @Test("confidential client (client secret, HTTP Basic) against oidc-provider-mock")
     func confidentialClientAgainstMock() async throws {
-        let harness = try SignInHarness(.mock)
+        let harness = try await SignInHarness.start(.mock)
         _ = try await harness.run(harness.flow(try harness.profile(confidential: true))).get()
         let record = try #require(try await harness.records().first)
         #expect(record.clientSecret == harness.provider.confidentialClient?.clientSecret)
@@ -100,7 +100,7 @@ struct SignInFlowTests {
     @Test("a wrong code_verifier is refused by the provider (authkit's PKCE is what the provider checks)",
           arguments: [OIDCTestProvider.Implementation.authlib, .glewlwyd])
     func wrongCodeVerifierIsRejected(_ implementation: OIDCTestProvider.Implementation) async throws {
-        let harness = try SignInHarness(implementation)
+        let harness = try await SignInHarness.start(implementation)
         let forged = try PKCEVerifier()
         let tampering = InterceptingTransport(rewrite: { request in
             InterceptingTransport.replacingField("code_verifier", with: forged.value, in: request)
@@ -122,7 +122,7 @@ struct SignInFlowTests {
 
     @Test("paste mode: the pasted final URL completes the sign-in; a pasted URL with another state is refused and the wait goes on")
     func pasteMode() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         let urls = Mailbox<URL>()
         let (pasted, paste) = AsyncStream.makeStream(of: String.self)
         let running = Task {
@@ -131,7 +131,7 @@ struct SignInFlowTests {
             }
         }
         let url = try #require(await urls.next())
-        let redirect = try ScriptedBrowser(for: harness.provider).finalRedirect(for: url)
+        let redirect = try await harness.finalRedirect(for: url)
         var components = try #require(URLComponents(url: redirect, resolvingAgainstBaseURL: false))
         components.queryItems = components.queryItems?.map { $0.name == "state" ? URLQueryItem(name: "state", value: "not-this-one") : $0 }
         paste.yield(try #require(components.url).absoluteString)
@@ -148,7 +148,7 @@ struct SignInFlowTests {
 
     @Test("wrong state, missing state, wrong path and replayed callbacks don't end the wait; the genuine one still completes")
     func strayCallbacksDoNotEndTheWait() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         let urls = Mailbox<URL>()
         let running = Task {
             await harness.run(harness.flow(try harness.profile()), mode: .noBrowser) { event in
@@ -156,17 +156,16 @@ struct SignInFlowTests {
             }
         }
         let url = try #require(await urls.next())
-        let browser = ScriptedBrowser(for: harness.provider)
 
         // A genuine callback of another sign-in (its own state and code), to replay here.
         let client = try #require(harness.provider.publicClient)
         let other = try AuthorizationRequest(
             authorizationEndpoint: harness.provider.issuer.appendingPathComponent("authorize"), clientID: client.clientID,
             redirectURI: "http://127.0.0.1:49231/", scopes: ["openid"])
-        let otherRedirect = try browser.finalRedirect(for: other.url)
+        let otherRedirect = try await harness.finalRedirect(for: other.url)
 
         // This sign-in's genuine callback, held back while the strays arrive.
-        let redirect = try browser.finalRedirect(for: url)
+        let redirect = try await harness.finalRedirect(for: url)
         let receiverPort = try #require(redirect.port)
         let genuineQuery = try #require(redirect.query)
         let fields = try #require(FormEncoding.decode(genuineQuery))
@@ -209,7 +208,7 @@ struct SignInFlowTests {
 
     @Test("an error callback with the right state (the person denies) ends the sign-in with the provider's error")
     func errorCallback() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         let result = await harness.run(harness.flow(try harness.profile(), browser: harness.browser(deny: true)))
         let error = try expectFailure(result)
         guard case .authorization(.providerError(let code, _, _)) = error else {
@@ -234,7 +233,7 @@ struct SignInFlowTests {
 
     @Test("a wrong iss in the redirect (RFC 9207 mix-up defence) fails the sign-in before any code exchange")
     func wrongIssuerInRedirect() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         try await harness.provider.setFault(.authorizeWrongIssuer)
         let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
         guard case .authorization(.issuerMismatch(let expected)) = error else {
@@ -249,7 +248,7 @@ struct SignInFlowTests {
 
     @Test("an error redirect with a wrong iss is refused as a mix-up, not shown as the provider's error (RFC 9207 §2.4)")
     func wrongIssuerOnErrorRedirect() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         try await harness.provider.process.control(
             "POST", "/_test/faults",
             json: ["faults": [ProviderFault.authorizeError("access_denied", description: "Injected by a mix-up").json, ProviderFault.authorizeWrongIssuer.json]])
@@ -263,7 +262,7 @@ struct SignInFlowTests {
 
     @Test("a missing iss when discovery advertises authorization_response_iss_parameter_supported fails the sign-in")
     func missingIssuerWhenAdvertised() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         try await harness.provider.setFault(.authorizeNoIssuer)
         let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
         guard case .authorization(.missingIssuer) = error else {
@@ -276,14 +275,14 @@ struct SignInFlowTests {
 
     @Test("without the advertisement, a redirect without iss is fine")
     func missingIssuerNotAdvertised() async throws {
-        let harness = try SignInHarness(options: { var o = OIDCTestProvider.Options(); o.issParameter = false; return o }())
+        let harness = try await SignInHarness.start(options: { var o = OIDCTestProvider.Options(); o.issParameter = false; return o }())
         _ = try await harness.run(harness.flow(try harness.profile())).get()
         #expect(try await harness.itemCount() == 1)
     }
 
     @Test("no callback within the timeout ends the wait with a clear message; the listener is closed, nothing stored")
     func timeout() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         let urls = Mailbox<URL>()
         let result = await harness.run(harness.flow(try harness.profile()), mode: .noBrowser, timeout: .seconds(1)) { event in
             if case .openURL(let url, _) = event { urls.put(url) }
@@ -306,7 +305,7 @@ struct SignInFlowTests {
     @Test("Microsoft-style {tenantid} issuer: discovery publishes the template, the id_token names the tenant's issuer")
     func tenantTemplateIssuer() async throws {
         let tenant = "9188040d-6c67-4c5b-b112-36a304b66dad"
-        let harness = try SignInHarness(options: { var o = OIDCTestProvider.Options(); o.issuerPath = "/{tenantid}/v2.0"; o.tenantID = tenant; return o }())
+        let harness = try await SignInHarness.start(options: { var o = OIDCTestProvider.Options(); o.issuerPath = "/{tenantid}/v2.0"; o.tenantID = tenant; return o }())
         var profile = try harness.profile()
         let base = harness.provider.baseURL.absoluteString
         profile.issuer = base + "/{tenantid}/v2.0"
@@ -328,7 +327,7 @@ struct SignInFlowTests {
 
     @Test("an id_token with the wrong nonce is refused; nothing is stored")
     func badNonce() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         try await harness.provider.setFault(.idTokenWrongNonce)
         let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
         guard case .idToken(.nonceMismatch) = error else {
@@ -341,7 +340,7 @@ struct SignInFlowTests {
 
     @Test("an expired id_token is refused; nothing is stored")
     func expiredIDToken() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         try await harness.provider.setFault(.idTokenExpired)
         let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
         guard case .idToken(.expired) = error else {
@@ -353,7 +352,7 @@ struct SignInFlowTests {
 
     @Test("an id_token signed by a key missing from the JWKS is refused after exactly one refetch")
     func keyMissingFromJWKS() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         try await harness.provider.setFault(.idTokenUnknownKey)
         let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
         guard case .idToken(.unknownKeyID) = error else {
@@ -366,7 +365,7 @@ struct SignInFlowTests {
 
     @Test("key rotation (new kid) is picked up with exactly one refetch")
     func keyRotation() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         _ = try await harness.run(harness.flow(try harness.profile())).get()
         #expect(try await harness.provider.log().count(endpoint: "jwks") == 1)
         let newKid = try await harness.provider.rotateKeys(keepOld: false)
@@ -380,7 +379,7 @@ struct SignInFlowTests {
 
     @Test("a bad signature under a known kid is refused without refetching the JWKS")
     func noRefetchOnBadSignature() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         try await harness.provider.setFault(.idTokenBadSignature)
         let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
         guard case .idToken(.badSignature) = error else {
@@ -393,7 +392,7 @@ struct SignInFlowTests {
 
     @Test("a wrong audience in the id_token is refused")
     func wrongAudience() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         try await harness.provider.setFault(.idTokenWrongAudience)
         let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
         guard case .idToken(.wrongAudience) = error else {
@@ -407,7 +406,7 @@ struct SignInFlowTests {
 
     @Test("the provider down between authorization and token exchange: a typed error, nothing stored")
     func providerDownMidFlow() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         let urls = Mailbox<URL>()
         let running = Task {
             await harness.run(harness.flow(try harness.profile()), mode: .noBrowser) { event in
@@ -415,9 +414,10 @@ struct SignInFlowTests {
             }
         }
         let url = try #require(await urls.next())
-        let redirect = try ScriptedBrowser(for: harness.provider).finalRedirect(for: url)
+        let redirect = try await harness.finalRedirect(for: url)
         let secrets = try await harness.provider.issuedSecrets()
-        harness.provider.stop()
+        let provider = harness.provider
+        try await offPool { provider.stop() }
         _ = try await TestHTTP.get(redirect)
         let error = try expectFailure(try await running.value)
         guard case .tokenEndpoint(.transport(let transport)) = error else {
@@ -458,14 +458,13 @@ struct SignInFlowTests {
 
     @Test("device grant: authorization_pending, then approved on the verification page")
     func deviceGrantApproved() async throws {
-        let harness = try SignInHarness(options: Self.fastDevice)
-        let browser = ScriptedBrowser(user: "grace", for: harness.provider)
+        let harness = try await SignInHarness.start(options: Self.fastDevice)
         let (result, events) = try await deviceSignIn(harness) { authorization in
             // Let the flow poll at least once before approving.
             while await (try? harness.provider.log().count(grantType: "urn:ietf:params:oauth:grant-type:device_code")) ?? 0 < 1 {
                 try? await Task.sleep(for: .milliseconds(100))
             }
-            let approved = try? browser.approveDevice(verificationURI: authorization.verificationURI, userCode: authorization.userCode)
+            let approved = try? await harness.approveDevice(authorization, user: "grace")
             #expect(approved?.status == 0, "\(approved?.stderr ?? "")")
         }
         let signedIn = try result.get()
@@ -477,14 +476,13 @@ struct SignInFlowTests {
 
     @Test("device grant: slow_down makes the flow poll less often, and it still completes")
     func deviceGrantSlowDown() async throws {
-        let harness = try SignInHarness(options: Self.fastDevice)
+        let harness = try await SignInHarness.start(options: Self.fastDevice)
         try await harness.provider.setFault(.deviceSlowDown)
-        let browser = ScriptedBrowser(for: harness.provider)
         let (result, events) = try await deviceSignIn(harness) { authorization in
             while await (try? harness.provider.log().count(grantType: "urn:ietf:params:oauth:grant-type:device_code")) ?? 0 < 1 {
                 try? await Task.sleep(for: .milliseconds(100))
             }
-            _ = try? browser.approveDevice(verificationURI: authorization.verificationURI, userCode: authorization.userCode)
+            _ = try? await harness.approveDevice(authorization)
         }
         _ = try result.get()
         #expect(events.contains("slow_down"))
@@ -496,7 +494,7 @@ struct SignInFlowTests {
 
     @Test("device grant: the sign-in's timeout bounds the wait for approval too")
     func deviceGrantTimeout() async throws {
-        let harness = try SignInHarness(options: Self.fastDevice)
+        let harness = try await SignInHarness.start(options: Self.fastDevice)
         let outcome = Mailbox<Result<SignInResult, AuthKitError>>()
         let running = Task {
             outcome.put(await harness.run(harness.flow(try harness.profile()), mode: .deviceCode, timeout: .seconds(2)))
@@ -515,10 +513,9 @@ struct SignInFlowTests {
 
     @Test("device grant: access_denied on the verification page ends the sign-in")
     func deviceGrantDenied() async throws {
-        let harness = try SignInHarness(options: Self.fastDevice)
-        let browser = ScriptedBrowser(deny: true, for: harness.provider)
+        let harness = try await SignInHarness.start(options: Self.fastDevice)
         let (result, _) = try await deviceSignIn(harness) { authorization in
-            _ = try? browser.approveDevice(verificationURI: authorization.verificationURI, userCode: authorization.userCode)
+            _ = try? await harness.approveDevice(authorization, deny: true)
         }
         let error = try expectFailure(result)
         guard case .device(.denied) = error else {
@@ -531,7 +528,7 @@ struct SignInFlowTests {
 
     @Test("device grant: expired_token (the code expired before approval) ends the sign-in")
     func deviceGrantExpired() async throws {
-        let harness = try SignInHarness(options: Self.fastDevice)
+        let harness = try await SignInHarness.start(options: Self.fastDevice)
         try await harness.provider.setFault(.error("expired_token", grantType: "urn:ietf:params:oauth:grant-type:device_code"))
         let (result, _) = try await deviceSignIn(harness) { _ in }
         let error = try expectFailure(result)
@@ -553,7 +550,7 @@ struct SignInFlowTests {
 
     @Test("malformed discovery documents, token responses and key sets are typed errors; nothing is stored", arguments: BadAnswer.all)
     func badProviderAnswers(_ bad: BadAnswer) async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         try await harness.provider.setFault(bad.fault)
         let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
         #expect(bad.matches(error), "\(bad.name): got \(error)")
@@ -565,7 +562,7 @@ struct SignInFlowTests {
 
     @Test("a callback with the right state but neither code nor error ends the sign-in as malformed; nothing is stored")
     func malformedCallbackWithRightState() async throws {
-        let harness = try SignInHarness()
+        let harness = try await SignInHarness.start()
         let urls = Mailbox<URL>()
         let running = Task {
             await harness.run(harness.flow(try harness.profile()), mode: .noBrowser) { event in

@@ -22,11 +22,11 @@ final class KeyringSignIn: Sendable {
     /// after which the provider issues hour-long ones again.
     init(stale: Bool = true) async throws {
         authkit = try authkitExecutable()
-        keyring = try PrivateSecretService()
-        provider = try OIDCTestProvider.start()
+        keyring = try await offPool { try PrivateSecretService() }
+        provider = try await offPool { try OIDCTestProvider.start() }
         if stale { try await provider.configure(["access_token_ttl": 1]) }
         let client = try #require(provider.publicClient)
-        let login = try run(
+        let login = try await exec(
             ["login", "--issuer", provider.issuer.absoluteString, "--client-id", client.clientID, "--group", group, "--timeout", "60"],
             extra: ScriptedBrowser(for: provider).environment)
         try #require(login.status == 0, "authkit login failed: \(login.stderr)")
@@ -34,8 +34,12 @@ final class KeyringSignIn: Sendable {
     }
 
     deinit {
-        provider.stop()
-        keyring.stop()
+        // Stopping waits for the daemons to exit: not on the cooperative pool.
+        let provider = self.provider, keyring = self.keyring
+        Thread.detachNewThread {
+            provider.stop()
+            keyring.stop()
+        }
     }
 
     /// `$XDG_RUNTIME_DIR/authkit/<group>.lock` of the private session.
@@ -49,6 +53,16 @@ final class KeyringSignIn: Sendable {
         let result = try ProcessRunner.run(authkit, arguments, environment: clean, extraEnvironment: extra, timeout: timeout)
         outputs.withLock { $0.append(result.stderr); if scanStdout { $0.append(result.stdout) } }
         return result
+    }
+
+    /// ``run(_:extra:timeout:scanStdout:)`` on a thread of its own, for async test bodies.
+    func exec(_ arguments: [String], extra: [String: String] = [:], timeout: TimeInterval = 60, scanStdout: Bool = true) async throws -> ProcessResult {
+        try await offPool { try self.run(arguments, extra: extra, timeout: timeout, scanStdout: scanStdout) }
+    }
+
+    /// `authkit token` for the group, off the cooperative pool.
+    func execToken(timeout: TimeInterval = 60) async throws -> ProcessResult {
+        try await offPool { try self.token(timeout: timeout) }
     }
 
     /// `authkit token` for the group: stdout is the token (the one output allowed to hold it).

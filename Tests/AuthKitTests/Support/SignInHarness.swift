@@ -32,9 +32,34 @@ final class SignInHarness: Sendable {
         session = try SharedSession(group: group, store: store, transport: transport, environment: environment, lockTimeout: .seconds(20))
     }
 
+    /// Starts a harness without blocking the cooperative pool (the provider takes a moment).
+    static func start(
+        _ implementation: OIDCTestProvider.Implementation = .authlib,
+        options: OIDCTestProvider.Options = OIDCTestProvider.Options(),
+        transport: any HTTPTransport = CurlHTTPTransport()
+    ) async throws -> SignInHarness {
+        try await offPool { try SignInHarness(implementation, options: options, transport: transport) }
+    }
+
     deinit {
-        provider.stop()
-        try? FileManager.default.removeItem(at: directory)
+        // Stopping waits for the peer to exit: not on the cooperative pool.
+        let provider = self.provider, directory = self.directory
+        Thread.detachNewThread {
+            provider.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    /// The scripted browser's redirect back for `url`, not followed (off the cooperative pool).
+    func finalRedirect(for url: URL, user: String = "ada") async throws -> URL {
+        let browser = ScriptedBrowser(user: user, for: provider)
+        return try await offPool { try browser.finalRedirect(for: url) }
+    }
+
+    /// Approves (or denies) a device sign-in on the provider's page (off the cooperative pool).
+    func approveDevice(_ authorization: DeviceAuthorization, user: String = "ada", deny: Bool = false) async throws -> ProcessResult {
+        let browser = ScriptedBrowser(user: user, deny: deny, for: provider)
+        return try await offPool { try browser.approveDevice(verificationURI: authorization.verificationURI, userCode: authorization.userCode) }
     }
 
     /// Another session on the same store and lock (a second tool of the group), with its
@@ -112,6 +137,15 @@ final class SignInHarness: Sendable {
     }
 }
 
+/// Runs blocking test-support work (starting peers, the scripted browser, child processes) on
+/// a thread of its own: on the cooperative pool (two threads on two cores) it would starve
+/// every other test's tasks, including the sign-in it is meant to drive.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+    }
+}
+
 /// Lines authkit produced during a test (event and error descriptions), for the leak scan.
 final class Transcript: Sendable {
     private let lines = Mutex<[String]>([])
@@ -174,7 +208,7 @@ final class Mailbox<Value: Sendable>: Sendable {
     func put(_ value: Value) { values.withLock { $0.append(value) } }
 
     /// The next value, or nil when none came within `timeout` (a bound, not a measurement).
-    func next(timeout: Duration = .seconds(30)) async -> Value? {
+    func next(timeout: Duration = .seconds(60)) async -> Value? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let value = values.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return value }
