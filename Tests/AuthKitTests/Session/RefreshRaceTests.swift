@@ -46,7 +46,8 @@ private func isLocked(_ path: String) -> Bool {
     return errno == EWOULDBLOCK
 }
 
-@Suite("Refresh race across processes (authkit token, private keyring)")
+// One at a time: each starts a keyring and many processes, and they measure contention themselves.
+@Suite("Refresh race across processes (authkit token, private keyring)", .serialized)
 struct RefreshRaceTests {
     @Test("authkit login through the real Secret Service stores the sign-in; authkit token reads it back without a request")
     func loginThroughSecretService() async throws {
