@@ -58,7 +58,7 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             }
         case .device(let error):
             switch error {
-            case .expired, .denied, .cancelled: return .loginNeeded
+            case .expired, .denied, .timedOut, .cancelled: return .loginNeeded
             default: return .provider
             }
         case .storage(let error):

@@ -9,7 +9,7 @@ import Foundation
 /// *this* sign-in is decided by ``CallbackExpectation``.
 ///
 /// The code is a secret: the description shows which parameters were present, not values.
-public struct AuthorizationCallback: Sendable, CustomStringConvertible {
+public struct AuthorizationCallback: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public let code: String?
     public let state: String?
     public let issuer: String?
@@ -74,15 +74,21 @@ public struct AuthorizationCallback: Sendable, CustomStringConvertible {
         if let error { present.append("error=\(error)") }
         return "AuthorizationCallback(\(present.joined(separator: ", ")))"
     }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["hasCode": code != nil, "issuer": issuer as Any, "error": error as Any, "path": path as Any])
+    }
 }
 
 /// A validated authorization code, ready for the token request. The code is a secret.
-public struct AuthorizationGrant: Sendable, CustomStringConvertible {
+public struct AuthorizationGrant: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public let code: String
     /// The `iss` the callback carried, when it carried one.
     public let issuer: String?
 
     public var description: String { "AuthorizationGrant(code redacted)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["issuer": issuer as Any]) }
 }
 
 /// What the callback for one sign-in must look like: its `state`, and its `iss` when the

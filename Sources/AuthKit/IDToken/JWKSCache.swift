@@ -27,11 +27,18 @@ public enum JWKSError: Error, Sendable, Equatable, CustomStringConvertible {
 ///   through — and then not again for ``Policy/refetchCooldown``, so a flood of tokens with
 ///   made-up `kid`s cannot make authkit hammer the provider.
 /// * A signature that fails under a known `kid` never causes a refetch.
-/// * Concurrent callers share one in-flight fetch.
-/// * When a refetch fails, the last good set keeps serving for ``Policy/maxStaleAge``.
+/// * Concurrent callers share one in-flight fetch; a caller whose `kid` was unknown while a
+///   refetch was under way (or had just finished) uses that refetch's set.
+/// * A set older than ``Policy/maxAge`` is fetched again before use (a long-running tool
+///   stops trusting keys the provider withdrew). When that fetch fails, the last good set
+///   keeps serving until it is ``Policy/maxStaleAge`` old, and the fetch is not retried
+///   within the cooldown.
 public actor JWKSCache {
     public struct Policy: Sendable {
         public var refetchCooldown: Duration = .seconds(30)
+        /// How long a fetched set is used before it is fetched again.
+        public var maxAge: Duration = .seconds(3600)
+        /// How long the last good set keeps serving while fetching a new one fails.
         public var maxStaleAge: Duration = .seconds(24 * 3600)
         public var timeout: Duration = .seconds(15)
         public var maxBytes: Int = JWKSet.maximumSize
@@ -41,6 +48,8 @@ public actor JWKSCache {
     private struct Entry {
         var keys: JWKSet
         var fetchedAt: Date
+        /// Counts the successful fetches, so a caller can tell the set changed under it.
+        var version: Int
     }
 
     private let transport: any HTTPTransport
@@ -48,6 +57,7 @@ public actor JWKSCache {
     private let clock: @Sendable () -> Date
     private var entries: [URL: Entry] = [:]
     private var lastMissRefetch: [URL: Date] = [:]
+    private var lastFailure: [URL: (at: Date, error: JWKSError)] = [:]
     private var inFlight: [URL: Task<Result<JWKSet, JWKSError>, Never>] = [:]
     /// How many HTTP fetches this cache has made (tests and diagnostics).
     public private(set) var fetchCount = 0
@@ -65,29 +75,51 @@ public actor JWKSCache {
         do { jws = try CompactJWS(parsing: token) } catch { throw .idToken(error) }
         let keys: JWKSet
         do { keys = try await self.keys(for: jwksURI) } catch { throw .keys(error) }
+        let version = entries[jwksURI]?.version ?? 0
         do {
             return try validator.validate(jws, keys: keys, nonce: nonce)
         } catch where error.isUnknownKeyID {
             let miss = error
-            guard mayRefetchAfterMiss(jwksURI) else { throw .idToken(miss) }
-            lastMissRefetch[jwksURI] = clock()
             let fresh: JWKSet
-            do { fresh = try await fetch(jwksURI) } catch { throw .idToken(miss) }
+            if let running = inFlight[jwksURI] {
+                // Another caller is refetching: its set is the one to try.
+                guard case .success(let keys) = await running.value else { throw .idToken(miss) }
+                fresh = keys
+            } else if let entry = entries[jwksURI], entry.version != version {
+                // A refetch finished while this caller was suspended.
+                fresh = entry.keys
+            } else {
+                guard mayRefetchAfterMiss(jwksURI) else { throw .idToken(miss) }
+                lastMissRefetch[jwksURI] = clock()
+                do { fresh = try await fetch(jwksURI) } catch { throw .idToken(miss) }
+            }
             do { return try validator.validate(jws, keys: fresh, nonce: nonce) } catch { throw .idToken(error) }
         } catch {
             throw .idToken(error)
         }
     }
 
-    /// The key set for `url`: cached, or fetched now.
+    /// The key set for `url`: cached while younger than ``Policy/maxAge``, else fetched now.
     public func keys(for url: URL) async throws(JWKSError) -> JWKSet {
-        if let entry = entries[url] { return entry.keys }
+        guard let entry = entries[url] else { return try await fetch(url) }
+        let now = clock()
+        let age = now.timeIntervalSince(entry.fetchedAt)
+        if age < Self.seconds(policy.maxAge) { return entry.keys }
+        if let failure = lastFailure[url], now.timeIntervalSince(failure.at) < Self.seconds(policy.refetchCooldown) {
+            // The provider failed moments ago: do not ask again yet.
+            guard age < Self.seconds(policy.maxStaleAge) else { throw failure.error }
+            return entry.keys
+        }
         return try await fetch(url)
     }
 
     private func mayRefetchAfterMiss(_ url: URL) -> Bool {
         guard let last = lastMissRefetch[url] else { return true }
-        return clock().timeIntervalSince(last) >= Double(policy.refetchCooldown.components.seconds)
+        return clock().timeIntervalSince(last) >= Self.seconds(policy.refetchCooldown)
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 
     /// Fetches (sharing a fetch already under way). On failure a cached set younger than
@@ -103,15 +135,22 @@ public actor JWKSCache {
             inFlight[url] = task
         }
         let result = await task.value
-        if inFlight[url] == task { inFlight[url] = nil }
+        if inFlight[url] == task {
+            inFlight[url] = nil
+            // Only the first caller to return records the outcome, once per fetch.
+            switch result {
+            case .success(let keys):
+                entries[url] = Entry(keys: keys, fetchedAt: clock(), version: (entries[url]?.version ?? 0) + 1)
+                lastFailure[url] = nil
+            case .failure(let error):
+                lastFailure[url] = (clock(), error)
+            }
+        }
         switch result {
         case .success(let keys):
-            if entries[url].map({ $0.fetchedAt <= clock() }) ?? true {
-                entries[url] = Entry(keys: keys, fetchedAt: clock())
-            }
             return keys
         case .failure(let error):
-            if let entry = entries[url], clock().timeIntervalSince(entry.fetchedAt) < Double(policy.maxStaleAge.components.seconds) {
+            if let entry = entries[url], clock().timeIntervalSince(entry.fetchedAt) < Self.seconds(policy.maxStaleAge) {
                 return entry.keys
             }
             throw error

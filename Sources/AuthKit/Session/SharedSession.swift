@@ -104,8 +104,12 @@ public final class SharedSession: Sendable {
 
     /// Stores a sign-in (used by ``SignInFlow``), replacing the account's previous record.
     @discardableResult
+    /// Takes the group's refresh lock, so a refresh under way in another process cannot write
+    /// its older tokens over the new sign-in.
     public func save(_ record: TokenRecord) async throws(AuthKitError) -> StorageLocation {
         let key = itemKey(for: record)
+        let held = try await acquireLock()
+        defer { held.release() }
         do {
             return try await store.save(record.encoded(), for: key, label: key.defaultLabel)
         } catch {
@@ -130,7 +134,13 @@ public final class SharedSession: Sendable {
     /// Signs out `account` (or everybody in the group when nil): revokes each refresh token
     /// where the provider supports it (RFC 7009), then removes the items. Idempotent: signing
     /// out nobody returns an empty list. Other tools of the group see the sign-out at once.
+    ///
+    /// Holds the group's refresh lock throughout: a refresh under way in another process
+    /// finishes first (and its new refresh token is the one revoked), or finds the sign-in gone;
+    /// it never writes it back.
     public func signOut(account: String? = nil) async throws(AuthKitError) -> [SignOutOutcome] {
+        let held = try await acquireLock()
+        defer { held.release() }
         let entries = try await records()
         let chosen = entries.filter { account == nil || Self.matches($0.item.key, account: account) }
         var outcomes: [SignOutOutcome] = []
@@ -247,39 +257,60 @@ public final class SharedSession: Sendable {
         }
     }
 
-    private func refreshUnderLock(key: ItemKey, scopes: [String]?, minimumLifetime: Duration, rejected: String?) async throws(AuthKitError) -> AccessToken {
+    /// The group's cross-process lock (see ``RefreshLock``), held by refreshes, sign-in writes
+    /// and sign-outs.
+    private func acquireLock() async throws(AuthKitError) -> RefreshLock.Held {
         let lock: RefreshLock
         do { lock = try RefreshLock(group: group.name, environment: environment) } catch { throw .lock(error) }
-        let held: RefreshLock.Held
-        do { held = try await lock.acquire(timeout: lockTimeout) } catch { throw .lock(error) }
+        do { return try await lock.acquire(timeout: lockTimeout) } catch { throw .lock(error) }
+    }
+
+    private func refreshUnderLock(key: ItemKey, scopes: [String]?, minimumLifetime: Duration, rejected: String?) async throws(AuthKitError) -> AccessToken {
+        let held = try await acquireLock()
         defer { held.release() }
 
         // Another process may have refreshed (or signed out) while we waited.
-        guard let record = try await readRecord(key) else { throw .notSignedIn(group: group.name, account: key.account) }
+        guard var record = try await readRecord(key) else { throw .notSignedIn(group: group.name, account: key.account) }
         if let token = Self.usableToken(record, scopes: scopes, lifetime: minimumLifetime, now: clock()), token.value != rejected {
             return token
         }
-        guard let refreshToken = record.refreshToken else {
-            throw .loginRequired(
-                account: record.account,
-                reason: "the access token expired and the provider issued no refresh token (include the offline_access scope)")
+        guard let jwksURI = URL(string: record.jwksURI) else { throw .corruptRecord(account: record.account, reason: "its jwks_uri is invalid") }
+        if scopes == nil {
+            // The refreshed id_token must be checked before anything is stored, and a rotating
+            // provider has used up the old refresh token by then: make sure the keys can be had
+            // first, so a key-set outage fails this call without losing the sign-in.
+            do { _ = try await keys.keys(for: jwksURI) } catch { throw .keys(error) }
         }
-        let client = tokenClient(for: record)
-        let response: TokenResponse
-        do {
-            response = try await client.refresh(refreshToken, scopes: scopes)
-        } catch where error.isInvalidGrant {
-            // A rotating refresh token may have been used by another process that did not
-            // take our lock; only a record that did not change means the sign-in is gone.
-            if let current = try await readRecord(key), current.generation != record.generation,
-                let token = Self.usableToken(current, scopes: scopes, lifetime: minimumLifetime, now: clock())
-            {
-                return token
+        var response: TokenResponse?
+        // At most two refreshes: ours, and one with the refresh token another process renewed.
+        for attempt in 1...2 where response == nil {
+            guard let refreshToken = record.refreshToken else {
+                throw .loginRequired(
+                    account: record.account,
+                    reason: "the access token expired and the provider issued no refresh token (include the offline_access scope)")
             }
-            throw .loginRequired(account: record.account, reason: "the provider no longer accepts the refresh token (\(error))")
-        } catch {
-            throw .tokenEndpoint(error)
+            do {
+                response = try await tokenClient(for: record).refresh(refreshToken, scopes: scopes)
+            } catch where error.isInvalidGrant {
+                // A rotating refresh token may have been used by another process that did not
+                // take our lock; only a record that did not change means the sign-in is gone.
+                guard let current = try await readRecord(key), current.generation != record.generation else {
+                    throw .loginRequired(account: record.account, reason: "the provider no longer accepts the refresh token (\(error))")
+                }
+                if let token = Self.usableToken(current, scopes: scopes, lifetime: minimumLifetime, now: clock()), token.value != rejected {
+                    return token
+                }
+                // Renewed, but its access token is too short-lived for us: its refresh token is
+                // the live one now.
+                guard attempt == 1, let renewed = current.refreshToken, renewed != refreshToken else {
+                    throw .loginRequired(account: record.account, reason: "the provider no longer accepts the refresh token (\(error))")
+                }
+                record = current
+            } catch {
+                throw .tokenEndpoint(error)
+            }
         }
+        guard let response else { throw .loginRequired(account: record.account, reason: "the refresh token was not accepted") }
 
         var updated = record
         let now = clock()
@@ -287,7 +318,6 @@ public final class SharedSession: Sendable {
             let validator = IDTokenValidator(
                 issuer: .exact(record.issuer), clientID: record.clientID,
                 allowedAlgorithms: JWSAlgorithm.allowlist(advertised: record.idTokenAlgorithms), clock: clock)
-            guard let jwksURI = URL(string: record.jwksURI) else { throw .corruptRecord(account: record.account, reason: "its jwks_uri is invalid") }
             let validated = try await keys.validate(idToken, validator: validator, jwksURI: jwksURI, nonce: nil)
             // OIDC Core §12.2: same issuer, same subject.
             guard validated.claims.issuer == record.issuer, validated.claims.subject == record.subject else {

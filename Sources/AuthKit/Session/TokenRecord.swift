@@ -11,7 +11,7 @@ import Foundation
 ///
 /// The JSON field names are stable (README, "Storage schema"); `version` changes only with an
 /// incompatible layout. Every token field is a secret: ``description`` shows none.
-public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible {
+public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public static let currentVersion = 1
     /// The Secret Service `kind` attribute of token records.
     public static let kind = "tokens"
@@ -59,10 +59,45 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
     public var signedInAt: Double
     public var refreshedAt: Double?
 
-    public struct ScopedToken: Sendable, Equatable, Codable {
+    public struct ScopedToken: Sendable, Equatable, Codable, CustomStringConvertible, CustomReflectable {
         public var accessToken: String
         public var expiresAt: Double?
         public var scopes: [String]
+
+        public init(accessToken: String, expiresAt: Double?, scopes: [String]) {
+            self.accessToken = accessToken
+            self.expiresAt = expiresAt
+            self.scopes = scopes
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case scopes
+            case accessToken = "access_token"
+            case expiresAt = "expires_at"
+        }
+
+        /// The first builds wrote these two names in camel case; such records stay readable.
+        private enum LegacyKeys: String, CodingKey {
+            case accessToken, expiresAt
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            scopes = try container.decode([String].self, forKey: .scopes)
+            if container.contains(.accessToken) {
+                accessToken = try container.decode(String.self, forKey: .accessToken)
+                expiresAt = try container.decodeIfPresent(Double.self, forKey: .expiresAt)
+            } else {
+                let legacy = try decoder.container(keyedBy: LegacyKeys.self)
+                accessToken = try legacy.decode(String.self, forKey: .accessToken)
+                expiresAt = try legacy.decodeIfPresent(Double.self, forKey: .expiresAt)
+            }
+        }
+
+        public var description: String {
+            "ScopedToken(\(scopes.joined(separator: " ")), until \(expiresAt.map { String(Int($0)) } ?? "?"))"
+        }
+        public var customMirror: Mirror { Mirror(self, children: ["scopes": scopes, "expiresAt": expiresAt as Any]) }
     }
 
     enum CodingKeys: String, CodingKey {
@@ -103,6 +138,14 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
         "TokenRecord(\(account) @ \(issuer), generation \(generation), "
             + "access token until \(accessTokenExpiresAt.map { String(Int($0)) } ?? "?"), "
             + "refresh token \(refreshToken == nil ? "absent" : "present"))"
+    }
+    public var debugDescription: String { description }
+    /// `dump` and debuggers see who and until when, never a token or the client secret.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "account": account, "issuer": issuer, "clientID": clientID, "generation": generation, "scopes": scopes,
+            "accessTokenExpiresAt": accessTokenExpiresAt as Any, "hasRefreshToken": refreshToken != nil,
+        ])
     }
 
     /// Decodes a stored record. Unknown fields are ignored (a newer authkit may add some);

@@ -241,11 +241,26 @@ public struct SignInFlow: Sendable {
     ) async throws(AuthKitError) -> TokenResponse {
         guard let endpoint = metadata.deviceAuthorizationEndpoint else { throw .device(.notSupported) }
         let device = DeviceAuthorizationClient(endpoint: endpoint, tokenClient: tokens)
-        do {
+        do throws(DeviceFlowError) {
             let authorization = try await device.start(scopes: profile.scopes)
             onEvent(.deviceCode(authorization))
-            return try await device.waitForTokens(authorization) { event in
-                if case .pending(_, let slowDown) = event { onEvent(.devicePending(slowDown: slowDown)) }
+            // The sign-in's timeout bounds the wait as it does for the browser: stop polling at
+            // whichever comes first, it or the code's own expiry.
+            let deadline = clock().addingTimeInterval(Double(options.timeout.components.seconds))
+            let bounded = DeviceAuthorization(
+                deviceCode: authorization.deviceCode, userCode: authorization.userCode,
+                verificationURI: authorization.verificationURI, verificationURIComplete: authorization.verificationURIComplete,
+                expiresAt: min(authorization.expiresAt, deadline), interval: authorization.interval)
+            do {
+                return try await device.waitForTokens(bounded) { event in
+                    if case .pending(_, let slowDown) = event { onEvent(.devicePending(slowDown: slowDown)) }
+                }
+            } catch {
+                // Our own limit, not the provider's expired_token or the code's expiry.
+                if case .expired = error, deadline < authorization.expiresAt, clock() >= deadline {
+                    throw .timedOut(seconds: Int(options.timeout.components.seconds))
+                }
+                throw error
             }
         } catch {
             throw .device(error)

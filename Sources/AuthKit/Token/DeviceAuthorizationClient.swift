@@ -6,7 +6,7 @@ import Foundation
 
 /// What the person must do to approve a device-code sign-in (RFC 8628 §3.2). The device
 /// code itself is a credential and never shown.
-public struct DeviceAuthorization: Sendable, CustomStringConvertible {
+public struct DeviceAuthorization: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public let deviceCode: String
     public let userCode: String
     public let verificationURI: URL
@@ -18,6 +18,10 @@ public struct DeviceAuthorization: Sendable, CustomStringConvertible {
     public var description: String {
         "DeviceAuthorization(user code \(userCode), \(verificationURI.absoluteString))"
     }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: ["userCode": userCode, "verificationURI": verificationURI, "expiresAt": expiresAt, "interval": interval])
+    }
 }
 
 /// Why a device-code sign-in failed.
@@ -27,6 +31,8 @@ public enum DeviceFlowError: Error, Sendable, Equatable, CustomStringConvertible
     case malformedResponse(String)
     case expired
     case denied
+    /// Not approved within the sign-in's own time limit (shorter than the code's life).
+    case timedOut(seconds: Int)
     case cancelled
 
     public var description: String {
@@ -41,6 +47,8 @@ public enum DeviceFlowError: Error, Sendable, Equatable, CustomStringConvertible
             return "the device code expired before the sign-in was approved; run the login again"
         case .denied:
             return "the sign-in was declined on the verification page"
+        case .timedOut(let seconds):
+            return "the sign-in was not approved within \(seconds) s; run the login again"
         case .cancelled:
             return "the sign-in was cancelled"
         }

@@ -6,7 +6,7 @@ import Foundation
 
 /// A successful token response (RFC 6749 §5.1, OIDC Core §3.1.3.3). Every token in it is a
 /// secret: the description says which are present, never their values.
-public struct TokenResponse: Sendable, CustomStringConvertible {
+public struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public let accessToken: String
     public let tokenType: String
     /// Seconds the access token lives, as the provider said (nil when it did not say).
@@ -66,6 +66,12 @@ public struct TokenResponse: Sendable, CustomStringConvertible {
         if refreshToken != nil { present.append("refresh_token") }
         if idToken != nil { present.append("id_token") }
         return "TokenResponse(\(present.joined(separator: ", ")), expires_in \(expiresIn.map(String.init) ?? "?"))"
+    }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "expiresIn": expiresIn as Any, "scopes": scopes as Any, "hasRefreshToken": refreshToken != nil, "hasIDToken": idToken != nil,
+        ])
     }
 
     private struct Raw: Decodable {

@@ -51,12 +51,16 @@ struct LoopbackRedirectReceiverTests {
         #expect(grant.code == "the-code")
         #expect(refusals.count == 4)  // the wrong path is refused without an event
 
-        // After the genuine callback the listener is closed (or answers "already finished").
+        // After the genuine callback the listener is closed (or answers "already finished"; a
+        // connection the kernel accepted just before the close is reset).
         do {
             let late = try await get(receiver, "/callback?code=the-code&state=good-state")
             #expect(late.status == 410)
         } catch let error as HTTPError {
-            guard case .cannotConnect = error else { Issue.record("unexpected \(error)"); return }
+            switch error {
+            case .cannotConnect, .connectionLost: break
+            default: Issue.record("unexpected \(error)")
+            }
         }
     }
 
