@@ -1,4 +1,5 @@
 import JOSE
+import Logging
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -55,6 +56,7 @@ public actor JWKSCache {
     private let transport: any HTTPTransport
     private let policy: Policy
     private let clock: @Sendable () -> Date
+    private let logger: Logger
     private var entries: [URL: Entry] = [:]
     private var lastMissRefetch: [URL: Date] = [:]
     private var lastFailure: [URL: (at: Date, error: JWKSError)] = [:]
@@ -62,10 +64,14 @@ public actor JWKSCache {
     /// How many HTTP fetches this cache has made (tests and diagnostics).
     public private(set) var fetchCount = 0
 
-    public init(transport: any HTTPTransport = CurlHTTPTransport(), policy: Policy = Policy(), clock: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        transport: any HTTPTransport = CurlHTTPTransport(), policy: Policy = Policy(),
+        clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "authkit")
+    ) {
         self.transport = transport
         self.policy = policy
         self.clock = clock
+        self.logger = logger
     }
 
     /// Validates `token` with `validator`, fetching the keys from `jwksURI` when needed and
@@ -89,7 +95,11 @@ public actor JWKSCache {
                 // A refetch finished while this caller was suspended.
                 fresh = entry.keys
             } else {
-                guard mayRefetchAfterMiss(jwksURI) else { throw .idToken(miss) }
+                guard mayRefetchAfterMiss(jwksURI) else {
+                    logger.debug("unknown kid within the refetch cooldown; key set not fetched again", metadata: ["jwks_uri": "\(jwksURI.absoluteString)"])
+                    throw .idToken(miss)
+                }
+                logger.debug("unknown kid; fetching the key set again", metadata: ["jwks_uri": "\(jwksURI.absoluteString)"])
                 lastMissRefetch[jwksURI] = clock()
                 do { fresh = try await fetch(jwksURI) } catch { throw .idToken(miss) }
             }
@@ -130,6 +140,7 @@ public actor JWKSCache {
             task = running
         } else {
             fetchCount += 1
+            logger.debug("fetching the provider's key set", metadata: ["jwks_uri": "\(url.absoluteString)"])
             let transport = self.transport, policy = self.policy
             task = Task { await Self.download(url, transport: transport, policy: policy) }
             inFlight[url] = task

@@ -1,4 +1,5 @@
 import JOSE
+import Logging
 import SecretStore
 
 #if canImport(FoundationEssentials)
@@ -32,6 +33,9 @@ public final class SharedSession: Sendable {
     let clock: @Sendable () -> Date
     let keys: JWKSCache
     let lockTimeout: Duration
+    /// Debug-level notes on what the session does (never a token): set `AUTHKIT_LOG=debug`
+    /// for the `authkit` command, or give your own logger.
+    public let logger: Logger
 
     /// - Parameters:
     ///   - group: the group name every sharing tool uses, e.g. `com.example.shared`.
@@ -43,6 +47,7 @@ public final class SharedSession: Sendable {
         transport: any HTTPTransport = CurlHTTPTransport(),
         environment: [String: String] = ProcessInfo.processInfo.environment,
         lockTimeout: Duration = .seconds(60),
+        logger: Logger = Logger(label: "authkit"),
         clock: @escaping @Sendable () -> Date = { Date() }
     ) throws(AuthKitError) {
         do { self.group = try SecretGroup(group) } catch { throw .storage(error) }
@@ -51,7 +56,8 @@ public final class SharedSession: Sendable {
         self.environment = environment
         self.clock = clock
         self.lockTimeout = lockTimeout
-        self.keys = JWKSCache(transport: transport, clock: clock)
+        self.keys = JWKSCache(transport: transport, clock: clock, logger: logger)
+        self.logger = logger
     }
 
     // MARK: Reading
@@ -85,8 +91,12 @@ public final class SharedSession: Sendable {
         if let token = Self.usableToken(record, scopes: wanted, lifetime: minimumLifetime, now: clock()),
             token.value != rejected?.value
         {
+            logger.debug("access token from the store", metadata: [
+                "account": "\(record.account)", "expires_in_s": "\(Int(token.expiresAt.timeIntervalSince(clock())))"])
             return token
         }
+        logger.debug("access token needs a refresh", metadata: [
+            "account": "\(record.account)", "reason": "\(rejected == nil ? "expires within \(minimumLifetime)" : "rejected by a server")"])
         let key = item.key
         let flightKey = "\(group.name)\u{0}\(key.issuer)\u{0}\(key.clientID)\u{0}\(key.account)\u{0}\(wanted?.joined(separator: " ") ?? "")\u{0}\(rejected == nil ? "" : "replace")"
         let result = await RefreshCoordinator.shared.run(flightKey) {
@@ -103,9 +113,9 @@ public final class SharedSession: Sendable {
     // MARK: Writing
 
     /// Stores a sign-in (used by ``SignInFlow``), replacing the account's previous record.
-    @discardableResult
     /// Takes the group's refresh lock, so a refresh under way in another process cannot write
     /// its older tokens over the new sign-in.
+    @discardableResult
     public func save(_ record: TokenRecord) async throws(AuthKitError) -> StorageLocation {
         let key = itemKey(for: record)
         let held = try await acquireLock()
@@ -262,7 +272,11 @@ public final class SharedSession: Sendable {
     private func acquireLock() async throws(AuthKitError) -> RefreshLock.Held {
         let lock: RefreshLock
         do { lock = try RefreshLock(group: group.name, environment: environment) } catch { throw .lock(error) }
-        do { return try await lock.acquire(timeout: lockTimeout) } catch { throw .lock(error) }
+        let start = ContinuousClock.now
+        let held: RefreshLock.Held
+        do { held = try await lock.acquire(timeout: lockTimeout) } catch { throw .lock(error) }
+        logger.debug("holding the group's lock", metadata: ["path": "\(lock.path)", "waited": "\(ContinuousClock.now - start)"])
+        return held
     }
 
     private func refreshUnderLock(key: ItemKey, scopes: [String]?, minimumLifetime: Duration, rejected: String?) async throws(AuthKitError) -> AccessToken {
@@ -272,6 +286,7 @@ public final class SharedSession: Sendable {
         // Another process may have refreshed (or signed out) while we waited.
         guard var record = try await readRecord(key) else { throw .notSignedIn(group: group.name, account: key.account) }
         if let token = Self.usableToken(record, scopes: scopes, lifetime: minimumLifetime, now: clock()), token.value != rejected {
+            logger.debug("another process refreshed meanwhile", metadata: ["generation": "\(record.generation)"])
             return token
         }
         guard let jwksURI = URL(string: record.jwksURI) else { throw .corruptRecord(account: record.account, reason: "its jwks_uri is invalid") }
@@ -290,8 +305,11 @@ public final class SharedSession: Sendable {
                     reason: "the access token expired and the provider issued no refresh token (include the offline_access scope)")
             }
             do {
+                logger.debug("refreshing", metadata: [
+                    "token_endpoint": "\(URL(string: record.tokenEndpoint)?.redactedOrigin ?? "?")", "generation": "\(record.generation)"])
                 response = try await tokenClient(for: record).refresh(refreshToken, scopes: scopes)
             } catch where error.isInvalidGrant {
+                logger.debug("refresh token refused (invalid_grant); reading the store again")
                 // A rotating refresh token may have been used by another process that did not
                 // take our lock; only a record that did not change means the sign-in is gone.
                 guard let current = try await readRecord(key), current.generation != record.generation else {
@@ -345,6 +363,9 @@ public final class SharedSession: Sendable {
         } catch {
             throw .storage(error)
         }
+        logger.debug("refreshed and stored", metadata: [
+            "generation": "\(updated.generation)", "refresh_token_rotated": "\(response.refreshToken != nil)",
+            "expires_in_s": "\(response.expiresIn.map(String.init) ?? "?")"])
         let expires = response.expiresAt ?? now.addingTimeInterval(3600)
         return AccessToken(
             value: response.accessToken, expiresAt: expires, scopes: response.scopes ?? scopes ?? record.scopes,

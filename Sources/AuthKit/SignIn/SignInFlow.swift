@@ -93,6 +93,10 @@ public struct SignInFlow: Sendable {
             throw .discovery(error)
         }
         onEvent(.discovered(issuer: metadata.issuer))
+        session.logger.debug("provider discovered", metadata: [
+            "issuer": "\(metadata.issuer)", "token_endpoint": "\(metadata.tokenEndpoint.absoluteString)",
+            "iss_parameter": "\(metadata.authorizationResponseIssParameterSupported)",
+            "device_grant": "\(metadata.deviceAuthorizationEndpoint != nil)", "revocation": "\(metadata.revocationEndpoint != nil)"])
 
         let client = OAuthClient(clientID: clientID, clientSecret: profile.clientSecret)
         let tokens = TokenEndpointClient(
@@ -145,6 +149,9 @@ public struct SignInFlow: Sendable {
             record.generation = previous.generation + 1
         }
         let location = try await session.save(record)
+        session.logger.debug("signed in and stored", metadata: [
+            "account": "\(record.account)", "algorithm": "\(validated.algorithm.rawValue)",
+            "kid": "\(validated.key.keyID ?? "-")", "location": "\(location)"])
         return SignInResult(account: Account(record: record, location: location), location: location, grantedScopes: record.scopes)
     }
 
@@ -186,6 +193,7 @@ public struct SignInFlow: Sendable {
         }
         await receiver.close()
         onEvent(.exchanging)
+        session.logger.debug("redeeming the authorization code", metadata: ["redirect_uri": "\(receiver.redirectURI)"])
         do {
             return (try await tokens.exchange(grant, verifier: request.verifier, redirectURI: receiver.redirectURI), request.nonce)
         } catch {
