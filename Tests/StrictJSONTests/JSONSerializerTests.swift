@@ -1,4 +1,4 @@
-import JOSE
+import StrictJSON
 import Testing
 
 @Suite struct JSONSerializerTests {

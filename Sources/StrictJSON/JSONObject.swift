@@ -1,7 +1,8 @@
 /// A JSON object: members in document order, each name at most once.
 ///
-/// Lookup is a linear scan, which beats hashing for the small objects of JOSE (a header has a
-/// handful of members, an id_token a few dozen). Equality ignores member order, as JSON does.
+/// Lookup is a linear scan, which beats hashing for the small objects authkit reads (a JOSE
+/// header has a handful of members, an id_token a few dozen, a token-file entry nine).
+/// Equality ignores member order, as JSON does.
 public struct JSONObject: Sendable, Hashable, RandomAccessCollection, ExpressibleByDictionaryLiteral {
     public typealias Element = (key: String, value: JSONValue)
     public typealias Index = Int

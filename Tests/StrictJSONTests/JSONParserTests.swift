@@ -1,4 +1,4 @@
-import JOSE
+import StrictJSON
 import Testing
 
 @Suite struct JSONParserTests {
@@ -7,9 +7,9 @@ import Testing
             let content = String(repeating: "a", count: length)
             #expect(try JSONValue(parsing: "[\"\(content)\"]").arrayValue?.first?.stringValue == content)
             #expect(try JSONValue(parsing: "[\"\(content)é\\n\(content)\"]").arrayValue?.first?.stringValue == content + "é\n" + content)
-            #expect(throws: JOSEError.self) { try JSONValue(parsing: "[\"\(content)\u{01}\(content)\"]") }
-            #expect(throws: JOSEError.self) { try JSONValue(parsing: "[\"\(content)") }
-            #expect(throws: JOSEError.self) { try JSONValue(parsing: [0x5B, 0x22] + Array(content.utf8) + [0xFF, 0x22, 0x5D]) }
+            #expect(throws: JSONError.self) { try JSONValue(parsing: "[\"\(content)\u{01}\(content)\"]") }
+            #expect(throws: JSONError.self) { try JSONValue(parsing: "[\"\(content)") }
+            #expect(throws: JSONError.self) { try JSONValue(parsing: [0x5B, 0x22] + Array(content.utf8) + [0xFF, 0x22, 0x5D]) }
         }
     }
 
@@ -63,35 +63,31 @@ import Testing
         (#"["abc"#, "unterminated string"),
     ])
     func refusesNonStrictJSON(text: String, reason: String) {
-        do {
+        do throws(JSONError) {
             let value = try JSONValue(parsing: text)
             Issue.record("accepted \(value)")
         } catch {
-            guard case .invalidJSON(let message) = error else {
-                Issue.record("wrong error \(error)")
-                return
-            }
-            #expect(message.contains(reason), "\(message)")
+            #expect(error.reason.contains(reason), "\(error)")
         }
     }
 
     @Test func refusesInvalidUTF8() {
         let bytes: [UInt8] = [0x22, 0xC3, 0x28, 0x22]  // "\xC3(" : a broken two-byte sequence
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: bytes) }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: bytes) }
         let overlong: [UInt8] = [0x22, 0xC0, 0xAF, 0x22]
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: overlong) }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: overlong) }
     }
 
     @Test func boundsDepthAndSize() throws {
         let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: deep) }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: deep) }
         let fine = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
         _ = try JSONValue(parsing: fine)
-        #expect(throws: JOSEError.invalidJSON("the document is longer than 10 bytes")) {
+        #expect(throws: JSONError(reason: "the document is longer than 10 bytes")) {
             try JSONValue(parsing: "[1,2,3,4,5,6]", limits: JSONLimits(maximumBytes: 10))
         }
         let hugeNumber = "[" + String(repeating: "9", count: 300) + "]"
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: hugeNumber) }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: hugeNumber) }
     }
 
     @Test(arguments: [3, 40, 63, 64, 65, 200])
@@ -102,20 +98,20 @@ import Testing
         for duplicate in [0, size / 2, size - 1] {
             var withDuplicate = members
             withDuplicate.append("\"m\(duplicate)\":0")
-            #expect(throws: JOSEError.self) { try JSONValue(parsing: "{" + withDuplicate.joined(separator: ",") + "}") }
+            #expect(throws: JSONError.self) { try JSONValue(parsing: "{" + withDuplicate.joined(separator: ",") + "}") }
         }
         // A duplicate inside a nested object, after the outer object has many members.
         members.append(#""inner":{"a":1,"b":2,"a":3}"#)
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: "{" + members.joined(separator: ",") + "}") }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: "{" + members.joined(separator: ",") + "}") }
     }
 
     @Test func findsDuplicatesInLargeObjects() throws {
         var members = (0..<40).map { "\"m\($0)\":\($0)" }
         _ = try JSONValue(parsing: "{" + members.joined(separator: ",") + "}")
         members.append("\"m3\":0")
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: "{" + members.joined(separator: ",") + "}") }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: "{" + members.joined(separator: ",") + "}") }
         // The same name written with an escape is the same name.
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: #"{"alg":1,"\u0061lg":2}"#) }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: #"{"alg":1,"\u0061lg":2}"#) }
     }
 
     @Test func errorsNameOffsetsNotContent() {
