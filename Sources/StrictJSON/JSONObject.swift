@@ -7,7 +7,9 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
     public typealias Element = (key: String, value: JSONValue)
     public typealias Index = Int
 
-    private var members: [Element]
+    // Usable from inline so that the key subscript inlines into callers in other modules
+    // (JOSE looks up header and claim members on every token).
+    @usableFromInline var members: [Element]
 
     /// An empty object.
     public init() { members = [] }
@@ -28,6 +30,7 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
     public var keys: [String] { members.map(\.key) }
 
     /// The value of member `key`; setting `nil` removes the member, setting a new name appends it.
+    @inlinable
     public subscript(key: String) -> JSONValue? {
         get {
             for member in members where member.key == key { return member.value }

@@ -5,6 +5,7 @@ extension JSONValue {
     /// anything after the value but whitespace, a byte-order mark, invalid UTF-8, lone
     /// surrogate escapes, unescaped control characters, leading zeros, `NaN`, comments, and
     /// documents beyond `limits`: each throws a ``JSONError``.
+    @inlinable  // specialized in the caller's module for the buffers it passes (JOSE: a scratch buffer)
     public init(parsing bytes: some Collection<UInt8>, limits: JSONLimits = .default) throws(JSONError) {
         guard bytes.count <= limits.maximumBytes else {
             throw JSONError(reason: "the document is longer than \(limits.maximumBytes) bytes")
@@ -24,6 +25,7 @@ extension JSONValue {
 }
 
 /// A recursive-descent parser over a byte buffer. Recursion is bounded by `maximumDepth`.
+@usableFromInline
 struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let maximumDepth: Int
@@ -40,6 +42,7 @@ struct JSONParser {
         self.nameHashes = nameHashes
     }
 
+    @usableFromInline
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) -> Result<JSONValue, JSONError> {
         // Every member takes at least four bytes ("":0,), and at most 64 members per object
         // are hashed, so this many hashes can be live at once; scratch space, no allocation
