@@ -60,7 +60,13 @@ import Testing
         ("", "the document is empty"),
         ("   ", "the document is empty"),
         (#"{"a""#, "expected :"),
+        (#"{"a" 1}"#, "expected :"),
         (#"["abc"#, "unterminated string"),
+        ("{", "expected a member name"),
+        ("[", "unexpected end of the document"),
+        ("[1", "unterminated array"),
+        ("1 2", "unexpected text after the value"),
+        (#""\ud834""#, "lone surrogate"),
     ])
     func refusesNonStrictJSON(text: String, reason: String) {
         do throws(JSONError) {
@@ -115,12 +121,22 @@ import Testing
     }
 
     @Test func errorsNameOffsetsNotContent() {
-        do {
-            _ = try JSONValue(parsing: #"{"secret-claim":"hunter2","secret-claim":"x"}"#)
+        do throws(JSONError) {
+            let value = try JSONValue(parsing: #"{"secret-claim":"hunter2","secret-claim":"x"}"#)
+            Issue.record("accepted \(value)")
         } catch {
             #expect(!"\(error)".contains("hunter2"))
             #expect(!"\(error)".contains("secret-claim"))
-            #expect("\(error)".contains("byte 26"))
+            #expect(error.reason == "duplicate member name at byte 26")
+            #expect(error.byteOffset == 26)  // the second name's opening quote
         }
+    }
+
+    @Test func parsesAnyValueAtTheTopAndEveryEscape() throws {
+        // RFC 8259 allows any value as the document, not only an object or array.
+        #expect(try JSONValue(parsing: "1") == 1)
+        #expect(try JSONValue(parsing: " null\n") == .null)
+        #expect(try JSONValue(parsing: "true") == true)
+        #expect(try JSONValue(parsing: #""\u00e9\ud834\udd1e\/\b\f\r\t\"\\""#) == .string("é𝄞/\u{8}\u{C}\r\t\"\\"))
     }
 }

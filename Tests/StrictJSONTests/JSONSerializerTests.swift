@@ -9,6 +9,16 @@ import Testing
         #expect(try JSONValue(parsing: value.serialized()) == value)
     }
 
+    @Test func writesEveryEscapeAndReadsItBack() throws {
+        let value: JSONValue = [
+            "s": .string("quote \" backslash \\ newline \n return \r tab \t \u{8}\u{C} nul \u{0} é ✓ 𝄞"),
+            "n": .number(JSONNumber(UInt64(1_763_750_000))), "m": -1, "b": true, "z": nil, "a": [.string("")],
+        ]
+        let text = value.serialized()
+        #expect(text == #"{"s":"quote \" backslash \\ newline \n return \r tab \t \b\f nul \u0000 é ✓ 𝄞","n":1763750000,"m":-1,"b":true,"z":null,"a":[""]}"#)
+        #expect(try JSONValue(parsing: text) == value)
+    }
+
     @Test func sortsKeysByUTF8() throws {
         let value: JSONValue = ["b": 1, "a": ["d": 1, "c": 2], "B": 3]
         #expect(value.serialized(options: .sortedKeys) == #"{"B":3,"a":{"c":2,"d":1},"b":1}"#)
