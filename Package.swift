@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "JOSE", dependencies: ["COpenSSL", "CBase64URL", "StrictJSON"]),
 
         // The freedesktop Secret Service through libsecret, plus the explicit plain-file store.
-        .target(name: "SecretStore", dependencies: ["CLibSecret"]),
+        .target(name: "SecretStore", dependencies: ["CLibSecret", "StrictJSON"]),
 
         // The library other tools import: discovery, PKCE, loopback receiver, token endpoint,
         // id_token validation with a JWKS cache, the shared session, Graph user search.
