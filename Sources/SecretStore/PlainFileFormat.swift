@@ -1,4 +1,4 @@
-import StrictJSON
+internal import StrictJSON
 
 /// The layout of a plain-file store file (documented in docs/secret-store.md):
 ///
