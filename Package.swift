@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Layers (docs/architecture.md): COpenSSL/CLibSecret/CCurl → JOSE, SecretStore → AuthKit → authkit.
+// Layers (docs/architecture.md): COpenSSL/CLibSecret/CCurl/StrictJSON → JOSE, SecretStore → AuthKit → authkit.
 // Data flows one way; nothing below the `authkit` executable prints.
 let package = Package(
     name: "authkit",
@@ -40,14 +40,18 @@ let package = Package(
         // docs/architecture.md, "Why libcurl through dlopen". Build needs <curl/curl.h> only.
         .target(name: "CCurl", path: "Sources/CCurl", linkerSettings: [.linkedLibrary("dl")]),
 
+        // Strict RFC 8259 JSON (parse, serialize) for JOSE and SecretStore: Swift stdlib only, no
+        // Foundation (start-up time counts), so both siblings can share it without importing each other.
+        .target(name: "StrictJSON"),
+
         // Vectorised base64url decoding for JOSE (SSSE3 byte shuffles Swift cannot express).
         .target(name: "CBase64URL", path: "Sources/CBase64URL"),
 
         // JWS/JWK parsing and signature verification over OpenSSL EVP. No networking, no OAuth.
-        .target(name: "JOSE", dependencies: ["COpenSSL", "CCryptoLoader", "CBase64URL"]),
+        .target(name: "JOSE", dependencies: ["COpenSSL", "CCryptoLoader", "CBase64URL", "StrictJSON"]),
 
         // The freedesktop Secret Service through libsecret, plus the explicit plain-file store.
-        .target(name: "SecretStore", dependencies: ["CLibSecret"]),
+        .target(name: "SecretStore", dependencies: ["CLibSecret", "StrictJSON"]),
 
         // The library other tools import: discovery, PKCE, loopback receiver, token endpoint,
         // id_token validation with a JWKS cache, the shared session, Graph user search.
@@ -89,6 +93,7 @@ let package = Package(
         // A second, separate program using SecretStore, for the cross-process tests.
         .executableTarget(name: "SecretStoreProbe", dependencies: ["SecretStore"], path: "Tests/SecretStoreProbe"),
 
+        .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "TestSupport"]),
         .testTarget(name: "SecretStoreTests", dependencies: ["SecretStore", "TestSupport"]),
         .testTarget(

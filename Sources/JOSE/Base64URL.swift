@@ -139,3 +139,12 @@ public enum Base64URL {
         }
     }
 }
+
+/// Calls `body` with the collection's bytes in contiguous memory, copying only when needed.
+@inline(__always)
+func withContiguousBytes<Bytes: Collection<UInt8>, Result>(
+    _ bytes: Bytes, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+) -> Result {
+    if let result = bytes.withContiguousStorageIfAvailable(body) { return result }
+    return Array(bytes).withUnsafeBufferPointer(body)
+}

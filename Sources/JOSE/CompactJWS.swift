@@ -143,10 +143,10 @@ public struct CompactJWS: Sendable, CustomStringConvertible, CustomDebugStringCo
         }
         let parsedHeader: Result<JSONValue, JOSEError> = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: headerLength) { scratch in
             guard Base64URL.decode(headerPart, into: scratch) else { return .failure(.malformedToken("the header is not strict base64url")) }
-            do {
+            do throws(JSONError) {
                 return .success(try JSONValue(parsing: UnsafeBufferPointer(scratch), limits: JSONLimits(maximumBytes: maximumTokenSize, maximumDepth: 16)))
             } catch {
-                return .failure(.malformedToken("the header is \(error)"))
+                return .failure(.malformedToken("the header is \(JOSEError(error))"))
             }
         }
         guard case .object(let headerObject) = try parsedHeader.get() else {

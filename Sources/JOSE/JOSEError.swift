@@ -20,7 +20,8 @@ public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
     case unencodedPayloadUnsupported
     /// The header's `crit` names an extension authkit does not implement.
     case unknownCriticalHeader(String)
-    /// A JSON document is not strict RFC 8259 JSON (or exceeds the size or depth limits).
+    /// A JSON document is not strict RFC 8259 JSON (or exceeds the size or depth limits); the
+    /// reason is ``JSONError/reason``.
     case invalidJSON(String)
     /// A value is not strict base64url (padding, whitespace, foreign characters, stray bits).
     case invalidBase64URL
@@ -177,5 +178,13 @@ public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
             byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
         }
         return allowed ? "\"\(value)\"" : "(unprintable value)"
+    }
+}
+
+extension JOSEError {
+    /// A strict-JSON failure as JOSE reports it: ``invalidJSON(_:)`` with the same reason and
+    /// byte offset (never content).
+    init(_ error: JSONError) {
+        self = .invalidJSON(error.reason)
     }
 }

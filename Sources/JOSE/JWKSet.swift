@@ -39,7 +39,7 @@ public struct JWKSet: Sendable {
         do {
             json = try JSONValue(parsing: jsonData, limits: JSONLimits(maximumBytes: JWKSet.maximumSize, maximumDepth: 16))
         } catch {
-            throw .invalidKeySet("\(error)")
+            throw .invalidKeySet("\(JOSEError(error))")
         }
         try self.init(json: json)
     }

@@ -24,7 +24,7 @@ public struct JWTClaims: Sendable {
         do {
             value = try JSONValue(parsing: payload, limits: JSONLimits(maximumBytes: CompactJWS.maximumTokenSize, maximumDepth: 32))
         } catch {
-            throw .malformedToken("the payload is \(error)")
+            throw .malformedToken("the payload is \(JOSEError(error))")
         }
         guard case .object(let object) = value else { throw .malformedToken("the payload is not a JSON object") }
         json = object

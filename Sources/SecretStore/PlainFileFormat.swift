@@ -1,3 +1,5 @@
+internal import StrictJSON
+
 /// The layout of a plain-file store file (documented in docs/secret-store.md):
 ///
 /// ```json
@@ -17,44 +19,51 @@ enum PlainFileFormat {
         let items = entries.map { entry -> JSONValue in
             if entry.item.problem != nil, let original = entry.original { return original }
             let record = entry.item
-            var members: [(String, JSONValue)] = [
-                ("issuer", .string(record.key.issuer)), ("client_id", .string(record.key.clientID)),
-                ("account", .string(record.key.account)), ("kind", .string(record.key.kind)),
-                (ItemSchema.formatAttribute, .string(ItemSchema.format)), ("label", .string(record.label)),
+            var members: JSONObject = [
+                "issuer": .string(record.key.issuer), "client_id": .string(record.key.clientID),
+                "account": .string(record.key.account), "kind": .string(record.key.kind),
+                ItemSchema.formatAttribute: .string(ItemSchema.format), "label": .string(record.label),
             ]
-            if let created = record.created { members.append(("created", .number(Double(created)))) }
-            if let modified = record.modified { members.append(("modified", .number(Double(modified)))) }
-            members.append(("secret", .string(String(decoding: record.secret ?? [], as: UTF8.self))))
+            if let created = record.created { members["created"] = .number(JSONNumber(created)) }
+            if let modified = record.modified { members["modified"] = .number(JSONNumber(modified)) }
+            members["secret"] = .string(String(decoding: record.secret ?? [], as: UTF8.self))
             return .object(members)
         }
-        return JSONValue.object([
-            ("schema", .string(ItemSchema.name)), ("group", .string(group.name)), ("items", .array(items)),
-        ]).serialized() + "\n"
+        let root: JSONValue = ["schema": .string(ItemSchema.name), "group": .string(group.name), "items": .array(items)]
+        return root.serialized() + "\n"
     }
 
     static func decode(_ bytes: [UInt8], group: SecretGroup, path: String) throws(SecretStoreError) -> [Entry] {
         let root: JSONValue
         do {
-            root = try JSONValue.parse(bytes)
+            root = try JSONValue(parsing: bytes, limits: limits)
         } catch {
-            throw .plainFileCorrupt(path: path, reason: "not valid JSON at byte \(error.offset): \(error.message)")
+            throw .plainFileCorrupt(path: path, reason: "\(error)")
         }
-        guard root["schema"]?.string == ItemSchema.name, case .array(let entries)? = root["items"] else {
+        guard root["schema"]?.stringValue == ItemSchema.name, case .array(let entries)? = root["items"] else {
             throw .plainFileCorrupt(path: path, reason: "it is not an authkit token file")
         }
         return entries.map { entry in
             var attributes: [String: String] = [:]
             for name in ["issuer", "client_id", "account", "kind", ItemSchema.formatAttribute] {
-                if let value = entry[name]?.string { attributes[name] = value }
+                if let value = entry[name]?.stringValue { attributes[name] = value }
             }
-            let secret = entry["secret"]?.string.map { Array($0.utf8) }
+            let secret = entry["secret"]?.stringValue.map { Array($0.utf8) }
             var (key, problem) = ItemSchema.key(from: attributes, group: group, secret: secret)
             if problem == nil, secret == nil { problem = .missingAttributes(["secret"]) }
             let item = StoredItem(
-                key: key, label: entry["label"]?.string ?? "", secret: problem == nil ? secret : nil,
-                location: .plainFile(path: path), created: entry["created"]?.integer, modified: entry["modified"]?.integer,
+                key: key, label: entry["label"]?.stringValue ?? "", secret: problem == nil ? secret : nil,
+                location: .plainFile(path: path), created: unixTime(entry["created"]), modified: unixTime(entry["modified"]),
                 problem: problem)
             return Entry(item: item, original: entry)
         }
+    }
+
+    /// PlainFileStore stops reading a file at 16 MiB, so that is the document limit too.
+    static let limits = JSONLimits(maximumBytes: 16 << 20)
+
+    /// A `created`/`modified` time: a whole, non-negative number of seconds.
+    private static func unixTime(_ value: JSONValue?) -> UInt64? {
+        value?.int64Value.flatMap { UInt64(exactly: $0) }
     }
 }

@@ -162,6 +162,41 @@ import TestSupport
         }
     }
 
+    @Test func fileWithAMemberNamedTwiceIsCorruptAndLeftInPlace() async throws {
+        try await withDirectory { directory in
+            let file = directory + "/com.example.shared.json"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            // Two secrets for one item: which one a reader sees would depend on the parser.
+            let text = #"{"schema":"io.github.authkit.Token","group":"com.example.shared","items":[{"issuer":"https://idp.example","client_id":"client-1","account":"ada@contoso.com","kind":"tokens","format":"1","label":"l","secret":"first","secret":"second"}]}"#
+            #expect(FileManager.default.createFile(atPath: file, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]))
+            let store = PlainFileStore(directory: directory)
+            await #expect(throws: SecretStoreError.plainFileCorrupt(path: file, reason: "not valid JSON: duplicate member name at byte 215")) {
+                try await store.item(for: key())
+            }
+            await #expect(throws: SecretStoreError.self) { try await store.save(Array("y".utf8), for: key()) }
+            #expect(try String(contentsOfFile: file, encoding: .utf8) == text)
+        }
+    }
+
+    @Test func keepsTheCreationTimeAsAnIntegerAcrossSaves() async throws {
+        try await withDirectory { directory in
+            let file = directory + "/com.example.shared.json"
+            let store = PlainFileStore(directory: directory)
+            try await store.save(Array("one".utf8), for: key())
+            // Back-date the item so a second save in the same second still shows which time is kept.
+            let first = try String(contentsOfFile: file, encoding: .utf8)
+            let backdated = first.replacing(#/"created":\d+,"modified":\d+/#, with: #""created":1000000000,"modified":1000000000"#)
+            #expect(backdated != first)
+            try Data(backdated.utf8).write(to: URL(fileURLWithPath: file))
+            try await store.save(Array("two".utf8), for: key())
+            let item = try #require(try await store.item(for: key()))
+            #expect(item.secret == Array("two".utf8))
+            #expect(item.created == 1_000_000_000)
+            #expect(try #require(item.modified) > 1_000_000_000)
+            #expect(try String(contentsOfFile: file, encoding: .utf8).contains(#""created":1000000000,"modified":"#))
+        }
+    }
+
     @Test func rejectsSecretsThatAreNotText() async throws {
         try await withDirectory { directory in
             await #expect(throws: SecretStoreError.invalidSecret(reason: "it is not UTF-8 text")) {

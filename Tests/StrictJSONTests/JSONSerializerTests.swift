@@ -1,4 +1,4 @@
-import JOSE
+import StrictJSON
 import Testing
 
 @Suite struct JSONSerializerTests {
@@ -7,6 +7,16 @@ import Testing
         let value = try JSONValue(parsing: text)
         #expect(value.serialized() == text)
         #expect(try JSONValue(parsing: value.serialized()) == value)
+    }
+
+    @Test func writesEveryEscapeAndReadsItBack() throws {
+        let value: JSONValue = [
+            "s": .string("quote \" backslash \\ newline \n return \r tab \t \u{8}\u{C} nul \u{0} é ✓ 𝄞"),
+            "n": .number(JSONNumber(UInt64(1_763_750_000))), "m": -1, "b": true, "z": nil, "a": [.string("")],
+        ]
+        let text = value.serialized()
+        #expect(text == #"{"s":"quote \" backslash \\ newline \n return \r tab \t \b\f nul \u0000 é ✓ 𝄞","n":1763750000,"m":-1,"b":true,"z":null,"a":[""]}"#)
+        #expect(try JSONValue(parsing: text) == value)
     }
 
     @Test func sortsKeysByUTF8() throws {

@@ -1,52 +1,31 @@
-/// Bounds on what ``JSONValue/init(parsing:limits:)-(Collection<UInt8>,_)`` accepts.
-public struct JSONLimits: Sendable, Equatable {
-    /// The longest document accepted, in bytes.
-    public var maximumBytes: Int
-    /// The deepest nesting of arrays and objects accepted.
-    public var maximumDepth: Int
-
-    public init(maximumBytes: Int = 4 << 20, maximumDepth: Int = 64) {
-        self.maximumBytes = maximumBytes
-        self.maximumDepth = maximumDepth
-    }
-
-    /// 4 MiB, 64 levels: roomy for discovery documents, key sets and token responses.
-    public static let `default` = JSONLimits()
-}
-
 extension JSONValue {
     /// Parses one JSON document, strictly (RFC 8259).
     ///
     /// Refused, each with a reason and byte offset (never the content): duplicate member names,
     /// anything after the value but whitespace, a byte-order mark, invalid UTF-8, lone
     /// surrogate escapes, unescaped control characters, leading zeros, `NaN`, comments, and
-    /// documents beyond `limits`.
-    public init(parsing bytes: some Collection<UInt8>, limits: JSONLimits = .default) throws(JOSEError) {
+    /// documents beyond `limits`: each throws a ``JSONError``.
+    @inlinable  // specialized in the caller's module for the buffers it passes (JOSE: a scratch buffer)
+    public init(parsing bytes: some Collection<UInt8>, limits: JSONLimits = .default) throws(JSONError) {
         guard bytes.count <= limits.maximumBytes else {
-            throw .invalidJSON("the document is longer than \(limits.maximumBytes) bytes")
+            throw JSONError(reason: "the document is longer than \(limits.maximumBytes) bytes")
         }
-        let result = withContiguousBytes(bytes) { buffer in
-            JSONParser.parse(buffer, maximumDepth: limits.maximumDepth)
-        }
+        let depth = limits.maximumDepth
+        // Contiguous storage is read in place; anything else is copied once.
+        let result =
+            bytes.withContiguousStorageIfAvailable { JSONParser.parse($0, maximumDepth: depth) }
+            ?? Array(bytes).withUnsafeBufferPointer { JSONParser.parse($0, maximumDepth: depth) }
         self = try result.get()
     }
 
     /// Parses one JSON document from text; see ``init(parsing:limits:)-(Collection<UInt8>,_)``.
-    public init(parsing text: some StringProtocol, limits: JSONLimits = .default) throws(JOSEError) {
+    public init(parsing text: some StringProtocol, limits: JSONLimits = .default) throws(JSONError) {
         try self.init(parsing: text.utf8, limits: limits)
     }
 }
 
-/// Calls `body` with the collection's bytes in contiguous memory, copying only when needed.
-@inline(__always)
-func withContiguousBytes<Bytes: Collection<UInt8>, Result>(
-    _ bytes: Bytes, _ body: (UnsafeBufferPointer<UInt8>) -> Result
-) -> Result {
-    if let result = bytes.withContiguousStorageIfAvailable(body) { return result }
-    return Array(bytes).withUnsafeBufferPointer(body)
-}
-
 /// A recursive-descent parser over a byte buffer. Recursion is bounded by `maximumDepth`.
+@usableFromInline
 struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let maximumDepth: Int
@@ -63,14 +42,15 @@ struct JSONParser {
         self.nameHashes = nameHashes
     }
 
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) -> Result<JSONValue, JOSEError> {
+    @usableFromInline
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) -> Result<JSONValue, JSONError> {
         // Every member takes at least four bytes ("":0,), and at most 64 members per object
         // are hashed, so this many hashes can be live at once; scratch space, no allocation
         // for small documents.
         let capacity = min(bytes.count / 4 + 1, linearDuplicateCheckLimit * (maximumDepth + 1))
         return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: capacity) { nameHashes in
             var parser = JSONParser(bytes: bytes, maximumDepth: maximumDepth, nameHashes: nameHashes)
-            do throws(JOSEError) {
+            do throws(JSONError) {
                 return .success(try parser.parseDocument())
             } catch {
                 return .failure(error)
@@ -78,17 +58,17 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseDocument() throws(JOSEError) -> JSONValue {
+    private mutating func parseDocument() throws(JSONError) -> JSONValue {
         skipWhitespace()
-        guard index < bytes.count else { throw .invalidJSON("the document is empty") }
+        guard index < bytes.count else { throw JSONError(reason: "the document is empty") }
         let value = try parseValue()
         skipWhitespace()
         guard index == bytes.count else { throw failure("unexpected text after the value") }
         return value
     }
 
-    private func failure(_ reason: String) -> JOSEError {
-        .invalidJSON("\(reason) at byte \(index)")
+    private func failure(_ reason: String) -> JSONError {
+        JSONError(reason: "\(reason) at byte \(index)", byteOffset: index)
     }
 
     @inline(__always)
@@ -101,7 +81,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseValue() throws(JOSEError) -> JSONValue {
+    private mutating func parseValue() throws(JSONError) -> JSONValue {
         guard index < bytes.count else { throw failure("unexpected end of the document") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject()
@@ -115,7 +95,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(JOSEError) {
+    private mutating func expectLiteral(_ literal: StaticString) throws(JSONError) {
         let length = literal.utf8CodeUnitCount
         guard bytes.count - index >= length else { throw failure("unknown literal") }
         let matches = literal.withUTF8Buffer { expected in
@@ -126,7 +106,7 @@ struct JSONParser {
         index += length
     }
 
-    private mutating func parseNumber() throws(JOSEError) -> JSONNumber {
+    private mutating func parseNumber() throws(JSONError) -> JSONNumber {
         let start = index
         guard JSONNumber.scan(bytes, &index) else { throw failure("malformed number") }
         guard index - start <= JSONParser.maximumNumberLength else {
@@ -135,13 +115,13 @@ struct JSONParser {
         return JSONNumber(validatedText: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
     }
 
-    private mutating func parseString() throws(JOSEError) -> String {
+    private mutating func parseString() throws(JSONError) -> String {
         try parseString(hash: nil)
     }
 
     /// Parses a string; when `hash` is given, also stores the FNV-1a hash of its UTF-8 there
     /// (member names, for the duplicate check).
-    private mutating func parseString(hash: UnsafeMutablePointer<UInt64>?) throws(JOSEError) -> String {
+    private mutating func parseString(hash: UnsafeMutablePointer<UInt64>?) throws(JSONError) -> String {
         index += 1  // the opening quote
         let start = index
         var sawNonASCII = false
@@ -192,7 +172,7 @@ struct JSONParser {
     }
 
     /// The slow path of ``parseString(hash:)``, from the first backslash on.
-    private mutating func parseEscapedString(from start: Int, hash: UnsafeMutablePointer<UInt64>?) throws(JOSEError) -> String {
+    private mutating func parseEscapedString(from start: Int, hash: UnsafeMutablePointer<UInt64>?) throws(JSONError) -> String {
         var utf8 = [UInt8](UnsafeBufferPointer(rebasing: bytes[start..<index]))
         while index < bytes.count {
             let byte = bytes[index]
@@ -234,7 +214,7 @@ struct JSONParser {
 
     /// Reads the `XXXX` of a `\uXXXX` escape (and a following low surrogate when the first is a
     /// high one); returns the scalar's UTF-8. Lone surrogates cannot be a Swift `String`: refused.
-    private mutating func parseUnicodeEscape() throws(JOSEError) -> String.UTF8View {
+    private mutating func parseUnicodeEscape() throws(JSONError) -> String.UTF8View {
         let first = try readHex4()
         var scalarValue = UInt32(first)
         if (0xD800...0xDBFF).contains(first) {
@@ -252,7 +232,7 @@ struct JSONParser {
         return String(Character(scalar)).utf8
     }
 
-    private mutating func readHex4() throws(JOSEError) -> UInt16 {
+    private mutating func readHex4() throws(JSONError) -> UInt16 {
         guard bytes.count - index >= 4 else { throw failure("truncated \\u escape") }
         var value: UInt16 = 0
         for _ in 0..<4 {
@@ -270,12 +250,12 @@ struct JSONParser {
         return value
     }
 
-    private mutating func enterContainer() throws(JOSEError) {
+    private mutating func enterContainer() throws(JSONError) {
         depth += 1
         guard depth <= maximumDepth else { throw failure("nested deeper than \(maximumDepth) levels") }
     }
 
-    private mutating func parseArray() throws(JOSEError) -> JSONValue {
+    private mutating func parseArray() throws(JSONError) -> JSONValue {
         try enterContainer()
         index += 1  // [
         var elements: [JSONValue] = []
@@ -310,11 +290,11 @@ struct JSONParser {
     private let nameHashes: UnsafeMutableBufferPointer<UInt64>
     private var nameHashCount = 0
 
-    private mutating func parseObject() throws(JOSEError) -> JSONValue {
+    private mutating func parseObject() throws(JSONError) -> JSONValue {
         try enterContainer()
         index += 1  // {
         var members: [JSONObject.Element] = []
-        // Most JOSE objects have a handful of members: one allocation instead of growing 1, 2, 4.
+        // Most objects authkit reads have a handful of members: one allocation instead of growing 1, 2, 4.
         members.reserveCapacity(8)
         var names = Set<String>()
         let hashBase = nameHashCount

@@ -1,4 +1,4 @@
-import JOSE
+import StrictJSON
 import Testing
 
 @Suite struct JSONParserTests {
@@ -7,9 +7,9 @@ import Testing
             let content = String(repeating: "a", count: length)
             #expect(try JSONValue(parsing: "[\"\(content)\"]").arrayValue?.first?.stringValue == content)
             #expect(try JSONValue(parsing: "[\"\(content)é\\n\(content)\"]").arrayValue?.first?.stringValue == content + "é\n" + content)
-            #expect(throws: JOSEError.self) { try JSONValue(parsing: "[\"\(content)\u{01}\(content)\"]") }
-            #expect(throws: JOSEError.self) { try JSONValue(parsing: "[\"\(content)") }
-            #expect(throws: JOSEError.self) { try JSONValue(parsing: [0x5B, 0x22] + Array(content.utf8) + [0xFF, 0x22, 0x5D]) }
+            #expect(throws: JSONError.self) { try JSONValue(parsing: "[\"\(content)\u{01}\(content)\"]") }
+            #expect(throws: JSONError.self) { try JSONValue(parsing: "[\"\(content)") }
+            #expect(throws: JSONError.self) { try JSONValue(parsing: [0x5B, 0x22] + Array(content.utf8) + [0xFF, 0x22, 0x5D]) }
         }
     }
 
@@ -60,38 +60,40 @@ import Testing
         ("", "the document is empty"),
         ("   ", "the document is empty"),
         (#"{"a""#, "expected :"),
+        (#"{"a" 1}"#, "expected :"),
         (#"["abc"#, "unterminated string"),
+        ("{", "expected a member name"),
+        ("[", "unexpected end of the document"),
+        ("[1", "unterminated array"),
+        ("1 2", "unexpected text after the value"),
+        (#""\ud834""#, "lone surrogate"),
     ])
     func refusesNonStrictJSON(text: String, reason: String) {
-        do {
+        do throws(JSONError) {
             let value = try JSONValue(parsing: text)
             Issue.record("accepted \(value)")
         } catch {
-            guard case .invalidJSON(let message) = error else {
-                Issue.record("wrong error \(error)")
-                return
-            }
-            #expect(message.contains(reason), "\(message)")
+            #expect(error.reason.contains(reason), "\(error)")
         }
     }
 
     @Test func refusesInvalidUTF8() {
         let bytes: [UInt8] = [0x22, 0xC3, 0x28, 0x22]  // "\xC3(" : a broken two-byte sequence
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: bytes) }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: bytes) }
         let overlong: [UInt8] = [0x22, 0xC0, 0xAF, 0x22]
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: overlong) }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: overlong) }
     }
 
     @Test func boundsDepthAndSize() throws {
         let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: deep) }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: deep) }
         let fine = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
         _ = try JSONValue(parsing: fine)
-        #expect(throws: JOSEError.invalidJSON("the document is longer than 10 bytes")) {
+        #expect(throws: JSONError(reason: "the document is longer than 10 bytes")) {
             try JSONValue(parsing: "[1,2,3,4,5,6]", limits: JSONLimits(maximumBytes: 10))
         }
         let hugeNumber = "[" + String(repeating: "9", count: 300) + "]"
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: hugeNumber) }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: hugeNumber) }
     }
 
     @Test(arguments: [3, 40, 63, 64, 65, 200])
@@ -102,29 +104,39 @@ import Testing
         for duplicate in [0, size / 2, size - 1] {
             var withDuplicate = members
             withDuplicate.append("\"m\(duplicate)\":0")
-            #expect(throws: JOSEError.self) { try JSONValue(parsing: "{" + withDuplicate.joined(separator: ",") + "}") }
+            #expect(throws: JSONError.self) { try JSONValue(parsing: "{" + withDuplicate.joined(separator: ",") + "}") }
         }
         // A duplicate inside a nested object, after the outer object has many members.
         members.append(#""inner":{"a":1,"b":2,"a":3}"#)
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: "{" + members.joined(separator: ",") + "}") }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: "{" + members.joined(separator: ",") + "}") }
     }
 
     @Test func findsDuplicatesInLargeObjects() throws {
         var members = (0..<40).map { "\"m\($0)\":\($0)" }
         _ = try JSONValue(parsing: "{" + members.joined(separator: ",") + "}")
         members.append("\"m3\":0")
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: "{" + members.joined(separator: ",") + "}") }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: "{" + members.joined(separator: ",") + "}") }
         // The same name written with an escape is the same name.
-        #expect(throws: JOSEError.self) { try JSONValue(parsing: #"{"alg":1,"\u0061lg":2}"#) }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: #"{"alg":1,"\u0061lg":2}"#) }
     }
 
     @Test func errorsNameOffsetsNotContent() {
-        do {
-            _ = try JSONValue(parsing: #"{"secret-claim":"hunter2","secret-claim":"x"}"#)
+        do throws(JSONError) {
+            let value = try JSONValue(parsing: #"{"secret-claim":"hunter2","secret-claim":"x"}"#)
+            Issue.record("accepted \(value)")
         } catch {
             #expect(!"\(error)".contains("hunter2"))
             #expect(!"\(error)".contains("secret-claim"))
-            #expect("\(error)".contains("byte 26"))
+            #expect(error.reason == "duplicate member name at byte 26")
+            #expect(error.byteOffset == 26)  // the second name's opening quote
         }
+    }
+
+    @Test func parsesAnyValueAtTheTopAndEveryEscape() throws {
+        // RFC 8259 allows any value as the document, not only an object or array.
+        #expect(try JSONValue(parsing: "1") == 1)
+        #expect(try JSONValue(parsing: " null\n") == .null)
+        #expect(try JSONValue(parsing: "true") == true)
+        #expect(try JSONValue(parsing: #""\u00e9\ud834\udd1e\/\b\f\r\t\"\\""#) == .string("é𝄞/\u{8}\u{C}\r\t\"\\"))
     }
 }

@@ -13,6 +13,9 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     /// A number from an integer.
     public init(_ value: Int) { text = String(value) }
 
+    /// A number from an unsigned integer (a Unix time a store keeps as `UInt64`).
+    public init(_ value: UInt64) { text = String(value) }
+
     /// A number from a finite `Double`; `nil` for infinities and NaN, which JSON cannot carry.
     public init?(_ value: Double) {
         guard value.isFinite else { return nil }

@@ -1,12 +1,15 @@
 /// A JSON object: members in document order, each name at most once.
 ///
-/// Lookup is a linear scan, which beats hashing for the small objects of JOSE (a header has a
-/// handful of members, an id_token a few dozen). Equality ignores member order, as JSON does.
+/// Lookup is a linear scan, which beats hashing for the small objects authkit reads (a JOSE
+/// header has a handful of members, an id_token a few dozen, a token-file entry nine).
+/// Equality ignores member order, as JSON does.
 public struct JSONObject: Sendable, Hashable, RandomAccessCollection, ExpressibleByDictionaryLiteral {
     public typealias Element = (key: String, value: JSONValue)
     public typealias Index = Int
 
-    private var members: [Element]
+    // Usable from inline so that the key subscript inlines into callers in other modules
+    // (JOSE looks up header and claim members on every token).
+    @usableFromInline var members: [Element]
 
     /// An empty object.
     public init() { members = [] }
@@ -27,6 +30,7 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
     public var keys: [String] { members.map(\.key) }
 
     /// The value of member `key`; setting `nil` removes the member, setting a new name appends it.
+    @inlinable
     public subscript(key: String) -> JSONValue? {
         get {
             for member in members where member.key == key { return member.value }

@@ -16,24 +16,28 @@ public enum JSONValue: Sendable, Hashable {
     case object(JSONObject)
 
     /// The member `key` when this is an object holding it.
+    @inlinable
     public subscript(key: String) -> JSONValue? {
         guard case .object(let object) = self else { return nil }
         return object[key]
     }
 
     /// The string, when this is a string.
+    @inlinable
     public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
     /// The Boolean, when this is `true` or `false`.
+    @inlinable
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
     /// The number, when this is a number.
+    @inlinable
     public var numberValue: JSONNumber? {
         if case .number(let value) = self { return value }
         return nil
@@ -46,18 +50,21 @@ public enum JSONValue: Sendable, Hashable {
     public var doubleValue: Double? { numberValue?.doubleValue }
 
     /// The elements, when this is an array.
+    @inlinable
     public var arrayValue: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil
     }
 
     /// The object, when this is an object.
+    @inlinable
     public var objectValue: JSONObject? {
         if case .object(let value) = self { return value }
         return nil
     }
 
     /// True for `null`.
+    @inlinable
     public var isNull: Bool {
         if case .null = self { return true }
         return false
