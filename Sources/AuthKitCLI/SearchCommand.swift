@@ -80,9 +80,7 @@ struct SearchCommand: AsyncParsableCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         for user in users {
-            var row = user
-            row.id = nil
-            if let data = try? encoder.encode(row) { Terminal.printOut(String(decoding: data, as: UTF8.self)) }
+            if let data = try? encoder.encode(SearchRow(user: user)) { Terminal.printOut(String(decoding: data, as: UTF8.self)) }
         }
     }
 
@@ -98,5 +96,24 @@ struct SearchCommand: AsyncParsableCommand {
                 .map { TerminalText.clean($0 ?? "–") }
         }
         Terminal.printOut(TableFormatter.format([header] + rows))
+    }
+}
+
+/// One line of `search --json`: Graph's field names, each always present (`null` when the
+/// directory has no value), so the shape is stable for scripts (README, "search --json").
+struct SearchRow: Encodable {
+    var user: GraphUser
+
+    enum CodingKeys: String, CodingKey {
+        case displayName, userPrincipalName, mail, businessPhones, mobilePhone
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(user.displayName, forKey: .displayName)
+        try container.encode(user.userPrincipalName, forKey: .userPrincipalName)
+        try container.encode(user.mail, forKey: .mail)
+        try container.encode(user.businessPhones, forKey: .businessPhones)
+        try container.encode(user.mobilePhone, forKey: .mobilePhone)
     }
 }
