@@ -7,6 +7,13 @@ public struct ProcessResult: Sendable {
     public var stderr: String
     /// True when the process was killed because it outlived its time limit.
     public var timedOut: Bool
+
+    public init(status: Int32, stdout: String, stderr: String, timedOut: Bool) {
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+        self.timedOut = timedOut
+    }
 }
 
 public enum ProcessRunnerError: Error, CustomStringConvertible {
