@@ -209,6 +209,20 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
+    @Test func aSignInThatNeedsALoginExitsOneNotFour() async throws {
+        let world = try CLIHarness(graph: true)
+        defer { world.stop() }
+        try await world.provider.configure(["access_token_ttl": 30])
+        try world.signIn()
+        try await world.provider.setFault(.error("invalid_grant", description: "revoked", grantType: "refresh_token"))
+        let result = try world.authkit(["search", "ada", "--group", world.group])
+        #expect(result.status == 1, "the refresh token is dead: a login is needed, not a provider failure: \(result.stderr)")
+        #expect(result.stderr.contains("must sign in again"))
+        #expect(result.stderr.contains("Run `authkit login --group \(world.group)` to sign in."))
+        #expect(try await world.graph?.requests().isEmpty == true, "no request went to Graph without a token")
+        try await world.assertNoSecretsLeaked()
+    }
+
     @Test func needsASignInAndAGraphURL() async throws {
         let world = try CLIHarness(graph: true)
         defer { world.stop() }
