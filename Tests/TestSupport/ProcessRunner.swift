@@ -49,8 +49,8 @@ public enum ProcessRunner {
         process.environment = env
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
 
-        let outPipe = Pipe(), errPipe = Pipe(), inPipe = Pipe()
-        closeOnExec(outPipe, errPipe, inPipe)
+        let pipes = SpawnLock.pipes(3)
+        let outPipe = pipes[0], errPipe = pipes[1], inPipe = pipes[2]
         process.standardOutput = outPipe
         process.standardError = errPipe
         process.standardInput = inPipe
@@ -59,7 +59,7 @@ public enum ProcessRunner {
         outPipe.fileHandleForReading.readabilityHandler = { handle in outData.append(handle.availableData) }
         errPipe.fileHandleForReading.readabilityHandler = { handle in errData.append(handle.availableData) }
 
-        do { try process.run() } catch {
+        do { try SpawnLock.run(process) } catch {
             throw ProcessRunnerError.launchFailed(executable.path, "\(error)")
         }
         if let stdin { inPipe.fileHandleForWriting.write(Data(stdin.utf8)) }
