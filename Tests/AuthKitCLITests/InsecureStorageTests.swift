@@ -5,9 +5,9 @@ import Testing
 /// `--insecure-storage`: the plain file, chosen explicitly, says so everywhere, and is 0600.
 @Suite struct InsecureStorageTests {
     @Test func plainFileIsAnnouncedAndPrivate() async throws {
-        let world = try CLIHarness()
+        let world = try await CLIHarness.start()
         defer { world.stop() }
-        let login = try world.signIn(["--insecure-storage"])
+        let login = try await world.signIn(["--insecure-storage"])
         #expect(login.stderr.contains("  stored:  PLAIN FILE "), "\(login.stderr)")
         #expect(login.stderr.contains("WARNING: the tokens are in a plain file, not encrypted"))
 
@@ -22,26 +22,26 @@ import Testing
             #expect(login.stderr.contains(file.path) || login.stderr.contains(world.stateDirectory.path))
         }
 
-        let status = try world.authkit(["status", "--group", world.group, "--insecure-storage"])
+        let status = try await world.authkit(["status", "--group", world.group, "--insecure-storage"])
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout.contains("    storage:        PLAIN FILE "))
         #expect(status.stdout.contains("WARNING: the tokens are in a plain file, not encrypted"))
-        let json = try PeerJSON(data: Data(try world.authkit(["status", "--group", world.group, "--insecure-storage", "--json"]).stdout.utf8))
+        let json = try PeerJSON(data: Data(try await world.authkit(["status", "--group", world.group, "--insecure-storage", "--json"]).stdout.utf8))
         #expect(json["accounts"][0]["storage"]["kind"] == .string("plain-file"))
         #expect(json["accounts"][0]["storage"]["encrypted"] == .bool(false))
         #expect(json["accounts"][0]["storage"]["path"].string?.hasPrefix(world.stateDirectory.path) == true)
 
         // The Secret Service holds nothing: the two stores are separate.
-        #expect(try world.authkit(["status", "--group", world.group]).status == 1)
-        let token = try world.authkit(["token", "--group", world.group, "--insecure-storage"])
+        #expect(try await world.authkit(["status", "--group", world.group]).status == 1)
+        let token = try await world.authkit(["token", "--group", world.group, "--insecure-storage"])
         #expect(token.status == 0)
         // AUTHKIT_STORAGE=plain-file is the same choice, for scripts.
-        let viaEnvironment = try world.authkit(["token", "--group", world.group], environment: ["AUTHKIT_STORAGE": "plain-file"])
+        let viaEnvironment = try await world.authkit(["token", "--group", world.group], environment: ["AUTHKIT_STORAGE": "plain-file"])
         #expect(viaEnvironment.stdout == token.stdout)
 
-        let logout = try world.authkit(["logout", "--group", world.group, "--insecure-storage"])
+        let logout = try await world.authkit(["logout", "--group", world.group, "--insecure-storage"])
         #expect(logout.status == 0, "\(logout.stderr)")
-        #expect(try world.authkit(["status", "--group", world.group, "--insecure-storage"]).status == 1)
+        #expect(try await world.authkit(["status", "--group", world.group, "--insecure-storage"]).status == 1)
         try await world.assertNoSecretsLeaked()
     }
 }

@@ -7,9 +7,9 @@ import Testing
 /// with a device code.
 @Suite struct LoginCommandTests {
     @Test func signsInThroughTheBrowserWithNoConfigurationFile() async throws {
-        let world = try CLIHarness()
+        let world = try await CLIHarness.start()
         defer { world.stop() }
-        let login = try world.signIn(user: "ada")
+        let login = try await world.signIn(user: "ada")
         #expect(login.stdout.isEmpty, "without --json, login prints to standard error only")
         let text = login.stderr
         #expect(text.contains("Provider: \(world.provider.issuer.absoluteString)"))
@@ -36,16 +36,16 @@ import Testing
 
         let log = try await world.provider.log()
         #expect(log.count(grantType: "authorization_code") == 1)
-        let status = try world.authkit(["status", "--group", world.group])
+        let status = try await world.authkit(["status", "--group", world.group])
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout.contains("✓ Signed in as Ada Lovelace (ada@example.test)"))
         try await world.assertNoSecretsLeaked()
     }
 
     @Test func jsonReportsTheSignedInAccount() async throws {
-        let world = try CLIHarness()
+        let world = try await CLIHarness.start()
         defer { world.stop() }
-        let login = try world.signIn(user: "grace", ["--json"])
+        let login = try await world.signIn(user: "grace", ["--json"])
         let report = try CLIOutput.jsonObject(login.stdout)
         #expect(report["account"] as? String == "grace@example.test")
         #expect(report["name"] as? String == "Grace Hopper")
@@ -59,17 +59,17 @@ import Testing
     }
 
     @Test func noBrowserOnlyPrintsTheURL() async throws {
-        let world = try CLIHarness()
+        let world = try await CLIHarness.start()
         defer { world.stop() }
         let arguments = world.loginArguments(["--no-browser"])
         // $BROWSER is set (and logs every URL it is given): --no-browser must not use it.
         let login = try world.start(arguments, environment: world.browserEnvironment(user: "ada"))
-        let url = try #require(login.waitForStderr { CLIOutput.authorizationURL(in: $0) }, "no URL shown: \(login.stderrSoFar)")
+        let url = try #require(await login.waitForStderr { CLIOutput.authorizationURL(in: $0) }, "no URL shown: \(login.stderrSoFar)")
         #expect(login.stderrSoFar.contains("Open this URL in a browser to sign in:"))
         // A person opens it elsewhere on this machine.
-        let browser = try ScriptedBrowser(user: "grace", for: world.provider).open(url)
+        let browser = try await offload { try ScriptedBrowser(user: "grace", for: world.provider).open(url) }
         #expect(browser.status == 0, "\(browser.stderr)")
-        let result = world.finish(login, arguments)
+        let result = try await world.finish(login, arguments)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("✓ Signed in as Grace Hopper (grace@example.test)"))
         #expect(!FileManager.default.fileExists(atPath: world.browserLog.path), "authkit started $BROWSER despite --no-browser")
@@ -77,14 +77,14 @@ import Testing
     }
 
     @Test func pasteAcceptsTheAddressTheBrowserEndedOn() async throws {
-        let world = try CLIHarness()
+        let world = try await CLIHarness.start()
         defer { world.stop() }
         let arguments = world.loginArguments(["--paste"])
         let login = try world.start(arguments, environment: world.browserEnvironment())
-        let url = try #require(login.waitForStderr { CLIOutput.authorizationURL(in: $0) }, "no URL shown: \(login.stderrSoFar)")
-        #expect(login.waitForStderr { $0.contains("paste it here") ? true : nil } == true, "no paste instructions: \(login.stderrSoFar)")
+        let url = try #require(await login.waitForStderr { CLIOutput.authorizationURL(in: $0) }, "no URL shown: \(login.stderrSoFar)")
+        #expect(await login.waitForStderr { $0.contains("paste it here") ? true : nil } == true, "no paste instructions: \(login.stderrSoFar)")
         // The browser on "another machine" signs in and ends on an address that does not load.
-        let redirect = try ScriptedBrowser(user: "alan", for: world.provider).finalRedirect(for: url)
+        let redirect = try await offload { try ScriptedBrowser(user: "alan", for: world.provider).finalRedirect(for: url) }
         var components = try #require(URLComponents(url: redirect, resolvingAgainstBaseURL: false))
         components.queryItems = components.queryItems?.map { $0.name == "state" ? URLQueryItem(name: "state", value: "forged") : $0 }
         let forged = try #require(components.url)
@@ -92,10 +92,10 @@ import Testing
         // Noise first: ignored, and the wait goes on. The forged one carries the real code.
         login.send("this is not an address\n")
         login.send(forged.absoluteString + "\n")
-        #expect(login.waitForStderr { $0.components(separatedBy: "Ignored: ").count >= 3 ? true : nil } == true,
+        #expect(await login.waitForStderr { $0.components(separatedBy: "Ignored: ").count >= 3 ? true : nil } == true,
                 "both bad pastes should be reported as ignored: \(login.stderrSoFar)")
         login.send(redirect.absoluteString + "\n")
-        let result = world.finish(login, arguments)
+        let result = try await world.finish(login, arguments)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("✓ Signed in as Alan Turing (alan@example.test)"))
         #expect(!FileManager.default.fileExists(atPath: world.browserLog.path), "authkit started $BROWSER in paste mode")
@@ -107,15 +107,15 @@ import Testing
     @Test func deviceCodeSignInWaitsForApproval() async throws {
         var options = OIDCTestProvider.Options()
         options.deviceInterval = 1
-        let world = try CLIHarness(provider: options)
+        let world = try await CLIHarness.start(provider: options)
         defer { world.stop() }
         let arguments = world.loginArguments(["--device-code"])
         let login = try world.start(arguments, environment: world.browserEnvironment())
-        let device = try #require(login.waitForStderr { CLIOutput.deviceCode(in: $0) }, "no device code shown: \(login.stderrSoFar)")
-        #expect(login.waitForStderr { $0.contains("Waiting for the code to be approved (") ? true : nil } == true)
-        let approval = try ScriptedBrowser(user: "grace", for: world.provider).approveDevice(verificationURI: device.uri, userCode: device.code)
+        let device = try #require(await login.waitForStderr { CLIOutput.deviceCode(in: $0) }, "no device code shown: \(login.stderrSoFar)")
+        #expect(await login.waitForStderr { $0.contains("Waiting for the code to be approved (") ? true : nil } == true)
+        let approval = try await offload { try ScriptedBrowser(user: "grace", for: world.provider).approveDevice(verificationURI: device.uri, userCode: device.code) }
         #expect(approval.status == 0, "\(approval.stderr)")
-        let result = world.finish(login, arguments)
+        let result = try await world.finish(login, arguments)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("✓ Signed in as Grace Hopper (grace@example.test)"))
         let log = try await world.provider.log()
@@ -126,24 +126,24 @@ import Testing
     }
 
     @Test func deniedConsentLeavesNobodySignedIn() async throws {
-        let world = try CLIHarness()
+        let world = try await CLIHarness.start()
         defer { world.stop() }
-        let login = try world.authkit(world.loginArguments(), environment: world.browserEnvironment(deny: true), timeout: 60)
+        let login = try await world.authkit(world.loginArguments(), environment: world.browserEnvironment(deny: true), timeout: 60)
         #expect(login.status == 1, "a refused consent means: not signed in (exit 1): \(login.stderr)")
         #expect(login.stderr.contains("access_denied"))
-        let status = try world.authkit(["status", "--group", world.group])
+        let status = try await world.authkit(["status", "--group", world.group])
         #expect(status.status == 1)
         try await world.assertNoSecretsLeaked()
     }
 
     @Test func givesUpAfterTheTimeout() async throws {
-        let world = try CLIHarness()
+        let world = try await CLIHarness.start()
         defer { world.stop() }
-        let login = try world.authkit(world.loginArguments(["--no-browser", "--timeout", "10"]), timeout: 40)
+        let login = try await world.authkit(world.loginArguments(["--no-browser", "--timeout", "10"]), timeout: 40)
         #expect(login.status == 1, "\(login.stderr)")
         #expect(login.stderr.contains("Waiting for the sign-in in the browser (0:10 left)…"))
         #expect(login.stderr.contains("10 s"), "the message says how long it waited: \(login.stderr)")
-        let status = try world.authkit(["status", "--group", world.group])
+        let status = try await world.authkit(["status", "--group", world.group])
         #expect(status.status == 1)
     }
 
@@ -152,7 +152,7 @@ import Testing
         var options = OIDCTestProvider.Options()
         options.issuerPath = "/{tenantid}/v2.0"
         options.tenantID = tenant
-        let world = try CLIHarness(provider: options)
+        let world = try await CLIHarness.start(provider: options)
         defer { world.stop() }
         let template = try #require(world.provider.process.ready["issuer_template"].string)
         try FileManager.default.createDirectory(at: world.configDirectory, withIntermediateDirectories: true)
@@ -164,11 +164,11 @@ import Testing
             client_id = \(CLIHarness.clientID)
             group = \(world.group)
             """.write(to: world.configDirectory.appendingPathComponent("config"), atomically: true, encoding: .utf8)
-        let login = try world.authkit(["login", "--profile", "contoso"], environment: world.browserEnvironment(), timeout: 60)
+        let login = try await world.authkit(["login", "--profile", "contoso"], environment: world.browserEnvironment(), timeout: 60)
         #expect(login.status == 0, "\(login.stderr)")
         #expect(login.stderr.contains("  tenant:  \(tenant)\n"))
         #expect(login.stderr.contains("  issuer:  \(world.provider.baseURL.absoluteString)/\(tenant)/v2.0\n"))
-        let status = try world.authkit(["status", "--profile", "contoso", "--json"])
+        let status = try await world.authkit(["status", "--profile", "contoso", "--json"])
         #expect(status.status == 0, "\(status.stderr)")
         let account = try #require((try CLIOutput.jsonObject(status.stdout)["accounts"] as? [[String: Any]])?.first)
         #expect(account["tenant_id"] as? String == tenant)
@@ -176,13 +176,14 @@ import Testing
     }
 
     @Test func showsASpinnerOnATerminal() async throws {
-        let world = try CLIHarness()
+        let world = try await CLIHarness.start()
         defer { world.stop() }
         // script(1) gives authkit a pseudo-terminal, as a person's shell would.
         let command = ([TestPaths.product("authkit").path] + world.loginArguments()).joined(separator: " ")
-        let result = try ProcessRunner.run(
-            URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
-            environment: world.environment.merging(world.browserEnvironment()) { _, new in new }, timeout: 60)
+        let environment = world.environment.merging(world.browserEnvironment()) { _, new in new }
+        let result = try await offload {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"], environment: environment, timeout: 60)
+        }
         #expect(!result.timedOut)
         #expect(result.status == 0, "\(result.stdout)")
         #expect(result.stdout.contains("\r\u{1B}[K"), "the spinner line is redrawn in place")

@@ -22,12 +22,12 @@ import Testing
     }
 
     @Test func printsAnAlignedTableAndSendsTheEscapedFilter() async throws {
-        let world = try CLIHarness(graph: true)
+        let world = try await CLIHarness.start(graph: true)
         defer { world.stop() }
-        try world.signIn()
+        try await world.signIn()
         let graph = try #require(world.graph)
 
-        let ada = try world.authkit(["search", "ada", "--group", world.group])
+        let ada = try await world.authkit(["search", "ada", "--group", world.group])
         #expect(ada.status == 0, "\(ada.stderr)")
         let lines = CLIOutput.lines(ada.stdout)
         #expect(lines.first?.hasPrefix("NAME ") == true)
@@ -41,7 +41,7 @@ import Testing
 
         // O'Brien: the quote doubled inside the OData literal, never closing it.
         try await graph.clearRequests()
-        let obrien = try world.authkit(["search", "O'Brien", "--group", world.group])
+        let obrien = try await world.authkit(["search", "O'Brien", "--group", world.group])
         #expect(obrien.status == 0, "\(obrien.stderr)")
         #expect(obrien.stdout.contains("Seán O'Brien"))
         #expect(obrien.stdout.contains("Patrick O'Brien-Murphy"))
@@ -51,7 +51,7 @@ import Testing
 
         // An injection attempt is just an odd name: no match, no 400 from Graph.
         try await graph.clearRequests()
-        let injection = try world.authkit(["search", "x') or startswith(mail,'", "--group", world.group])
+        let injection = try await world.authkit(["search", "x') or startswith(mail,'", "--group", world.group])
         #expect(injection.status == 0, "\(injection.stderr)")
         #expect(injection.stdout.isEmpty)
         #expect(injection.stderr.contains("No users found"))
@@ -59,7 +59,7 @@ import Testing
 
         // Columns line up in terminal columns, also with Korean and Japanese names (m…: Megan,
         // Miriam, minjun.kim@ (김민준), mohammed…).
-        let mixed = try world.authkit(["search", "m", "--group", world.group])
+        let mixed = try await world.authkit(["search", "m", "--group", world.group])
         #expect(mixed.status == 0, "\(mixed.stderr)")
         let table = CLIOutput.lines(mixed.stdout)
         #expect(mixed.stdout.contains("김민준"))
@@ -76,10 +76,10 @@ import Testing
     }
 
     @Test func jsonLinesHaveEveryFieldEveryTime() async throws {
-        let world = try CLIHarness(graph: true)
+        let world = try await CLIHarness.start(graph: true)
         defer { world.stop() }
-        try world.signIn()
-        let result = try world.authkit(["search", "a", "--json", "--group", world.group])
+        try await world.signIn()
+        let result = try await world.authkit(["search", "a", "--json", "--group", world.group])
         #expect(result.status == 0, "\(result.stderr)")
         let rows = try CLIOutput.lines(result.stdout).map { try PeerJSON(data: Data($0.utf8)) }
         #expect(rows.count >= 8)
@@ -110,12 +110,12 @@ import Testing
         let file = fixtures.appendingPathComponent("users.json")
         try JSONSerialization.data(withJSONObject: base).write(to: file)
 
-        let world = try CLIHarness(graph: true, graphUsers: file)
+        let world = try await CLIHarness.start(graph: true, graphUsers: file)
         defer { world.stop() }
-        try world.signIn()
+        try await world.signIn()
         let graph = try #require(world.graph)
 
-        let many = try world.authkit(["search", "Pager", "--top", "120", "--json", "--group", world.group])
+        let many = try await world.authkit(["search", "Pager", "--top", "120", "--json", "--group", world.group])
         #expect(many.status == 0, "\(many.stderr)")
         let names = try CLIOutput.lines(many.stdout).map { try PeerJSON(data: Data($0.utf8))["displayName"].string ?? "" }
         #expect(names.count == 120)
@@ -126,13 +126,13 @@ import Testing
         #expect(requests.first?.top == "100")
 
         try await graph.clearRequests()
-        let all = try world.authkit(["search", "Pager", "--top", "500", "--json", "--group", world.group])
+        let all = try await world.authkit(["search", "Pager", "--top", "500", "--json", "--group", world.group])
         #expect(CLIOutput.lines(all.stdout).count == 130, "stops when Graph has no next page")
         requests = try await graph.requests()
         #expect(requests.count == 2)
 
         try await graph.clearRequests()
-        let few = try world.authkit(["search", "Pager", "--top", "5", "--group", world.group])
+        let few = try await world.authkit(["search", "Pager", "--top", "5", "--group", world.group])
         #expect(CLIOutput.lines(few.stdout).count == 6, "header and five rows")
         requests = try await graph.requests()
         #expect(requests.count == 1)
@@ -141,13 +141,13 @@ import Testing
     }
 
     @Test func unauthorizedRefreshesOnceSilentlyAndRetries() async throws {
-        let world = try CLIHarness(graph: true)
+        let world = try await CLIHarness.start(graph: true)
         defer { world.stop() }
-        try world.signIn()
+        try await world.signIn()
         let graph = try #require(world.graph)
         try await world.provider.clearLog()
         try await graph.failNext(status: 401)
-        let result = try world.authkit(["search", "grace", "--group", world.group])
+        let result = try await world.authkit(["search", "grace", "--group", world.group])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty, "silent")
         #expect(result.stdout.contains("Grace Hopper"))
@@ -157,7 +157,7 @@ import Testing
         // A second 401 in a row: the sign-in is not accepted; login needed.
         try await graph.clearRequests()
         try await graph.failNext(status: 401, count: 2)
-        let twice = try world.authkit(["search", "grace", "--group", world.group])
+        let twice = try await world.authkit(["search", "grace", "--group", world.group])
         #expect(twice.status == 1, "\(twice.stderr)")
         #expect(twice.stderr.contains("authkit login --group \(world.group)"))
         #expect(try await graph.requests().map(\.status) == [401, 401], "exactly one retry")
@@ -165,11 +165,11 @@ import Testing
     }
 
     @Test func forbiddenNamesThePermissionAndTheLoginThatGrantsIt() async throws {
-        let world = try CLIHarness(graph: true)
+        let world = try await CLIHarness.start(graph: true)
         defer { world.stop() }
-        try world.signIn()
+        try await world.signIn()
         try await world.graph?.failNext(status: 403)
-        let result = try world.authkit(["search", "ada", "--group", world.group])
+        let result = try await world.authkit(["search", "ada", "--group", world.group])
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("User.ReadBasic.All"))
@@ -178,12 +178,12 @@ import Testing
     }
 
     @Test func throttlingWaitsForRetryAfterThenSucceeds() async throws {
-        let world = try CLIHarness(graph: true)
+        let world = try await CLIHarness.start(graph: true)
         defer { world.stop() }
-        try world.signIn()
+        try await world.signIn()
         let graph = try #require(world.graph)
         try await graph.failNext(status: 429, retryAfter: 2)
-        let result = try world.authkit(["search", "ada", "--group", world.group])
+        let result = try await world.authkit(["search", "ada", "--group", world.group])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("Ada Lovelace"))
         let requests = try await graph.requests()
@@ -195,14 +195,14 @@ import Testing
         // 503 likewise.
         try await graph.clearRequests()
         try await graph.failNext(status: 503, retryAfter: 1)
-        let unavailable = try world.authkit(["search", "ada", "--group", world.group])
+        let unavailable = try await world.authkit(["search", "ada", "--group", world.group])
         #expect(unavailable.status == 0, "\(unavailable.stderr)")
         #expect(try await graph.requests().map(\.status) == [503, 200])
 
         // A wait beyond the bound is not sat out: exit 4 at once, saying when to retry.
         try await graph.clearRequests()
         try await graph.failNext(status: 429, retryAfter: 600)
-        let tooLong = try world.authkit(["search", "ada", "--group", world.group], timeout: 20)
+        let tooLong = try await world.authkit(["search", "ada", "--group", world.group], timeout: 20)
         #expect(tooLong.status == 4, "\(tooLong.stderr)")
         #expect(tooLong.stderr.contains("600"), "\(tooLong.stderr)")
         #expect(try await graph.requests().count == 1)
@@ -210,12 +210,12 @@ import Testing
     }
 
     @Test func aSignInThatNeedsALoginExitsOneNotFour() async throws {
-        let world = try CLIHarness(graph: true)
+        let world = try await CLIHarness.start(graph: true)
         defer { world.stop() }
         try await world.provider.configure(["access_token_ttl": 30])
-        try world.signIn()
+        try await world.signIn()
         try await world.provider.setFault(.error("invalid_grant", description: "revoked", grantType: "refresh_token"))
-        let result = try world.authkit(["search", "ada", "--group", world.group])
+        let result = try await world.authkit(["search", "ada", "--group", world.group])
         #expect(result.status == 1, "the refresh token is dead: a login is needed, not a provider failure: \(result.stderr)")
         #expect(result.stderr.contains("must sign in again"))
         #expect(result.stderr.contains("Run `authkit login --group \(world.group)` to sign in."))
@@ -224,16 +224,16 @@ import Testing
     }
 
     @Test func needsASignInAndAGraphURL() async throws {
-        let world = try CLIHarness(graph: true)
+        let world = try await CLIHarness.start(graph: true)
         defer { world.stop() }
-        let nobody = try world.authkit(["search", "ada", "--group", world.group])
+        let nobody = try await world.authkit(["search", "ada", "--group", world.group])
         #expect(nobody.status == 1)
         #expect(nobody.stderr.contains("Run `authkit login --group \(world.group)` to sign in."))
 
         // Signed in without a Graph URL (no profile with graph_url): a usage error that says what to set.
-        let login = try world.authkit(world.loginArguments(), environment: ScriptedBrowser(user: "ada", for: world.provider).environment, timeout: 60)
+        let login = try await world.authkit(world.loginArguments(), environment: ScriptedBrowser(user: "ada", for: world.provider).environment, timeout: 60)
         #expect(login.status == 0, "\(login.stderr)")
-        let noGraph = try world.authkit(["search", "ada", "--group", world.group])
+        let noGraph = try await world.authkit(["search", "ada", "--group", world.group])
         #expect(noGraph.status == 2, "\(noGraph.stderr)")
         #expect(noGraph.stderr.contains("AUTHKIT_GRAPH_URL"))
         try await world.assertNoSecretsLeaked()

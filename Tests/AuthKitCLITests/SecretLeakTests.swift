@@ -27,7 +27,7 @@ import Testing
     @Test func noSecretInAnyOutputOrLog() async throws {
         var options = OIDCTestProvider.Options()
         options.deviceInterval = 1
-        let world = try CLIHarness(graph: true, provider: options)
+        let world = try await CLIHarness.start(graph: true, provider: options)
         defer { world.stop() }
         let graph = try #require(world.graph)
         let confidential = try #require(world.provider.confidentialClient)
@@ -35,7 +35,7 @@ import Testing
 
         // Browser sign-in of a confidential client, its secret from the environment.
         let confidentialGroup = "org.example.confidential"
-        let viaSecret = try world.authkit(
+        let viaSecret = try await world.authkit(
             ["login", "--issuer", world.provider.issuer.absoluteString, "--client-id", confidential.clientID, "--group", confidentialGroup, "--json"],
             environment: world.browserEnvironment(user: "alan").merging(["AUTHKIT_CLIENT_SECRET": secret]) { _, new in new }, timeout: 60)
         #expect(viaSecret.status == 0, "\(viaSecret.stderr)")
@@ -43,44 +43,44 @@ import Testing
         // Paste mode, with a forged paste first.
         let pasteArguments = world.loginArguments(["--paste"])
         let paste = try world.start(pasteArguments, environment: world.browserEnvironment())
-        let url = try #require(paste.waitForStderr { CLIOutput.authorizationURL(in: $0) })
-        let redirect = try ScriptedBrowser(user: "ada", for: world.provider).finalRedirect(for: url)
+        let url = try #require(await paste.waitForStderr { CLIOutput.authorizationURL(in: $0) })
+        let redirect = try await offload { try ScriptedBrowser(user: "ada", for: world.provider).finalRedirect(for: url) }
         paste.send(redirect.absoluteString.replacingOccurrences(of: "state=", with: "state=x") + "\n")
         paste.send(redirect.absoluteString + "\n")
-        #expect(world.finish(paste, pasteArguments).status == 0)
+        #expect(try await world.finish(paste, pasteArguments).status == 0)
 
         // Device code in a third group.
         let deviceArguments = ["login", "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID,
                                "--group", "org.example.device", "--device-code"]
         let device = try world.start(deviceArguments)
-        let code = try #require(device.waitForStderr { CLIOutput.deviceCode(in: $0) })
-        #expect(try ScriptedBrowser(user: "grace", for: world.provider).approveDevice(verificationURI: code.uri, userCode: code.code).status == 0)
-        #expect(world.finish(device, deviceArguments).status == 0)
+        let code = try #require(await device.waitForStderr { CLIOutput.deviceCode(in: $0) })
+        #expect(try await offload { try ScriptedBrowser(user: "grace", for: world.provider).approveDevice(verificationURI: code.uri, userCode: code.code) }.status == 0)
+        #expect(try await world.finish(device, deviceArguments).status == 0)
 
         // Reading, refreshing, Graph with a 401 and a 403, every status form.
         for arguments in [
             ["status", "--group", world.group], ["status", "--group", world.group, "--json"], ["token", "--group", world.group],
             ["token", "--group", world.group, "--min-ttl", "7200"], ["token", "--group", confidentialGroup, "--min-ttl", "7200"],
         ] {
-            try world.authkit(arguments)
+            try await world.authkit(arguments)
         }
         try await graph.failNext(status: 401)
-        #expect(try world.authkit(["search", "ada", "--group", world.group]).status == 0)
+        #expect(try await world.authkit(["search", "ada", "--group", world.group]).status == 0)
         try await graph.failNext(status: 403)
-        #expect(try world.authkit(["search", "ada", "--group", world.group]).status == 1)
-        _ = try world.example()
+        #expect(try await world.authkit(["search", "ada", "--group", world.group]).status == 1)
+        _ = try await world.example()
 
         // Failures on the way: a refreshed id_token with a bad signature, a token endpoint
         // answering garbage, then an invalid_grant.
         try await world.provider.setFault(.idTokenBadSignature)
-        #expect(try world.authkit(["token", "--group", world.group, "--min-ttl", "7200"]).status == 4)
+        #expect(try await world.authkit(["token", "--group", world.group, "--min-ttl", "7200"]).status == 4)
         try await world.provider.setFault(.malformed("token"))
-        #expect(try world.authkit(["token", "--group", world.group, "--min-ttl", "7200"]).status == 4)
+        #expect(try await world.authkit(["token", "--group", world.group, "--min-ttl", "7200"]).status == 4)
         try await world.provider.setFault(.error("invalid_grant", grantType: "refresh_token"))
-        #expect(try world.authkit(["token", "--group", world.group, "--min-ttl", "7200"]).status == 1)
+        #expect(try await world.authkit(["token", "--group", world.group, "--min-ttl", "7200"]).status == 1)
 
         for group in [world.group, confidentialGroup, "org.example.device"] {
-            #expect(try world.authkit(["logout", "--group", group, "--all"]).status == 0)
+            #expect(try await world.authkit(["logout", "--group", group, "--all"]).status == 0)
         }
 
         let scanned = try await world.assertNoSecretsLeaked()

@@ -5,17 +5,17 @@ import Testing
 /// `authkit token` as scripts use it: `$(authkit token)` is exactly the access token.
 @Suite struct TokenCommandTests {
     @Test func printsTheTokenAndNothingElseWithoutNetwork() async throws {
-        let world = try CLIHarness()
+        let world = try await CLIHarness.start()
         defer { world.stop() }
-        try world.signIn()
+        try await world.signIn()
         let before = try await world.provider.log().total
-        let first = try world.authkit(["token", "--group", world.group])
+        let first = try await world.authkit(["token", "--group", world.group])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.isEmpty)
         let lines = first.stdout.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.count == 2 && lines[1].isEmpty, "one line, then nothing")
         #expect(!lines[0].isEmpty && !lines[0].contains(" "))
-        let second = try world.authkit(["token", "--group", world.group])
+        let second = try await world.authkit(["token", "--group", world.group])
         #expect(second.stdout == first.stdout, "a valid stored token is printed as is")
         // The hot path: no discovery, no JWKS, no refresh — not one request.
         #expect(try await world.provider.log().total == before)
@@ -24,11 +24,11 @@ import Testing
     }
 
     @Test func refreshesUnderTheLockWhenTheTokenIsTooShortLived() async throws {
-        let world = try CLIHarness()
+        let world = try await CLIHarness.start()
         defer { world.stop() }
         try await world.provider.configure(["access_token_ttl": 30])
-        try world.signIn()
-        let stored = try world.authkit(["token", "--group", world.group, "--min-ttl", "0"])
+        try await world.signIn()
+        let stored = try await world.authkit(["token", "--group", world.group, "--min-ttl", "0"])
         try await world.provider.configure(["access_token_ttl": 3600])
         try await world.provider.clearLog()
         // Several tools at once (two of them the library example) on a token that lives too
@@ -38,8 +38,8 @@ import Testing
             for index in 0..<5 {
                 group.addTask {
                     index < 3
-                        ? ("token", try world.authkit(["token", "--group", world.group, "--min-ttl", "120"]))
-                        : ("example", try world.example())
+                        ? ("token", try await world.authkit(["token", "--group", world.group, "--min-ttl", "120"]))
+                        : ("example", try await world.example())
                 }
             }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -56,46 +56,46 @@ import Testing
         #expect(results.filter { $0.0 == "example" }.allSatisfy { $0.1.stdout.contains("Signed in as Ada Lovelace") })
         // The refreshed token is kept: the next call needs no network.
         try await world.provider.clearLog()
-        let again = try world.authkit(["token", "--group", world.group, "--min-ttl", "120"])
+        let again = try await world.authkit(["token", "--group", world.group, "--min-ttl", "120"])
         #expect(printed.first == again.stdout)
         #expect(try await world.provider.log().total == 0)
         try await world.assertNoSecretsLeaked()
     }
 
     @Test func notSignedInExitsOneWithAOneLineHint() async throws {
-        let world = try CLIHarness()
+        let world = try await CLIHarness.start()
         defer { world.stop() }
-        let result = try world.authkit(["token", "--group", world.group])
+        let result = try await world.authkit(["token", "--group", world.group])
         #expect(result.status == 1)
         #expect(result.stdout.isEmpty, "$(authkit token) must be empty, not an error text")
         #expect(result.stderr == "authkit: nobody is signed in in the group \(world.group); run `authkit login --group \(world.group)` to sign in\n")
     }
 
     @Test func rejectedRefreshTokenExitsOneAndKeepsTheSignIn() async throws {
-        let world = try CLIHarness()
+        let world = try await CLIHarness.start()
         defer { world.stop() }
         try await world.provider.configure(["access_token_ttl": 30])
-        try world.signIn()
+        try await world.signIn()
         try await world.provider.setFault(.error("invalid_grant", description: "refresh token revoked by an administrator", grantType: "refresh_token"))
-        let result = try world.authkit(["token", "--group", world.group, "--min-ttl", "120"])
+        let result = try await world.authkit(["token", "--group", world.group, "--min-ttl", "120"])
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
         #expect(CLIOutput.lines(result.stderr).count == 1, "one line: \(result.stderr)")
         #expect(result.stderr.contains("must sign in again"))
         #expect(result.stderr.contains("run `authkit login --group \(world.group)`"))
         // Not deleted: status still lists the account, as needing a login once the token expires.
-        let status = try world.authkit(["status", "--group", world.group])
+        let status = try await world.authkit(["status", "--group", world.group])
         #expect(status.stdout.contains("Ada Lovelace"))
         try await world.assertNoSecretsLeaked()
     }
 
     @Test func providerDownWhileRefreshingExitsFour() async throws {
-        let world = try CLIHarness()
+        let world = try await CLIHarness.start()
         defer { world.stop() }
         try await world.provider.configure(["access_token_ttl": 30])
-        try world.signIn()
+        try await world.signIn()
         try await world.provider.setFault(.http500("token", count: 5))
-        let result = try world.authkit(["token", "--group", world.group, "--min-ttl", "120"])
+        let result = try await world.authkit(["token", "--group", world.group, "--min-ttl", "120"])
         #expect(result.status == 4, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.hasPrefix("authkit: "))

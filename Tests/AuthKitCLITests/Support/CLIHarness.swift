@@ -30,11 +30,29 @@ final class CLIHarness: @unchecked Sendable {
     let browserLog: URL
     private let lock = NSLock()
     private var recorded: [Run] = []
+    private var holdsSlot = false
 
     /// The public client of the provider (PKCE required).
     static let clientID = "authkit-test-public"
 
-    init(
+    /// Starts a world: keyring, provider and (with `graph`) the Graph server, off the
+    /// cooperative thread pool (starting them blocks for a second or two).
+    static func start(
+        graph withGraph: Bool = false, graphUsers: URL? = nil, provider options: OIDCTestProvider.Options = .init(),
+        group: String = "com.example.shared"
+    ) async throws -> CLIHarness {
+        await WorldLimit.shared.acquire()
+        do {
+            let world = try await offload { try CLIHarness(graph: withGraph, graphUsers: graphUsers, provider: options, group: group) }
+            world.holdsSlot = true
+            return world
+        } catch {
+            await WorldLimit.shared.release()
+            throw error
+        }
+    }
+
+    private init(
         graph withGraph: Bool = false, graphUsers: URL? = nil, provider options: OIDCTestProvider.Options = .init(),
         group: String = "com.example.shared"
     ) throws {
@@ -56,6 +74,11 @@ final class CLIHarness: @unchecked Sendable {
         provider.stop()
         keyring.stop()
         try? FileManager.default.removeItem(at: scratch)
+        lock.lock()
+        let release = holdsSlot
+        holdsSlot = false
+        lock.unlock()
+        if release { Task { await WorldLimit.shared.release() } }
     }
 
     // MARK: Environments
@@ -95,23 +118,24 @@ final class CLIHarness: @unchecked Sendable {
     /// Runs the built `authkit` in this world (at most `timeout` seconds).
     @discardableResult
     func authkit(_ arguments: [String], environment extra: [String: String] = [:], stdin: String? = nil, timeout: TimeInterval = 30)
-        throws -> ProcessResult
+        async throws -> ProcessResult
     {
-        try run("authkit", arguments, environment: extra, stdin: stdin, timeout: timeout)
+        try await run("authkit", arguments, environment: extra, stdin: stdin, timeout: timeout)
     }
 
     /// Runs `authkit-example` (Examples/SharedSessionExample), the second, separate program.
     @discardableResult
-    func example(_ arguments: [String] = [], environment extra: [String: String] = [:]) throws -> ProcessResult {
-        try run("authkit-example", arguments.isEmpty ? [group] : arguments, environment: extra, stdin: nil, timeout: 30)
+    func example(_ arguments: [String] = [], environment extra: [String: String] = [:]) async throws -> ProcessResult {
+        try await run("authkit-example", arguments.isEmpty ? [group] : arguments, environment: extra, stdin: nil, timeout: 30)
     }
 
     private func run(_ program: String, _ arguments: [String], environment extra: [String: String], stdin: String?, timeout: TimeInterval)
-        throws -> ProcessResult
+        async throws -> ProcessResult
     {
-        let result = try ProcessRunner.run(
-            TestPaths.product(program), arguments, environment: environment.merging(extra) { _, new in new }, stdin: stdin,
-            timeout: timeout)
+        let environment = environment.merging(extra) { _, new in new }
+        let result = try await offload {
+            try ProcessRunner.run(TestPaths.product(program), arguments, environment: environment, stdin: stdin, timeout: timeout)
+        }
         record(Run(program: program, arguments: arguments, result: result))
         #expect(!result.timedOut, "\(program) \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
         return result
@@ -122,8 +146,8 @@ final class CLIHarness: @unchecked Sendable {
         try LiveProcess(TestPaths.product("authkit"), arguments, environment: environment.merging(extra) { _, new in new })
     }
 
-    func finish(_ live: LiveProcess, _ arguments: [String], timeout: TimeInterval = 60) -> ProcessResult {
-        let result = live.finish(timeout: timeout)
+    func finish(_ live: LiveProcess, _ arguments: [String], timeout: TimeInterval = 60) async throws -> ProcessResult {
+        let result = try await offload { live.finish(timeout: timeout) }
         record(Run(program: "authkit", arguments: arguments, result: result))
         #expect(!result.timedOut, "authkit \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
         return result
@@ -143,8 +167,8 @@ final class CLIHarness: @unchecked Sendable {
 
     /// Signs `user` in through `$BROWSER` and requires success.
     @discardableResult
-    func signIn(user: String = "ada", _ extra: [String] = [], environment more: [String: String] = [:]) throws -> ProcessResult {
-        let result = try authkit(loginArguments(extra), environment: browserEnvironment(user: user).merging(more) { _, new in new }, timeout: 60)
+    func signIn(user: String = "ada", _ extra: [String] = [], environment more: [String: String] = [:]) async throws -> ProcessResult {
+        let result = try await authkit(loginArguments(extra), environment: browserEnvironment(user: user).merging(more) { _, new in new }, timeout: 60)
         try #require(result.status == 0, "login failed (\(result.status)): \(result.stderr)")
         return result
     }
@@ -182,6 +206,38 @@ final class CLIHarness: @unchecked Sendable {
             #expect(accessTokens.contains(printed), "`\(run.title)` printed something else than an access token the provider issued")
         }
         return secrets.count
+    }
+}
+
+/// Runs blocking work — waiting for a child process, starting a peer — on a thread of its
+/// own. Blocking the cooperative pool (as wide as the machine has cores: two here) would stall
+/// every other test's async work meanwhile; other suites' 5-second HTTP bounds noticed.
+/// No `#expect` inside `work`: it runs outside the test's task.
+func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}
+
+/// At most a few worlds at once: each is a dbus-daemon, a gnome-keyring, a Python provider
+/// and maybe a Graph server; fifty of them starting together on two cores time out.
+actor WorldLimit {
+    static let shared = WorldLimit(slots: 4)
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(slots: Int) { free = slots }
+
+    func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
     }
 }
 

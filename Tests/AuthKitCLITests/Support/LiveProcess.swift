@@ -6,22 +6,23 @@ import TestSupport
 /// waits for it with a time limit. `ProcessRunner` covers the fire-and-wait case.
 final class LiveProcess: @unchecked Sendable {
     private let process = Process()
-    private let stdinPipe = Pipe(), stdoutPipe = Pipe(), stderrPipe = Pipe()
+    private let stdinPipe: Pipe, stdoutPipe: Pipe, stderrPipe: Pipe
     private let lock = NSLock()
     private var out = Data(), err = Data()
     private let started = Date()
 
     init(_ executable: URL, _ arguments: [String], environment: [String: String]) throws {
+        let pipes = SpawnLock.pipes(3)
+        (stdinPipe, stdoutPipe, stderrPipe) = (pipes[0], pipes[1], pipes[2])
         process.executableURL = executable
         process.arguments = arguments
         process.environment = environment
-        closeOnExec(stdinPipe, stdoutPipe, stderrPipe)
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
         stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.append(handle.availableData, error: false) }
         stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in self?.append(handle.availableData, error: true) }
-        do { try process.run() } catch {
+        do { try SpawnLock.run(process) } catch {
             throw ProcessRunnerError.launchFailed(executable.path, "\(error)")
         }
     }
@@ -49,12 +50,12 @@ final class LiveProcess: @unchecked Sendable {
 
     /// Waits (polling, at most `timeout` seconds) until `extract` finds something in what the
     /// child wrote to standard error; nil when it exited or the time ran out first.
-    func waitForStderr<T>(timeout: TimeInterval = 30, _ extract: (String) -> T?) -> T? {
+    func waitForStderr<T>(timeout: TimeInterval = 30, _ extract: (String) -> T?) async -> T? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let found = extract(stderrSoFar) { return found }
             if !process.isRunning { return extract(stderrSoFar) }
-            usleep(20_000)
+            try? await Task.sleep(for: .milliseconds(20))
         }
         return nil
     }
