@@ -62,6 +62,29 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
+    @Test func scopesTheSignInHasAreServedByItsToken() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn()
+        let plain = try await world.authkit(["token", "--group", world.group])
+        try await world.provider.clearLog()
+        let granted = try await world.authkit(["token", "--group", world.group, "--scope", "profile", "--scope", "openid"])
+        #expect(granted.status == 0, "\(granted.stderr)")
+        #expect(granted.stdout == plain.stdout, "scopes of the sign-in need no other token")
+        #expect(try await world.provider.log().total == 0)
+
+        // A scope never granted is asked for with the refresh token; this provider refuses
+        // (RFC 6749 §6: no scope beyond the original grant), and authkit says so.
+        let other = try await world.authkit(["token", "--group", world.group, "--scope", "email"])
+        #expect(other.status == 4, "\(other.stderr)")
+        #expect(other.stdout.isEmpty)
+        #expect(other.stderr.contains("invalid_scope"), "\(other.stderr)")
+        #expect(try await world.provider.log().count(grantType: "refresh_token") == 1)
+        // The main sign-in is untouched.
+        #expect(try await world.authkit(["token", "--group", world.group]).status == 0)
+        try await world.assertNoSecretsLeaked()
+    }
+
     @Test func notSignedInExitsOneWithAOneLineHint() async throws {
         let world = try await CLIHarness.start()
         defer { world.stop() }
