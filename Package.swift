@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "authkit", targets: ["AuthKitCLI"]),
         .executable(name: "jose-benchmark", targets: ["JOSEBenchmark"]),
         .executable(name: "store-lookup", targets: ["StoreLookup"]),
+        .executable(name: "authkit-example", targets: ["SharedSessionExample"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -80,6 +81,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+
+        // README, "Using authkit from another Swift tool": a second, separate program that shares
+        // the sign-in by naming the group. The demo and the command tests run it; a test keeps
+        // the README's copy identical to this source.
+        .executableTarget(name: "SharedSessionExample", dependencies: ["AuthKit"], path: "Examples/SharedSessionExample"),
 
         // Benchmarks (README, "Benchmarks"): run in release mode, print numbers beside a reference.
         // Signs its tokens with TestSupport's run-time test keys.

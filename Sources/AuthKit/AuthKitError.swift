@@ -53,6 +53,8 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
         case .authorization(let error):
             switch error {
             case .timedOut, .cancelled, .stateMismatch, .missingState: return .loginNeeded
+            // The person declined (RFC 6749 §4.1.2.1): not signed in, as with a denied device code.
+            case .providerError(let code, _, _) where code == "access_denied": return .loginNeeded
             case .invalidRequest: return .usage
             default: return .provider
             }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -58,11 +59,7 @@ struct SearchCommand: AsyncParsableCommand {
                     "no Microsoft Graph URL: sign in with a profile that has graph_url (the built-in microsoft profile has one) "
                         + "or set AUTHKIT_GRAPH_URL=https://graph.microsoft.com/v1.0")
             }
-            do {
-                users = try await GraphClient(session: shared, account: account ?? signedIn.account, baseURL: baseURL).searchUsers(text, top: top)
-            } catch {
-                throw AuthKitError.graph(error)
-            }
+            users = try await Self.search(text, top: top, session: shared, account: account ?? signedIn.account, baseURL: baseURL)
         } catch let error as AuthKitError {
             switch error {
             case .graph(.forbidden(let permission, _)):
@@ -76,13 +73,39 @@ struct SearchCommand: AsyncParsableCommand {
         json ? printJSONLines(users) : printTable(users)
     }
 
+    /// GraphClient reports a failure to get a token as `GraphError.token` (text only), which
+    /// would make a dead refresh token exit 4 (provider error) instead of 1 (login needed), and
+    /// a locked keyring 4 instead of 3: keep the session's own error and throw that instead.
+    static func search(_ text: String, top: Int, session: SharedSession, account: String, baseURL: URL) async throws(AuthKitError)
+        -> [GraphUser]
+    {
+        let tokenFailure = Mutex<AuthKitError?>(nil)
+        let last = Mutex<AccessToken?>(nil)
+        let client = GraphClient(baseURL: baseURL) { forceRefresh in
+            // As GraphClient(session:): after a 401, replace the token that was refused.
+            let rejected = forceRefresh ? last.withLock { $0 } : nil
+            do throws(AuthKitError) {
+                let token = try await session.validAccessToken(account: account, replacing: rejected)
+                last.withLock { $0 = token }
+                return token.value
+            } catch {
+                tokenFailure.withLock { $0 = error }
+                throw error
+            }
+        }
+        do throws(GraphError) {
+            return try await client.searchUsers(text, top: top)
+        } catch {
+            if case .token = error, let underlying = tokenFailure.withLock({ $0 }) { throw underlying }
+            throw .graph(error)
+        }
+    }
+
     private func printJSONLines(_ users: [GraphUser]) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         for user in users {
-            var row = user
-            row.id = nil
-            if let data = try? encoder.encode(row) { Terminal.printOut(String(decoding: data, as: UTF8.self)) }
+            if let data = try? encoder.encode(SearchRow(user: user)) { Terminal.printOut(String(decoding: data, as: UTF8.self)) }
         }
     }
 
@@ -98,5 +121,24 @@ struct SearchCommand: AsyncParsableCommand {
                 .map { TerminalText.clean($0 ?? "–") }
         }
         Terminal.printOut(TableFormatter.format([header] + rows))
+    }
+}
+
+/// One line of `search --json`: Graph's field names, each always present (`null` when the
+/// directory has no value), so the shape is stable for scripts (README, "search --json").
+struct SearchRow: Encodable {
+    var user: GraphUser
+
+    enum CodingKeys: String, CodingKey {
+        case displayName, userPrincipalName, mail, businessPhones, mobilePhone
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(user.displayName, forKey: .displayName)
+        try container.encode(user.userPrincipalName, forKey: .userPrincipalName)
+        try container.encode(user.mail, forKey: .mail)
+        try container.encode(user.businessPhones, forKey: .businessPhones)
+        try container.encode(user.mobilePhone, forKey: .mobilePhone)
     }
 }

@@ -23,6 +23,19 @@ struct SessionOptions: ParsableArguments {
     @Flag(help: "Keep tokens in an unencrypted file under $XDG_STATE_HOME/authkit instead of the Secret Service.")
     var insecureStorage = false
 
+    // Never a way in for a secret: any user can read another's command line (`ps`). Parsed
+    // only to say so; the value is never repeated.
+    @Option(name: .customLong("client-secret"), help: .hidden)
+    var clientSecretFlag: String?
+
+    func validate() throws {
+        if clientSecretFlag != nil {
+            throw ValidationError(
+                "a client secret is never taken from the command line, where other users can see it (ps); "
+                    + "set AUTHKIT_CLIENT_SECRET or client_secret in the config file (chmod 600)")
+        }
+    }
+
     /// The parsed values as a plain value (ArgumentParser's wrappers trap when read unparsed).
     var settings: SessionSettings {
         SessionSettings(profile: profile, group: group, insecureStorage: insecureStorage)

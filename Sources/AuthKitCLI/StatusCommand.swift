@@ -20,7 +20,8 @@ struct StatusCommand: AsyncParsableCommand {
 
             Exit status: 0 when at least one account is usable (its access token is valid or \
             it can be refreshed), 1 when nobody is signed in or a new login is needed, 2 for \
-            usage or configuration errors, 3 when the token store is unavailable.
+            usage or configuration errors, 3 when the token store is unavailable (no D-Bus session, no \
+            Secret Service, or the keyring holding the sign-in is locked).
 
             --json prints one JSON object whose field names are stable (README, "status --json").
             """
@@ -33,13 +34,14 @@ struct StatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         let profile: Profile
+        do { profile = try session.resolveProfile() } catch { throw failure(error) }
         let accounts: [Account]
         do {
-            profile = try session.resolveProfile()
             accounts = try await session.session(for: profile).accounts()
         } catch {
-            if json, error.category == .storage {
-                printJSON(StatusReport(group: session.group ?? "", signedIn: false, usable: false, accounts: [], error: error.description))
+            if json {
+                // Scripts get an answer on stdout even now; whether anyone is signed in is unknown.
+                printJSON(StatusReport(group: profile.group, signedIn: nil, usable: false, accounts: [], error: error.description))
             }
             throw failure(error)
         }
@@ -52,7 +54,15 @@ struct StatusCommand: AsyncParsableCommand {
         } else {
             printText(profile: profile, accounts: accounts, now: now)
         }
-        if !usable { throw ExitStatus.loginNeeded }
+        if usable { return }
+        // A sign-in behind a locked collection is not gone: the store is unavailable until unlocked.
+        if let locked = accounts.first(where: { $0.location.isLocked }) {
+            Terminal.printError(
+                "The keyring holding the sign-in is locked (\(locked.location)). Unlock it (your desktop's Passwords and Keys, "
+                    + "or `gnome-keyring-daemon --unlock` in a shell without one) and try again.")
+            throw ExitStatus.storageUnavailable
+        }
+        throw ExitStatus.loginNeeded
     }
 
     static func isUsable(_ account: Account, now: Date) -> Bool {
@@ -99,10 +109,13 @@ struct StatusCommand: AsyncParsableCommand {
     }
 }
 
-/// `authkit status --json`. Field names are stable; new fields may be added.
+/// `authkit status --json`. Field names are stable (README, "status --json"); new fields may be
+/// added. Every field is always present, `null` when it does not apply, so scripts can rely on
+/// the shape.
 struct StatusReport: Encodable {
     var group: String
-    var signedIn: Bool
+    /// nil when the token store could not be read.
+    var signedIn: Bool?
     var usable: Bool
     var accounts: [AccountReport]
     var error: String?
@@ -110,6 +123,15 @@ struct StatusReport: Encodable {
     enum CodingKeys: String, CodingKey {
         case group, usable, accounts, error
         case signedIn = "signed_in"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(group, forKey: .group)
+        try container.encode(signedIn, forKey: .signedIn)
+        try container.encode(usable, forKey: .usable)
+        try container.encode(accounts, forKey: .accounts)
+        try container.encode(error, forKey: .error)
     }
 }
 
@@ -156,6 +178,24 @@ struct AccountReport: Encodable {
         storage = StorageReport(account.location)
         problem = account.problem
     }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(account, forKey: .account)
+        try container.encode(name, forKey: .name)
+        try container.encode(issuer, forKey: .issuer)
+        try container.encode(tenantID, forKey: .tenantID)
+        try container.encode(clientID, forKey: .clientID)
+        try container.encode(scopes, forKey: .scopes)
+        try container.encode(accessTokenExpiresAt, forKey: .accessTokenExpiresAt)
+        try container.encode(accessTokenExpiresIn, forKey: .accessTokenExpiresIn)
+        try container.encode(accessTokenValid, forKey: .accessTokenValid)
+        try container.encode(refreshToken, forKey: .refreshToken)
+        try container.encode(idTokenVerifiedAt, forKey: .idTokenVerifiedAt)
+        try container.encode(usable, forKey: .usable)
+        try container.encode(storage, forKey: .storage)
+        try container.encode(problem, forKey: .problem)
+    }
 }
 
 struct StorageReport: Encodable {
@@ -185,5 +225,15 @@ struct StorageReport: Encodable {
             self.path = path
             encrypted = false
         }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(collection, forKey: .collection)
+        try container.encode(groupCollection, forKey: .groupCollection)
+        try container.encode(locked, forKey: .locked)
+        try container.encode(path, forKey: .path)
+        try container.encode(encrypted, forKey: .encrypted)
     }
 }

@@ -27,7 +27,9 @@ struct TokenRequest: Equatable {
         } catch {
             switch error.category {
             case .loginNeeded:
-                throw failure(error, hint: "Run `\(loginCommand(session))` to sign in.")
+                // One line: scripts log stderr, and `$(authkit token)` leaves stdout empty.
+                Terminal.printError("authkit: \(error); run `\(loginCommand(session))` to sign in")
+                throw ExitStatus.loginNeeded
             default:
                 throw failure(error)
             }

@@ -11,6 +11,13 @@ public final class GraphFixtureServer: Sendable {
         public var query: String
         /// The decoded `$filter`, if any.
         public var filter: String?
+        /// The decoded `$select` and `$top`, if any.
+        public var select: String?
+        public var top: String?
+        /// True when the request carried a `$skiptoken` (a page after the first).
+        public var skiptoken: Bool
+        /// When the server received it (seconds since 1970).
+        public var at: Double
         public var status: Int
         public var bearerPresent: Bool
     }
@@ -28,10 +35,12 @@ public final class GraphFixtureServer: Sendable {
     }
 
     /// Starts the server. With `acceptTokensFrom`, only access tokens that provider issued
-    /// (and that are still active) are accepted.
-    public static func start(acceptTokensFrom provider: OIDCTestProvider? = nil) throws(PeerError) -> GraphFixtureServer {
+    /// (and that are still active) are accepted. `users` replaces `Fixtures/graph/users.json`
+    /// (a JSON object with a `value` array), e.g. with enough users to span several pages.
+    public static func start(acceptTokensFrom provider: OIDCTestProvider? = nil, users: URL? = nil) throws(PeerError) -> GraphFixtureServer {
         var arguments: [String] = []
         if let provider { arguments += ["--accept-tokens-from", provider.baseURL.absoluteString] }
+        if let users { arguments += ["--users", users.path] }
         return try GraphFixtureServer(process: PeerProcess(name: "graph", script: "graph_server.py", arguments: arguments))
     }
 
@@ -51,6 +60,10 @@ public final class GraphFixtureServer: Sendable {
                 path: entry["path"].string ?? "",
                 query: entry["query"].string ?? "",
                 filter: entry["filter"].string,
+                select: entry["select"].string,
+                top: entry["top"].string,
+                skiptoken: entry["skiptoken"].bool ?? false,
+                at: { if case .number(let value) = entry["at"] { return value } else { return 0 } }(),
                 status: entry["status"].int ?? 0,
                 bearerPresent: entry["bearer"].bool ?? false)
         }

@@ -79,14 +79,15 @@ public final class PeerProcess: @unchecked Sendable {
         process.environment = env
         process.currentDirectoryURL = directory
 
-        let stdinPipe = Pipe(), stdoutPipe = Pipe()
+        let pipes = SpawnLock.pipes(2)
+        let stdinPipe = pipes[0], stdoutPipe = pipes[1]
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
         guard let stderrHandle = FileHandle(forWritingAtPath: stderrURL.path) else {
             throw .launchFailed(peer: name, reason: "cannot write \(stderrURL.path)")
         }
         process.standardError = stderrHandle
-        do { try process.run() } catch {
+        do { try SpawnLock.run(process) } catch {
             throw .launchFailed(peer: name, reason: "\(error)")
         }
         try? stderrHandle.close()

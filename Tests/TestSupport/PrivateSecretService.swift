@@ -75,11 +75,10 @@ public final class PrivateSecretService: @unchecked Sendable {
         let bus = Process()
         bus.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
         bus.arguments = ["--config-file=\(config.path)", "--nofork", "--print-address=1"]
-        let addressPipe = Pipe()
-        closeOnExec(addressPipe)
+        let addressPipe = SpawnLock.pipes(1)[0]
         bus.standardOutput = addressPipe
         bus.standardError = try Self.logFile(root, "bus.log")
-        try bus.run()
+        try SpawnLock.run(bus)
         processes.append(bus)
         let line = Self.readLine(addressPipe.fileHandleForReading)
         guard let line, line.hasPrefix("unix:") else {
@@ -111,12 +110,11 @@ public final class PrivateSecretService: @unchecked Sendable {
             keyring.executableURL = URL(fileURLWithPath: "/usr/bin/gnome-keyring-daemon")
             keyring.arguments = ["--unlock", "--components=secrets", "--foreground"]
             keyring.environment = environment
-            let input = Pipe()
-            closeOnExec(input)
+            let input = SpawnLock.pipes(1)[0]
             keyring.standardInput = input
             keyring.standardOutput = try Self.logFile(root, "keyring.out")
             keyring.standardError = try Self.logFile(root, "keyring.log")
-            try keyring.run()
+            try SpawnLock.run(keyring)
             processes.append(keyring)
             input.fileHandleForWriting.write(Data(password.utf8))
             try? input.fileHandleForWriting.close()
@@ -127,7 +125,7 @@ public final class PrivateSecretService: @unchecked Sendable {
             hung.environment = environment
             hung.standardOutput = try Self.logFile(root, "hung.out")
             hung.standardError = try Self.logFile(root, "hung.log")
-            try hung.run()
+            try SpawnLock.run(hung)
             processes.append(hung)
         }
         // Wait (bounded) until something owns the Secret Service name.

@@ -7,6 +7,13 @@ public struct ProcessResult: Sendable {
     public var stderr: String
     /// True when the process was killed because it outlived its time limit.
     public var timedOut: Bool
+
+    public init(status: Int32, stdout: String, stderr: String, timedOut: Bool) {
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+        self.timedOut = timedOut
+    }
 }
 
 public enum ProcessRunnerError: Error, CustomStringConvertible {
@@ -42,8 +49,8 @@ public enum ProcessRunner {
         process.environment = env
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
 
-        let outPipe = Pipe(), errPipe = Pipe(), inPipe = Pipe()
-        closeOnExec(outPipe, errPipe, inPipe)
+        let pipes = SpawnLock.pipes(3)
+        let outPipe = pipes[0], errPipe = pipes[1], inPipe = pipes[2]
         process.standardOutput = outPipe
         process.standardError = errPipe
         process.standardInput = inPipe
@@ -52,7 +59,7 @@ public enum ProcessRunner {
         outPipe.fileHandleForReading.readabilityHandler = { handle in outData.append(handle.availableData) }
         errPipe.fileHandleForReading.readabilityHandler = { handle in errData.append(handle.availableData) }
 
-        do { try process.run() } catch {
+        do { try SpawnLock.run(process) } catch {
             throw ProcessRunnerError.launchFailed(executable.path, "\(error)")
         }
         if let stdin { inPipe.fileHandleForWriting.write(Data(stdin.utf8)) }

@@ -1,0 +1,157 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Bad flags and bad configuration: a clear message naming what is wrong (for files: the
+/// file, the line and the key) and exit 2, before anything is attempted — no store, no network.
+@Suite struct ConfigurationErrorTests {
+    /// A HOME with a config folder and no D-Bus: reaching the token store would exit 3, so a 2
+    /// proves the error was caught first.
+    final class Home: @unchecked Sendable {
+        let root: URL
+        var configFile: URL { root.appendingPathComponent(".config/authkit/config") }
+        init() throws {
+            root = try TestPaths.makeTemporaryDirectory(prefix: "authkit-config")
+            try FileManager.default.createDirectory(at: configFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        }
+        deinit { try? FileManager.default.removeItem(at: root) }
+
+        var environment: [String: String] {
+            ["HOME": root.path, "PATH": "/usr/bin:/bin", "XDG_CONFIG_HOME": root.appendingPathComponent(".config").path,
+             "XDG_RUNTIME_DIR": root.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(root.path)/no-bus"]
+        }
+
+        func write(_ text: String, mode: Int = 0o600) throws {
+            try text.write(to: configFile, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: configFile.path)
+        }
+
+        func authkit(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessResult {
+            let environment = environment.merging(extra) { _, new in new }
+            let result = try await offload { try ProcessRunner.run(TestPaths.product("authkit"), arguments, environment: environment, timeout: 30) }
+            #expect(!result.timedOut)
+            return result
+        }
+    }
+
+    static func expectUsageError(_ result: ProcessResult, _ fragments: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(result.status == 2, "exit \(result.status): \(result.stderr)", sourceLocation: sourceLocation)
+        #expect(result.stdout.isEmpty, sourceLocation: sourceLocation)
+        for fragment in fragments {
+            #expect(result.stderr.contains(fragment), "‘\(fragment)’ missing from: \(result.stderr)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test(arguments: [
+        (["status", "--bogus"], "Unknown option '--bogus'"),
+        (["login", "--browser-please"], "Unknown option '--browser-please'"),
+        (["token", "--json"], "Unknown option '--json'"),
+        (["frobnicate"], "Unexpected argument 'frobnicate'"),
+        (["login", "--paste", "--device-code"], "exclude each other"),
+        (["login", "--no-browser", "--paste"], "exclude each other"),
+        (["login", "--timeout", "5"], "--timeout must be between 10 and 3600 seconds"),
+        (["logout", "--all", "--account", "ada@example.test"], "--account and --all exclude each other"),
+        (["token", "--min-ttl", "abc"], "The value 'abc' is invalid for '--min-ttl <seconds>'"),
+        (["token", "--min-ttl", "-5"], "--min-ttl"),
+        (["token", "--min-ttl", "90000"], "--min-ttl must be between 0 and 86400 seconds"),
+        (["search", "ada", "--top", "0"], "--top must be between 1 and 999"),
+        (["search", "ada", "--top", "1000"], "--top must be between 1 and 999"),
+        (["search", "  "], "the search text is empty"),
+        (["search"], "Missing expected argument '<text>'"),
+    ])
+    func badFlagsExitTwo(arguments: [String], message: String) async throws {
+        let home = try Home()
+        try await Self.expectUsageError(home.authkit(arguments), [message])
+    }
+
+    @Test func aClientSecretIsNeverAFlag() async throws {
+        let home = try Home()
+        let secret = "s3cret-that-must-not-be-echoed"
+        for arguments in [["login", "--client-secret", secret], ["login", "--client-secret=\(secret)"], ["token", "--client-secret", secret]] {
+            let result = try await home.authkit(arguments)
+            Self.expectUsageError(result, ["AUTHKIT_CLIENT_SECRET", "client_secret in the config file"])
+            #expect(!result.stderr.contains(secret), "the value is never repeated")
+        }
+        let help = try await home.authkit(["login", "--help"])
+        #expect(!help.stdout.contains("--client-secret"), "and it is not offered")
+    }
+
+    @Test func configSyntaxErrorsNameFileLineAndKey() async throws {
+        let home = try Home()
+        let path = home.configFile.path
+        try home.write("[profile work]\nissuer https://login.example.com\n")
+        try await Self.expectUsageError(home.authkit(["status"]), ["\(path):2: expected key = value"])
+
+        try home.write("# mine\n[profile work]\nissuer = https://login.example.com\nclientid = abc\n")
+        try await Self.expectUsageError(home.authkit(["status", "--profile", "work"]), ["\(path):4: ‘clientid’: unknown key (did you mean client_id?)"])
+
+        try home.write("[profiles work]\n")
+        try await Self.expectUsageError(home.authkit(["status"]), ["\(path):1: unknown section [profiles work]"])
+
+        try home.write("[profile work]\nissuer = \"https://login.example.com\n")
+        try await Self.expectUsageError(home.authkit(["status"]), ["\(path):2:", "‘issuer’"])
+
+        try home.write("[profile work]\nissuer = ftp://login.example.com\nclient_id = abc\n")
+        try await Self.expectUsageError(home.authkit(["login", "--profile", "work"]), ["\(path):2: ‘issuer’:"])
+
+        try home.write("[profile work]\nissuer = http://login.example.com\nclient_id = abc\n")
+        try await Self.expectUsageError(home.authkit(["login", "--profile", "work"]), ["\(path):2: ‘issuer’:", "https"])
+
+        try home.write("[defaults]\ngroup = not a group!\n")
+        try await Self.expectUsageError(home.authkit(["token"]), ["\(path):2: ‘group’:", "not a valid group"])
+
+        try home.write("[profile work]\nstorage = floppy\n")
+        try await Self.expectUsageError(home.authkit(["status", "--profile", "work"]), ["\(path):2: ‘storage’: use secret-service or plain-file"])
+    }
+
+    @Test func unknownProfilesSayWhichExist() async throws {
+        let home = try Home()
+        try home.write("[defaults]\nprofile = wrok\n\n[profile work]\nissuer = https://login.example.com\n")
+        try await Self.expectUsageError(home.authkit(["status"]), ["\(home.configFile.path):2: ‘profile’: there is no profile ‘wrok’ (known: microsoft, work)"])
+        try await Self.expectUsageError(home.authkit(["status", "--profile", "nope"]), ["--profile: ‘profile’: there is no profile ‘nope’"])
+        try await Self.expectUsageError(home.authkit(["token"], environment: ["AUTHKIT_PROFILE": "nope"]), ["environment variable AUTHKIT_PROFILE: ‘profile’: there is no profile ‘nope’"])
+    }
+
+    @Test func environmentErrorsNameTheVariable() async throws {
+        let home = try Home()
+        try await Self.expectUsageError(home.authkit(["status"], environment: ["AUTHKIT_STORAGE": "floppy"]), ["environment variable AUTHKIT_STORAGE: ‘storage’"])
+        try await Self.expectUsageError(home.authkit(["status"], environment: ["AUTHKIT_GROUP": "bad group"]), ["environment variable AUTHKIT_GROUP: ‘group’"])
+        try await Self.expectUsageError(home.authkit(["status", "--group", "bad/group"]), ["--group: ‘group’"])
+        try await Self.expectUsageError(
+            try await home.authkit(["login"], environment: ["AUTHKIT_ISSUER": "https://login.example.com/?x=1", "AUTHKIT_CLIENT_ID": "abc"]),
+            ["environment variable AUTHKIT_ISSUER: ‘issuer’"])
+        try await Self.expectUsageError(home.authkit(["status"], environment: ["AUTHKIT_CONFIG": home.root.appendingPathComponent("missing").path]), ["missing"])
+    }
+
+    @Test func loginWithoutIssuerOrClientIDSaysHowToGiveThem() async throws {
+        let home = try Home()
+        try await Self.expectUsageError(home.authkit(["login", "--client-id", "abc"]), ["‘issuer’", "--issuer", "AUTHKIT_ISSUER"])
+        try await Self.expectUsageError(home.authkit(["login", "--profile", "microsoft"]), ["‘client_id’", "--client-id", "AUTHKIT_CLIENT_ID"])
+    }
+
+    @Test func aClientSecretInAFileOthersCanReadIsRefused() async throws {
+        let home = try Home()
+        let secret = "file-secret-that-must-not-be-echoed"
+        try home.write("[profile work]\nissuer = https://login.example.com\nclient_id = abc\nclient_secret = \(secret)\n", mode: 0o644)
+        let refused = try await home.authkit(["status", "--profile", "work"])
+        Self.expectUsageError(refused, [home.configFile.path, "‘client_secret’", "chmod 600"])
+        #expect(!refused.stderr.contains(secret))
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: home.configFile.path)
+        let accepted = try await home.authkit(["status", "--profile", "work"])
+        #expect(accepted.status == 3, "the file is fine now; the store (no D-Bus here) is what fails: \(accepted.stderr)")
+        #expect(!accepted.stderr.contains(secret))
+    }
+
+    @Test func helpAndVersionExitZero() async throws {
+        let home = try Home()
+        let help = try await home.authkit(["--help"])
+        #expect(help.status == 0)
+        for command in ["login", "status", "token", "logout", "search"] {
+            #expect(help.stdout.contains("  \(command) "), "\(command) is listed")
+        }
+        let version = try await home.authkit(["--version"])
+        #expect(version.status == 0)
+        #expect(!version.stdout.isEmpty)
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// One private world in which a test runs the built `authkit` as a person or a script would:
+/// a throw-away Secret Service (its own D-Bus and gnome-keyring, HOME and XDG folders), our
+/// strict OpenID provider on loopback, optionally the Graph fixture server accepting that
+/// provider's tokens, and the scripted browser as `$BROWSER`.
+///
+/// Every run of `authkit` and `authkit-example` is recorded; ``assertNoSecretsLeaked()``
+/// scans all of it, with the peers' and the keyring's logs, for every value the provider
+/// issued. Only a successful `authkit token`'s standard output may hold one — its access token.
+final class CLIHarness: @unchecked Sendable {
+    struct Run: Sendable {
+        var program: String
+        var arguments: [String]
+        var result: ProcessResult
+        /// `authkit token` that succeeded: its stdout is the token, on purpose.
+        var printsToken: Bool { program == "authkit" && arguments.first == "token" && result.status == 0 }
+        var title: String { ([program] + arguments).joined(separator: " ") }
+    }
+
+    let keyring: PrivateSecretService
+    let provider: OIDCTestProvider
+    let graph: GraphFixtureServer?
+    let group: String
+    /// Scratch space of the test (config files, the browser's log), removed by ``stop()``.
+    let scratch: URL
+    /// Every URL `$BROWSER` was asked to open, one per line.
+    let browserLog: URL
+    private let lock = NSLock()
+    private var recorded: [Run] = []
+    private var holdsSlot = false
+
+    /// The public client of the provider (PKCE required).
+    static let clientID = "authkit-test-public"
+
+    /// Starts a world: keyring, provider and (with `graph`) the Graph server, off the
+    /// cooperative thread pool (starting them blocks for a second or two).
+    static func start(
+        graph withGraph: Bool = false, graphUsers: URL? = nil, provider options: OIDCTestProvider.Options = .init(),
+        group: String = "com.example.shared"
+    ) async throws -> CLIHarness {
+        await WorldLimit.shared.acquire()
+        do {
+            let world = try await offload { try CLIHarness(graph: withGraph, graphUsers: graphUsers, provider: options, group: group) }
+            world.holdsSlot = true
+            return world
+        } catch {
+            await WorldLimit.shared.release()
+            throw error
+        }
+    }
+
+    private init(
+        graph withGraph: Bool = false, graphUsers: URL? = nil, provider options: OIDCTestProvider.Options = .init(),
+        group: String = "com.example.shared"
+    ) throws {
+        for name in ["authkit", "authkit-example"] where !FileManager.default.isExecutableFile(atPath: TestPaths.product(name).path) {
+            throw HarnessFailure("\(TestPaths.product(name).path) is missing: build with `swift build --build-tests`, or run ./scripts/test")
+        }
+        keyring = try PrivateSecretService()
+        provider = try OIDCTestProvider.start(.authlib, options: options)
+        graph = withGraph ? try GraphFixtureServer.start(acceptTokensFrom: provider, users: graphUsers) : nil
+        self.group = group
+        scratch = try TestPaths.makeTemporaryDirectory(prefix: "authkit-cli")
+        browserLog = scratch.appendingPathComponent("browser.log")
+    }
+
+    deinit { stop() }
+
+    func stop() {
+        graph?.stop()
+        provider.stop()
+        keyring.stop()
+        try? FileManager.default.removeItem(at: scratch)
+        lock.lock()
+        let release = holdsSlot
+        holdsSlot = false
+        lock.unlock()
+        if release { Task { await WorldLimit.shared.release() } }
+    }
+
+    // MARK: Environments
+
+    /// The private Secret Service's environment with nothing of the caller's authkit
+    /// settings (`AUTHKIT_*`) or browser: only what a test adds counts.
+    var environment: [String: String] {
+        var environment = keyring.environment
+        for key in environment.keys
+        where (key.hasPrefix("AUTHKIT_") && !key.hasPrefix("AUTHKIT_TEST_")) || key == "BROWSER" {
+            environment.removeValue(forKey: key)
+        }
+        environment["AUTHKIT_TEST_PYTHON"] = TestPaths.python.path
+        return environment
+    }
+
+    var configDirectory: URL { URL(fileURLWithPath: keyring.environment["XDG_CONFIG_HOME"] ?? "/nonexistent").appendingPathComponent("authkit") }
+    var stateDirectory: URL { URL(fileURLWithPath: keyring.environment["XDG_STATE_HOME"] ?? "/nonexistent").appendingPathComponent("authkit") }
+
+    /// `$BROWSER` signing in as `user` and following the redirect to authkit's receiver,
+    /// plus the Graph URL (stored with the sign-in) when there is a Graph server.
+    func browserEnvironment(user: String = "ada", deny: Bool = false) -> [String: String] {
+        var browser = ScriptedBrowser(user: user, deny: deny, logFile: browserLog, for: provider).environment
+        if let graph { browser["AUTHKIT_GRAPH_URL"] = graph.graphBaseURL.absoluteString }
+        return browser
+    }
+
+    /// `login` with everything on the command line: no configuration file at all.
+    func loginArguments(_ extra: [String] = []) -> [String] {
+        var arguments = ["login", "--issuer", provider.issuer.absoluteString, "--client-id", Self.clientID, "--group", group]
+        if graph != nil { arguments += ["--scope", "User.ReadBasic.All"] }
+        return arguments + extra
+    }
+
+    // MARK: Running
+
+    /// Runs the built `authkit` in this world (at most `timeout` seconds).
+    @discardableResult
+    func authkit(_ arguments: [String], environment extra: [String: String] = [:], stdin: String? = nil, timeout: TimeInterval = 30)
+        async throws -> ProcessResult
+    {
+        try await run("authkit", arguments, environment: extra, stdin: stdin, timeout: timeout)
+    }
+
+    /// Runs `authkit-example` (Examples/SharedSessionExample), the second, separate program.
+    @discardableResult
+    func example(_ arguments: [String] = [], environment extra: [String: String] = [:]) async throws -> ProcessResult {
+        try await run("authkit-example", arguments.isEmpty ? [group] : arguments, environment: extra, stdin: nil, timeout: 30)
+    }
+
+    private func run(_ program: String, _ arguments: [String], environment extra: [String: String], stdin: String?, timeout: TimeInterval)
+        async throws -> ProcessResult
+    {
+        let environment = environment.merging(extra) { _, new in new }
+        let result = try await offload {
+            try ProcessRunner.run(TestPaths.product(program), arguments, environment: environment, stdin: stdin, timeout: timeout)
+        }
+        record(Run(program: program, arguments: arguments, result: result))
+        #expect(!result.timedOut, "\(program) \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
+        return result
+    }
+
+    /// Starts `authkit` for a test that talks to it while it runs; finish it with ``finish(_:_:timeout:)``.
+    func start(_ arguments: [String], environment extra: [String: String] = [:]) throws -> LiveProcess {
+        try LiveProcess(TestPaths.product("authkit"), arguments, environment: environment.merging(extra) { _, new in new })
+    }
+
+    func finish(_ live: LiveProcess, _ arguments: [String], timeout: TimeInterval = 60) async throws -> ProcessResult {
+        let result = try await offload { live.finish(timeout: timeout) }
+        record(Run(program: "authkit", arguments: arguments, result: result))
+        #expect(!result.timedOut, "authkit \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
+        return result
+    }
+
+    private func record(_ run: Run) {
+        lock.lock()
+        recorded.append(run)
+        lock.unlock()
+    }
+
+    var runs: [Run] {
+        lock.lock()
+        defer { lock.unlock() }
+        return recorded
+    }
+
+    /// Signs `user` in through `$BROWSER` and requires success.
+    @discardableResult
+    func signIn(user: String = "ada", _ extra: [String] = [], environment more: [String: String] = [:]) async throws -> ProcessResult {
+        let result = try await authkit(loginArguments(extra), environment: browserEnvironment(user: user).merging(more) { _, new in new }, timeout: 60)
+        try #require(result.status == 0, "login failed (\(result.status)): \(result.stderr)")
+        return result
+    }
+
+    // MARK: Leak scan
+
+    /// Everything captured in this world that may never hold a secret.
+    func capturedText() -> [(name: String, text: String)] {
+        var sources: [(name: String, text: String)] = []
+        for (index, run) in runs.enumerated() {
+            if !run.printsToken { sources.append(("stdout of run \(index + 1), `\(run.title)`", run.result.stdout)) }
+            sources.append(("stderr of run \(index + 1), `\(run.title)`", run.result.stderr))
+        }
+        sources.append(("the provider's logs", provider.process.logContents()))
+        if let graph { sources.append(("the Graph server's logs", graph.process.logContents())) }
+        sources.append(("the browser's log", (try? String(contentsOf: browserLog, encoding: .utf8)) ?? ""))
+        for name in ["keyring.log", "keyring.out", "bus.log"] {
+            sources.append(("the keyring's \(name)", (try? String(contentsOf: keyring.root.appendingPathComponent(name), encoding: .utf8)) ?? ""))
+        }
+        return sources
+    }
+
+    /// Fails the test for every value the provider issued that shows up in captured output,
+    /// and checks that each `authkit token` printed exactly one access token the provider
+    /// issued. Returns the number of secrets scanned for.
+    @discardableResult
+    func assertNoSecretsLeaked() async throws -> Int {
+        let secrets = LeakScanner.secrets(issued: try await provider.issued())
+        for finding in LeakScanner.scan(capturedText(), for: secrets) {
+            Issue.record("secret leaked: \(finding)")
+        }
+        let accessTokens = Set(secrets.filter { $0.kind == "access_token" }.map(\.value))
+        for run in runs where run.printsToken {
+            let printed = run.result.stdout.hasSuffix("\n") ? String(run.result.stdout.dropLast()) : run.result.stdout
+            #expect(accessTokens.contains(printed), "`\(run.title)` printed something else than an access token the provider issued")
+        }
+        return secrets.count
+    }
+}
+
+/// Runs blocking work — waiting for a child process, starting a peer — on a thread of its
+/// own. Blocking the cooperative pool (as wide as the machine has cores: two here) would stall
+/// every other test's async work meanwhile; other suites' 5-second HTTP bounds noticed.
+/// No `#expect` inside `work`: it runs outside the test's task.
+func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}
+
+/// At most a few worlds at once: each is a dbus-daemon, a gnome-keyring, a Python provider
+/// and maybe a Graph server; fifty of them starting together on two cores time out.
+actor WorldLimit {
+    static let shared = WorldLimit(slots: 4)
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(slots: Int) { free = slots }
+
+    func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
+    }
+}
+
+/// A test precondition that is not met, with what to do about it.
+struct HarnessFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `authkit token` as scripts use it: `$(authkit token)` is exactly the access token.
+@Suite struct TokenCommandTests {
+    @Test func printsTheTokenAndNothingElseWithoutNetwork() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn()
+        let before = try await world.provider.log().total
+        let first = try await world.authkit(["token", "--group", world.group])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.isEmpty)
+        let lines = first.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 2 && lines[1].isEmpty, "one line, then nothing")
+        #expect(!lines[0].isEmpty && !lines[0].contains(" "))
+        let second = try await world.authkit(["token", "--group", world.group])
+        #expect(second.stdout == first.stdout, "a valid stored token is printed as is")
+        // The hot path: no discovery, no JWKS, no refresh — not one request.
+        #expect(try await world.provider.log().total == before)
+        // assertNoSecretsLeaked also checks that what `token` printed is an issued access token.
+        try await world.assertNoSecretsLeaked()
+    }
+
+    @Test func refreshesUnderTheLockWhenTheTokenIsTooShortLived() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.provider.configure(["access_token_ttl": 30])
+        try await world.signIn()
+        let stored = try await world.authkit(["token", "--group", world.group, "--min-ttl", "0"])
+        try await world.provider.configure(["access_token_ttl": 3600])
+        try await world.provider.clearLog()
+        // Several tools at once (two of them the library example) on a token that lives too
+        // short for them: one refresh, the same new token for all.
+        try await world.provider.setFault(.delay("token", milliseconds: 500))
+        let results = try await withThrowingTaskGroup(of: (String, ProcessResult).self) { group in
+            for index in 0..<5 {
+                group.addTask {
+                    index < 3
+                        ? ("token", try await world.authkit(["token", "--group", world.group, "--min-ttl", "120"]))
+                        : ("example", try await world.example())
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let log = try await world.provider.log()
+        #expect(log.count(grantType: "refresh_token") == 1, "one refresh for all of them")
+        #expect(log.count(endpoint: "discovery") == 0, "a refresh needs no discovery: the record has the endpoints")
+        let printed = Set(results.filter { $0.0 == "token" }.map(\.1.stdout))
+        #expect(printed.count == 1)
+        #expect(printed.first != stored.stdout, "a new token")
+        for (program, result) in results {
+            #expect(result.status == 0, "\(program): \(result.stdout)\(result.stderr)")
+        }
+        #expect(results.filter { $0.0 == "example" }.allSatisfy { $0.1.stdout.contains("Signed in as Ada Lovelace") })
+        // The refreshed token is kept: the next call needs no network.
+        try await world.provider.clearLog()
+        let again = try await world.authkit(["token", "--group", world.group, "--min-ttl", "120"])
+        #expect(printed.first == again.stdout)
+        #expect(try await world.provider.log().total == 0)
+        try await world.assertNoSecretsLeaked()
+    }
+
+    @Test func scopesTheSignInHasAreServedByItsToken() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn()
+        let plain = try await world.authkit(["token", "--group", world.group])
+        try await world.provider.clearLog()
+        let granted = try await world.authkit(["token", "--group", world.group, "--scope", "profile", "--scope", "openid"])
+        #expect(granted.status == 0, "\(granted.stderr)")
+        #expect(granted.stdout == plain.stdout, "scopes of the sign-in need no other token")
+        #expect(try await world.provider.log().total == 0)
+
+        // A scope never granted is asked for with the refresh token; this provider refuses
+        // (RFC 6749 §6: no scope beyond the original grant), and authkit says so.
+        let other = try await world.authkit(["token", "--group", world.group, "--scope", "email"])
+        #expect(other.status == 4, "\(other.stderr)")
+        #expect(other.stdout.isEmpty)
+        #expect(other.stderr.contains("invalid_scope"), "\(other.stderr)")
+        #expect(try await world.provider.log().count(grantType: "refresh_token") == 1)
+        // The main sign-in is untouched.
+        #expect(try await world.authkit(["token", "--group", world.group]).status == 0)
+        try await world.assertNoSecretsLeaked()
+    }
+
+    @Test func notSignedInExitsOneWithAOneLineHint() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        let result = try await world.authkit(["token", "--group", world.group])
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty, "$(authkit token) must be empty, not an error text")
+        #expect(result.stderr == "authkit: nobody is signed in in the group \(world.group); run `authkit login --group \(world.group)` to sign in\n")
+    }
+
+    @Test func rejectedRefreshTokenExitsOneAndKeepsTheSignIn() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.provider.configure(["access_token_ttl": 30])
+        try await world.signIn()
+        try await world.provider.setFault(.error("invalid_grant", description: "refresh token revoked by an administrator", grantType: "refresh_token"))
+        let result = try await world.authkit(["token", "--group", world.group, "--min-ttl", "120"])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(CLIOutput.lines(result.stderr).count == 1, "one line: \(result.stderr)")
+        #expect(result.stderr.contains("must sign in again"))
+        #expect(result.stderr.contains("run `authkit login --group \(world.group)`"))
+        // Not deleted: status still lists the account, as needing a login once the token expires.
+        let status = try await world.authkit(["status", "--group", world.group])
+        #expect(status.stdout.contains("Ada Lovelace"))
+        try await world.assertNoSecretsLeaked()
+    }
+
+    @Test func providerDownWhileRefreshingExitsFour() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.provider.configure(["access_token_ttl": 30])
+        try await world.signIn()
+        try await world.provider.setFault(.http500("token", count: 5))
+        let result = try await world.authkit(["token", "--group", world.group, "--min-ttl", "120"])
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.hasPrefix("authkit: "))
+        try await world.assertNoSecretsLeaked()
+    }
+}
