@@ -216,7 +216,9 @@ struct SignInFlowTests {
             return
         }
         #expect(code == "access_denied")
-        #expect(error.category == .provider)
+        // Declining is "not signed in" (exit 1), as a declined device code is; other provider
+        // errors stay provider errors (below).
+        #expect(error.category == .loginNeeded)
         #expect(try await harness.itemCount() == 0)
         #expect(try await harness.provider.log().count(endpoint: "token") == 0)
 
@@ -228,6 +230,7 @@ struct SignInFlowTests {
             return
         }
         #expect(second.description.contains("Maintenance until noon"))
+        #expect(second.category == .provider)
         try await harness.expectNoSecretsLeaked()
     }
 
