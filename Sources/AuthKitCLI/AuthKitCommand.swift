@@ -32,6 +32,7 @@ struct AuthKitCommand: AsyncParsableCommand {
     /// Parses and runs the command, mapping errors to the documented exit codes
     /// (ExitStatus): usage errors exit 2, not ArgumentParser's default 64.
     static func main() async {
+        LogSetup.bootstrapFromEnvironment()
         do {
             // The hot path scripts run in loops skips ArgumentParser (TokenFastPath).
             if let request = TokenFastPath.parse(Array(CommandLine.arguments.dropFirst())) {

@@ -62,6 +62,26 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
+    @Test func debugLogShowsTheRefreshAndNoSecret() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn()
+        let debug = ["AUTHKIT_LOG": "debug"]
+        let stored = try await world.authkit(["token", "--group", world.group], environment: debug)
+        #expect(stored.status == 0, "\(stored.stderr)")
+        #expect(stored.stderr.contains("access token from the store"), "\(stored.stderr)")
+        let refreshed = try await world.authkit(["token", "--group", world.group, "--min-ttl", "86400"], environment: debug)
+        #expect(refreshed.status == 0, "\(refreshed.stderr)")
+        for line in ["access token needs a refresh", "holding the group's lock", "refreshing", "refreshed and stored"] {
+            #expect(refreshed.stderr.contains(line), "missing ‘\(line)’ in \(refreshed.stderr)")
+        }
+        // Without the variable, nothing but the token.
+        let quiet = try await world.authkit(["token", "--group", world.group])
+        #expect(quiet.stderr.isEmpty)
+        // The debug lines went to stderr; every captured output is scanned for issued secrets.
+        try await world.assertNoSecretsLeaked()
+    }
+
     @Test func scopesTheSignInHasAreServedByItsToken() async throws {
         let world = try await CLIHarness.start()
         defer { world.stop() }

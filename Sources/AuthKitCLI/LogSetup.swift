@@ -1,0 +1,24 @@
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `AUTHKIT_LOG=debug` (or `trace`, `info` …) sends AuthKit's log to standard error: lock
+/// waits, refreshes, key-set fetches and refetch decisions, discovery, where a sign-in was
+/// stored. Tokens, codes, verifiers and secrets are never logged. Without the variable
+/// nothing is logged below warnings.
+enum LogSetup {
+    static func bootstrapFromEnvironment() {
+        // getenv, not ProcessInfo: this runs on every start, including `authkit token`'s.
+        guard let raw = getenv("AUTHKIT_LOG") else { return }
+        let value = String(cString: raw).lowercased()
+        guard !value.isEmpty else { return }
+        let level = Logger.Level(rawValue: value) ?? .debug
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+}
