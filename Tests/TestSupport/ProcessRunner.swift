@@ -65,17 +65,7 @@ public enum ProcessRunner {
         if let stdin { inPipe.fileHandleForWriting.write(Data(stdin.utf8)) }
         try? inPipe.fileHandleForWriting.close()
 
-        let deadline = Date().addingTimeInterval(timeout)
-        var timedOut = false
-        while process.isRunning {
-            if Date() > deadline {
-                timedOut = true
-                kill(process.processIdentifier, SIGKILL)
-                break
-            }
-            usleep(2_000)
-        }
-        process.waitUntilExit()
+        let timedOut = waitOrKill(process, timeout: timeout)
         outPipe.fileHandleForReading.readabilityHandler = nil
         errPipe.fileHandleForReading.readabilityHandler = nil
         outData.append(outPipe.fileHandleForReading.readDataToEndOfFile())
@@ -106,4 +96,24 @@ final class LockedData: @unchecked Sendable {
     private var data = Data()
     func append(_ more: Data) { lock.lock(); data.append(more); lock.unlock() }
     var value: Data { lock.lock(); defer { lock.unlock() }; return data }
+}
+
+extension ProcessRunner {
+    /// Waits for `process` to exit; kills it with SIGKILL after `timeout` seconds. Returns
+    /// whether it had to be killed.
+    @discardableResult
+    public static func waitOrKill(_ process: Process, timeout: TimeInterval, poll: useconds_t = 2_000) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        var timedOut = false
+        while process.isRunning {
+            if Date() > deadline {
+                timedOut = true
+                kill(process.processIdentifier, SIGKILL)
+                break
+            }
+            usleep(poll)
+        }
+        process.waitUntilExit()
+        return timedOut
+    }
 }

@@ -71,17 +71,7 @@ final class LiveProcess: @unchecked Sendable {
 
     /// Waits for the child to exit (SIGKILL after `timeout` seconds) and returns its output.
     func finish(timeout: TimeInterval = 60) -> ProcessResult {
-        let deadline = Date().addingTimeInterval(timeout)
-        var timedOut = false
-        while process.isRunning {
-            if Date() > deadline {
-                timedOut = true
-                kill(process.processIdentifier, SIGKILL)
-                break
-            }
-            usleep(10_000)
-        }
-        process.waitUntilExit()
+        let timedOut = ProcessRunner.waitOrKill(process, timeout: timeout, poll: 10_000)
         closeInput()
         stdoutPipe.fileHandleForReading.readabilityHandler = nil
         stderrPipe.fileHandleForReading.readabilityHandler = nil
