@@ -1,3 +1,4 @@
+import CCryptoLoader
 import COpenSSL
 import JOSE
 
@@ -11,7 +12,15 @@ public struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugString
     public let value: String
 
     /// `code_challenge` = BASE64URL(SHA-256(ASCII(verifier))).
-    public var challenge: String {
+    public let challenge: String
+
+    /// SHA-256 through libcrypto, which is opened on first use: a missing library is a typed
+    /// error here, never a trap.
+    private static func challenge(for value: String) throws(AuthorizationError) -> String {
+        var message = [CChar](repeating: 0, count: 256)
+        guard ak_crypto_load(&message, message.count) == 0 else {
+            throw .invalidRequest(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         let bytes = Array(value.utf8)
@@ -20,8 +29,7 @@ public struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugString
                 EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
             }
         }
-        // SHA-256 over a few bytes of memory cannot fail short of a broken libcrypto.
-        precondition(status == 1 && length == 32, "libcrypto's SHA-256 failed")
+        guard status == 1, length == 32 else { throw .invalidRequest("OpenSSL could not compute the PKCE challenge (SHA-256)") }
         return Base64URL.encode(digest)
     }
 
@@ -31,12 +39,15 @@ public struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugString
     /// A fresh verifier from the system CSPRNG: `byteCount` random bytes, base64url-encoded.
     /// 32 bytes (the default) give 43 characters and 256 bits; 96 give the maximum 128.
     public init(byteCount: Int = 32) throws(AuthorizationError) {
-        precondition((32...96).contains(byteCount), "RFC 7636 allows 43–128 characters")
+        guard (32...96).contains(byteCount) else {
+            throw .invalidRequest("a PKCE verifier is made of 32–96 random bytes (RFC 7636: 43–128 characters)")
+        }
         do {
             value = try SecureRandom.token(byteCount: byteCount)
         } catch {
             throw .randomUnavailable(error.description)
         }
+        challenge = try Self.challenge(for: value)
     }
 
     /// A verifier received from elsewhere (tests, RFC 7636 Appendix B). Must be 43–128
@@ -56,6 +67,7 @@ public struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugString
             throw .invalidRequest("a PKCE verifier must be 43–128 unreserved characters")
         }
         self.value = value
+        challenge = try Self.challenge(for: value)
     }
 
     public var description: String { "PKCEVerifier(redacted)" }

@@ -21,6 +21,8 @@ struct PKCEVerifierTests {
         }
         #expect(try PKCEVerifier(byteCount: 32).value.count == 43)
         #expect(try PKCEVerifier(byteCount: 96).value.count == 128)
+        #expect(throws: AuthorizationError.self) { _ = try PKCEVerifier(byteCount: 31) }
+        #expect(throws: AuthorizationError.self) { _ = try PKCEVerifier(byteCount: 97) }
     }
 
     @Test("the verifier never shows up in descriptions")
