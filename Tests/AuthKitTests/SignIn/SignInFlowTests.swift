@@ -149,13 +149,7 @@ struct SignInFlowTests {
     @Test("wrong state, missing state, wrong path and replayed callbacks don't end the wait; the genuine one still completes")
     func strayCallbacksDoNotEndTheWait() async throws {
         let harness = try await SignInHarness.start()
-        let urls = Mailbox<URL>()
-        let running = Task {
-            await harness.run(harness.flow(try harness.profile()), mode: .noBrowser) { event in
-                if case .openURL(let url, _) = event { urls.put(url) }
-            }
-        }
-        let url = try #require(await urls.next())
+        let (running, url) = try await harness.startWithoutBrowser()
 
         // A genuine callback of another sign-in (its own state and code), to replay here.
         let client = try #require(harness.provider.publicClient)
@@ -410,19 +404,13 @@ struct SignInFlowTests {
     @Test("the provider down between authorization and token exchange: a typed error, nothing stored")
     func providerDownMidFlow() async throws {
         let harness = try await SignInHarness.start()
-        let urls = Mailbox<URL>()
-        let running = Task {
-            await harness.run(harness.flow(try harness.profile()), mode: .noBrowser) { event in
-                if case .openURL(let url, _) = event { urls.put(url) }
-            }
-        }
-        let url = try #require(await urls.next())
+        let (running, url) = try await harness.startWithoutBrowser()
         let redirect = try await harness.finalRedirect(for: url)
         let secrets = try await harness.provider.issuedSecrets()
         let provider = harness.provider
         try await offPool { provider.stop() }
         _ = try await TestHTTP.get(redirect)
-        let error = try expectFailure(try await running.value)
+        let error = try expectFailure(await running.value)
         guard case .tokenEndpoint(.transport(let transport)) = error else {
             Issue.record("expected a transport error at the token endpoint, got \(error)")
             return
@@ -566,13 +554,7 @@ struct SignInFlowTests {
     @Test("a callback with the right state but neither code nor error ends the sign-in as malformed; nothing is stored")
     func malformedCallbackWithRightState() async throws {
         let harness = try await SignInHarness.start()
-        let urls = Mailbox<URL>()
-        let running = Task {
-            await harness.run(harness.flow(try harness.profile()), mode: .noBrowser) { event in
-                if case .openURL(let url, _) = event { urls.put(url) }
-            }
-        }
-        let url = try #require(await urls.next())
+        let (running, url) = try await harness.startWithoutBrowser()
         let query = TestHTTP.queryItems(url)
         let redirectURI = try #require(query["redirect_uri"])
         let port = try #require(URLComponents(string: redirectURI)?.port)
@@ -581,7 +563,7 @@ struct SignInFlowTests {
         let callback = try #require(URL(string: "http://127.0.0.1:\(port)/?" + FormEncoding.encode([("state", state), ("iss", iss)])))
         let answer = try await TestHTTP.get(callback)
         #expect(answer.status == 400)
-        let error = try expectFailure(try await running.value)
+        let error = try expectFailure(await running.value)
         guard case .authorization(.malformedCallback) = error else {
             Issue.record("expected malformedCallback, got \(error)")
             return

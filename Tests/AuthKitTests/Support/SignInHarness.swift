@@ -110,6 +110,19 @@ final class SignInHarness: Sendable {
         }
     }
 
+    /// Starts a `--no-browser` sign-in in the background and waits for the authorization URL it
+    /// shows, so a test can play the browser (or an attacker) itself.
+    func startWithoutBrowser() async throws -> (running: Task<Result<SignInResult, AuthKitError>, Never>, url: URL) {
+        let urls = Mailbox<URL>()
+        let flow = flow(try profile())
+        let running = Task {
+            await run(flow, mode: .noBrowser) { event in
+                if case .openURL(let url, _) = event { urls.put(url) }
+            }
+        }
+        return (running, try #require(await urls.next()))
+    }
+
     /// Every record in the store, readable or not.
     func records() async throws -> [TokenRecord] {
         try await session.records().compactMap { try? $0.record.get() }
