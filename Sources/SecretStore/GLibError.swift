@@ -54,17 +54,24 @@ struct AttributeTable: ~Copyable {
 
     /// Reads a string-to-string GHashTable (does not take ownership).
     static func read(_ table: OpaquePointer?) -> [String: String] {
-        guard let table else { return [:] }
         var result: [String: String] = [:]
+        forEach(table) { key, value in
+            result[key] = String(cString: value.assumingMemoryBound(to: CChar.self))
+        }
+        return result
+    }
+
+    /// Calls `body` with each entry of a GHashTable whose keys are C strings (does not take
+    /// ownership); entries with a NULL key or value are skipped.
+    static func forEach(_ table: OpaquePointer?, _ body: (String, UnsafeMutableRawPointer) -> Void) {
+        guard let table else { return }
         var iterator = GHashTableIter()
         g_hash_table_iter_init(&iterator, table)
         var key: gpointer?
         var value: gpointer?
         while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
             guard let key, let value else { continue }
-            result[String(cString: key.assumingMemoryBound(to: CChar.self))] =
-                String(cString: value.assumingMemoryBound(to: CChar.self))
+            body(String(cString: key.assumingMemoryBound(to: CChar.self)), value)
         }
-        return result
     }
 }

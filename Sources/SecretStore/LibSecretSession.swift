@@ -236,18 +236,11 @@ final class LibSecretSession {
 
     /// Path → secret bytes from libsecret's table of `SecretValue`s.
     private static func secrets(_ table: OpaquePointer?) -> [String: [UInt8]] {
-        guard let table else { return [:] }
         var result: [String: [UInt8]] = [:]
-        var iterator = GHashTableIter()
-        g_hash_table_iter_init(&iterator, table)
-        var key: gpointer?
-        var value: gpointer?
-        while g_hash_table_iter_next(&iterator, &key, &value) != 0 {
-            guard let key, let value else { continue }
+        AttributeTable.forEach(table) { key, value in
             var length = 0
-            guard let bytes = secret_value_get(OpaquePointer(value), &length) else { continue }
-            result[String(cString: key.assumingMemoryBound(to: CChar.self))] =
-                [UInt8](UnsafeRawBufferPointer(start: bytes, count: length))
+            guard let bytes = secret_value_get(OpaquePointer(value), &length) else { return }
+            result[key] = [UInt8](UnsafeRawBufferPointer(start: bytes, count: length))
         }
         return result
     }
