@@ -45,357 +45,357 @@ static void *ak_crypto_symbol(void *_Atomic *cached, const char *name) {
     return symbol;
 }
 
-int BN_bn2bin(const BIGNUM *a, unsigned char *to) {
+int ak_BN_bn2bin(const BIGNUM *a, unsigned char *to) {
     static void *_Atomic cached;
     __typeof__(&BN_bn2bin) real = (__typeof__(&BN_bn2bin))ak_crypto_symbol(&cached, "BN_bn2bin");
     if (real == NULL) { return 0; }
     return real(a, to);
 }
 
-int BN_bn2binpad(const BIGNUM *a, unsigned char *to, int tolen) {
+int ak_BN_bn2binpad(const BIGNUM *a, unsigned char *to, int tolen) {
     static void *_Atomic cached;
     __typeof__(&BN_bn2binpad) real = (__typeof__(&BN_bn2binpad))ak_crypto_symbol(&cached, "BN_bn2binpad");
     if (real == NULL) { return 0; }
     return real(a, to, tolen);
 }
 
-void BN_free(BIGNUM *a) {
+void ak_BN_free(BIGNUM *a) {
     static void *_Atomic cached;
     __typeof__(&BN_free) real = (__typeof__(&BN_free))ak_crypto_symbol(&cached, "BN_free");
     if (real == NULL) { return; }
     real(a);
 }
 
-int BN_num_bits(const BIGNUM *a) {
+int ak_BN_num_bits(const BIGNUM *a) {
     static void *_Atomic cached;
     __typeof__(&BN_num_bits) real = (__typeof__(&BN_num_bits))ak_crypto_symbol(&cached, "BN_num_bits");
     if (real == NULL) { return 0; }
     return real(a);
 }
 
-void ECDSA_SIG_free(ECDSA_SIG *sig) {
+void ak_ECDSA_SIG_free(ECDSA_SIG *sig) {
     static void *_Atomic cached;
     __typeof__(&ECDSA_SIG_free) real = (__typeof__(&ECDSA_SIG_free))ak_crypto_symbol(&cached, "ECDSA_SIG_free");
     if (real == NULL) { return; }
     real(sig);
 }
 
-void ECDSA_SIG_get0(const ECDSA_SIG *sig, const BIGNUM **pr, const BIGNUM **ps) {
+void ak_ECDSA_SIG_get0(const ECDSA_SIG *sig, const BIGNUM **pr, const BIGNUM **ps) {
     static void *_Atomic cached;
     __typeof__(&ECDSA_SIG_get0) real = (__typeof__(&ECDSA_SIG_get0))ak_crypto_symbol(&cached, "ECDSA_SIG_get0");
     if (real == NULL) { return; }
     real(sig, pr, ps);
 }
 
-void EC_GROUP_free(EC_GROUP *group) {
+void ak_EC_GROUP_free(EC_GROUP *group) {
     static void *_Atomic cached;
     __typeof__(&EC_GROUP_free) real = (__typeof__(&EC_GROUP_free))ak_crypto_symbol(&cached, "EC_GROUP_free");
     if (real == NULL) { return; }
     real(group);
 }
 
-const BIGNUM * EC_GROUP_get0_order(const EC_GROUP *group) {
+const BIGNUM * ak_EC_GROUP_get0_order(const EC_GROUP *group) {
     static void *_Atomic cached;
     __typeof__(&EC_GROUP_get0_order) real = (__typeof__(&EC_GROUP_get0_order))ak_crypto_symbol(&cached, "EC_GROUP_get0_order");
     if (real == NULL) { return NULL; }
     return real(group);
 }
 
-EC_GROUP * EC_GROUP_new_by_curve_name(int nid) {
+EC_GROUP * ak_EC_GROUP_new_by_curve_name(int nid) {
     static void *_Atomic cached;
     __typeof__(&EC_GROUP_new_by_curve_name) real = (__typeof__(&EC_GROUP_new_by_curve_name))ak_crypto_symbol(&cached, "EC_GROUP_new_by_curve_name");
     if (real == NULL) { return NULL; }
     return real(nid);
 }
 
-void ERR_clear_error(void) {
+void ak_ERR_clear_error(void) {
     static void *_Atomic cached;
     __typeof__(&ERR_clear_error) real = (__typeof__(&ERR_clear_error))ak_crypto_symbol(&cached, "ERR_clear_error");
     if (real == NULL) { return; }
     real();
 }
 
-int EVP_Digest(const void *data, size_t count, unsigned char *md, unsigned int *size, const EVP_MD *type, ENGINE *impl) {
+int ak_EVP_Digest(const void *data, size_t count, unsigned char *md, unsigned int *size, const EVP_MD *type, ENGINE *impl) {
     static void *_Atomic cached;
     __typeof__(&EVP_Digest) real = (__typeof__(&EVP_Digest))ak_crypto_symbol(&cached, "EVP_Digest");
     if (real == NULL) { return 0; }
     return real(data, count, md, size, type, impl);
 }
 
-int EVP_DigestFinal_ex(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *s) {
+int ak_EVP_DigestFinal_ex(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *s) {
     static void *_Atomic cached;
     __typeof__(&EVP_DigestFinal_ex) real = (__typeof__(&EVP_DigestFinal_ex))ak_crypto_symbol(&cached, "EVP_DigestFinal_ex");
     if (real == NULL) { return 0; }
     return real(ctx, md, s);
 }
 
-int EVP_DigestInit_ex2(EVP_MD_CTX *ctx, const EVP_MD *type, const OSSL_PARAM params[]) {
+int ak_EVP_DigestInit_ex2(EVP_MD_CTX *ctx, const EVP_MD *type, const OSSL_PARAM params[]) {
     static void *_Atomic cached;
     __typeof__(&EVP_DigestInit_ex2) real = (__typeof__(&EVP_DigestInit_ex2))ak_crypto_symbol(&cached, "EVP_DigestInit_ex2");
     if (real == NULL) { return 0; }
     return real(ctx, type, params);
 }
 
-int EVP_DigestSign(EVP_MD_CTX *ctx, unsigned char *sigret, size_t *siglen, const unsigned char *tbs, size_t tbslen) {
+int ak_EVP_DigestSign(EVP_MD_CTX *ctx, unsigned char *sigret, size_t *siglen, const unsigned char *tbs, size_t tbslen) {
     static void *_Atomic cached;
     __typeof__(&EVP_DigestSign) real = (__typeof__(&EVP_DigestSign))ak_crypto_symbol(&cached, "EVP_DigestSign");
     if (real == NULL) { return 0; }
     return real(ctx, sigret, siglen, tbs, tbslen);
 }
 
-int EVP_DigestSignInit_ex(EVP_MD_CTX *ctx, EVP_PKEY_CTX **pctx, const char *mdname, OSSL_LIB_CTX *libctx, const char *props, EVP_PKEY *pkey, const OSSL_PARAM params[]) {
+int ak_EVP_DigestSignInit_ex(EVP_MD_CTX *ctx, EVP_PKEY_CTX **pctx, const char *mdname, OSSL_LIB_CTX *libctx, const char *props, EVP_PKEY *pkey, const OSSL_PARAM params[]) {
     static void *_Atomic cached;
     __typeof__(&EVP_DigestSignInit_ex) real = (__typeof__(&EVP_DigestSignInit_ex))ak_crypto_symbol(&cached, "EVP_DigestSignInit_ex");
     if (real == NULL) { return 0; }
     return real(ctx, pctx, mdname, libctx, props, pkey, params);
 }
 
-int EVP_DigestUpdate(EVP_MD_CTX *ctx, const void *d, size_t cnt) {
+int ak_EVP_DigestUpdate(EVP_MD_CTX *ctx, const void *d, size_t cnt) {
     static void *_Atomic cached;
     __typeof__(&EVP_DigestUpdate) real = (__typeof__(&EVP_DigestUpdate))ak_crypto_symbol(&cached, "EVP_DigestUpdate");
     if (real == NULL) { return 0; }
     return real(ctx, d, cnt);
 }
 
-int EVP_DigestVerify(EVP_MD_CTX *ctx, const unsigned char *sigret, size_t siglen, const unsigned char *tbs, size_t tbslen) {
+int ak_EVP_DigestVerify(EVP_MD_CTX *ctx, const unsigned char *sigret, size_t siglen, const unsigned char *tbs, size_t tbslen) {
     static void *_Atomic cached;
     __typeof__(&EVP_DigestVerify) real = (__typeof__(&EVP_DigestVerify))ak_crypto_symbol(&cached, "EVP_DigestVerify");
     if (real == NULL) { return 0; }
     return real(ctx, sigret, siglen, tbs, tbslen);
 }
 
-int EVP_DigestVerifyInit_ex(EVP_MD_CTX *ctx, EVP_PKEY_CTX **pctx, const char *mdname, OSSL_LIB_CTX *libctx, const char *props, EVP_PKEY *pkey, const OSSL_PARAM params[]) {
+int ak_EVP_DigestVerifyInit_ex(EVP_MD_CTX *ctx, EVP_PKEY_CTX **pctx, const char *mdname, OSSL_LIB_CTX *libctx, const char *props, EVP_PKEY *pkey, const OSSL_PARAM params[]) {
     static void *_Atomic cached;
     __typeof__(&EVP_DigestVerifyInit_ex) real = (__typeof__(&EVP_DigestVerifyInit_ex))ak_crypto_symbol(&cached, "EVP_DigestVerifyInit_ex");
     if (real == NULL) { return 0; }
     return real(ctx, pctx, mdname, libctx, props, pkey, params);
 }
 
-void EVP_MD_CTX_free(EVP_MD_CTX *ctx) {
+void ak_EVP_MD_CTX_free(EVP_MD_CTX *ctx) {
     static void *_Atomic cached;
     __typeof__(&EVP_MD_CTX_free) real = (__typeof__(&EVP_MD_CTX_free))ak_crypto_symbol(&cached, "EVP_MD_CTX_free");
     if (real == NULL) { return; }
     real(ctx);
 }
 
-EVP_MD_CTX * EVP_MD_CTX_new(void) {
+EVP_MD_CTX * ak_EVP_MD_CTX_new(void) {
     static void *_Atomic cached;
     __typeof__(&EVP_MD_CTX_new) real = (__typeof__(&EVP_MD_CTX_new))ak_crypto_symbol(&cached, "EVP_MD_CTX_new");
     if (real == NULL) { return NULL; }
     return real();
 }
 
-EVP_MD * EVP_MD_fetch(OSSL_LIB_CTX *ctx, const char *algorithm, const char *properties) {
+EVP_MD * ak_EVP_MD_fetch(OSSL_LIB_CTX *ctx, const char *algorithm, const char *properties) {
     static void *_Atomic cached;
     __typeof__(&EVP_MD_fetch) real = (__typeof__(&EVP_MD_fetch))ak_crypto_symbol(&cached, "EVP_MD_fetch");
     if (real == NULL) { return NULL; }
     return real(ctx, algorithm, properties);
 }
 
-void EVP_PKEY_CTX_free(EVP_PKEY_CTX *ctx) {
+void ak_EVP_PKEY_CTX_free(EVP_PKEY_CTX *ctx) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_CTX_free) real = (__typeof__(&EVP_PKEY_CTX_free))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_free");
     if (real == NULL) { return; }
     real(ctx);
 }
 
-EVP_PKEY_CTX * EVP_PKEY_CTX_new_from_name(OSSL_LIB_CTX *libctx, const char *name, const char *propquery) {
+EVP_PKEY_CTX * ak_EVP_PKEY_CTX_new_from_name(OSSL_LIB_CTX *libctx, const char *name, const char *propquery) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_CTX_new_from_name) real = (__typeof__(&EVP_PKEY_CTX_new_from_name))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_new_from_name");
     if (real == NULL) { return NULL; }
     return real(libctx, name, propquery);
 }
 
-EVP_PKEY_CTX * EVP_PKEY_CTX_new_from_pkey(OSSL_LIB_CTX *libctx, EVP_PKEY *pkey, const char *propquery) {
+EVP_PKEY_CTX * ak_EVP_PKEY_CTX_new_from_pkey(OSSL_LIB_CTX *libctx, EVP_PKEY *pkey, const char *propquery) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_CTX_new_from_pkey) real = (__typeof__(&EVP_PKEY_CTX_new_from_pkey))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_new_from_pkey");
     if (real == NULL) { return NULL; }
     return real(libctx, pkey, propquery);
 }
 
-int EVP_PKEY_CTX_set_group_name(EVP_PKEY_CTX *ctx, const char *name) {
+int ak_EVP_PKEY_CTX_set_group_name(EVP_PKEY_CTX *ctx, const char *name) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_CTX_set_group_name) real = (__typeof__(&EVP_PKEY_CTX_set_group_name))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_set_group_name");
     if (real == NULL) { return 0; }
     return real(ctx, name);
 }
 
-int EVP_PKEY_CTX_set_rsa_keygen_bits(EVP_PKEY_CTX *ctx, int bits) {
+int ak_EVP_PKEY_CTX_set_rsa_keygen_bits(EVP_PKEY_CTX *ctx, int bits) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_CTX_set_rsa_keygen_bits) real = (__typeof__(&EVP_PKEY_CTX_set_rsa_keygen_bits))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_set_rsa_keygen_bits");
     if (real == NULL) { return 0; }
     return real(ctx, bits);
 }
 
-int EVP_PKEY_CTX_set_rsa_mgf1_md(EVP_PKEY_CTX *ctx, const EVP_MD *md) {
+int ak_EVP_PKEY_CTX_set_rsa_mgf1_md(EVP_PKEY_CTX *ctx, const EVP_MD *md) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_CTX_set_rsa_mgf1_md) real = (__typeof__(&EVP_PKEY_CTX_set_rsa_mgf1_md))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_set_rsa_mgf1_md");
     if (real == NULL) { return 0; }
     return real(ctx, md);
 }
 
-int EVP_PKEY_CTX_set_rsa_padding(EVP_PKEY_CTX *ctx, int pad_mode) {
+int ak_EVP_PKEY_CTX_set_rsa_padding(EVP_PKEY_CTX *ctx, int pad_mode) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_CTX_set_rsa_padding) real = (__typeof__(&EVP_PKEY_CTX_set_rsa_padding))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_set_rsa_padding");
     if (real == NULL) { return 0; }
     return real(ctx, pad_mode);
 }
 
-int EVP_PKEY_CTX_set_rsa_pss_saltlen(EVP_PKEY_CTX *ctx, int saltlen) {
+int ak_EVP_PKEY_CTX_set_rsa_pss_saltlen(EVP_PKEY_CTX *ctx, int saltlen) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_CTX_set_rsa_pss_saltlen) real = (__typeof__(&EVP_PKEY_CTX_set_rsa_pss_saltlen))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_set_rsa_pss_saltlen");
     if (real == NULL) { return 0; }
     return real(ctx, saltlen);
 }
 
-int EVP_PKEY_CTX_set_signature_md(EVP_PKEY_CTX *ctx, const EVP_MD *md) {
+int ak_EVP_PKEY_CTX_set_signature_md(EVP_PKEY_CTX *ctx, const EVP_MD *md) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_CTX_set_signature_md) real = (__typeof__(&EVP_PKEY_CTX_set_signature_md))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_set_signature_md");
     if (real == NULL) { return 0; }
     return real(ctx, md);
 }
 
-void EVP_PKEY_free(EVP_PKEY *pkey) {
+void ak_EVP_PKEY_free(EVP_PKEY *pkey) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_free) real = (__typeof__(&EVP_PKEY_free))ak_crypto_symbol(&cached, "EVP_PKEY_free");
     if (real == NULL) { return; }
     real(pkey);
 }
 
-int EVP_PKEY_fromdata(EVP_PKEY_CTX *ctx, EVP_PKEY **ppkey, int selection, OSSL_PARAM param[]) {
+int ak_EVP_PKEY_fromdata(EVP_PKEY_CTX *ctx, EVP_PKEY **ppkey, int selection, OSSL_PARAM param[]) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_fromdata) real = (__typeof__(&EVP_PKEY_fromdata))ak_crypto_symbol(&cached, "EVP_PKEY_fromdata");
     if (real == NULL) { return 0; }
     return real(ctx, ppkey, selection, param);
 }
 
-int EVP_PKEY_fromdata_init(EVP_PKEY_CTX *ctx) {
+int ak_EVP_PKEY_fromdata_init(EVP_PKEY_CTX *ctx) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_fromdata_init) real = (__typeof__(&EVP_PKEY_fromdata_init))ak_crypto_symbol(&cached, "EVP_PKEY_fromdata_init");
     if (real == NULL) { return 0; }
     return real(ctx);
 }
 
-int EVP_PKEY_generate(EVP_PKEY_CTX *ctx, EVP_PKEY **ppkey) {
+int ak_EVP_PKEY_generate(EVP_PKEY_CTX *ctx, EVP_PKEY **ppkey) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_generate) real = (__typeof__(&EVP_PKEY_generate))ak_crypto_symbol(&cached, "EVP_PKEY_generate");
     if (real == NULL) { return 0; }
     return real(ctx, ppkey);
 }
 
-int EVP_PKEY_get_bn_param(const EVP_PKEY *pkey, const char *key_name, BIGNUM **bn) {
+int ak_EVP_PKEY_get_bn_param(const EVP_PKEY *pkey, const char *key_name, BIGNUM **bn) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_get_bn_param) real = (__typeof__(&EVP_PKEY_get_bn_param))ak_crypto_symbol(&cached, "EVP_PKEY_get_bn_param");
     if (real == NULL) { return 0; }
     return real(pkey, key_name, bn);
 }
 
-int EVP_PKEY_get_octet_string_param(const EVP_PKEY *pkey, const char *key_name, unsigned char *buf, size_t max_buf_sz, size_t *out_sz) {
+int ak_EVP_PKEY_get_octet_string_param(const EVP_PKEY *pkey, const char *key_name, unsigned char *buf, size_t max_buf_sz, size_t *out_sz) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_get_octet_string_param) real = (__typeof__(&EVP_PKEY_get_octet_string_param))ak_crypto_symbol(&cached, "EVP_PKEY_get_octet_string_param");
     if (real == NULL) { return 0; }
     return real(pkey, key_name, buf, max_buf_sz, out_sz);
 }
 
-int EVP_PKEY_get_raw_public_key(const EVP_PKEY *pkey, unsigned char *pub, size_t *len) {
+int ak_EVP_PKEY_get_raw_public_key(const EVP_PKEY *pkey, unsigned char *pub, size_t *len) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_get_raw_public_key) real = (__typeof__(&EVP_PKEY_get_raw_public_key))ak_crypto_symbol(&cached, "EVP_PKEY_get_raw_public_key");
     if (real == NULL) { return 0; }
     return real(pkey, pub, len);
 }
 
-int EVP_PKEY_keygen_init(EVP_PKEY_CTX *ctx) {
+int ak_EVP_PKEY_keygen_init(EVP_PKEY_CTX *ctx) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_keygen_init) real = (__typeof__(&EVP_PKEY_keygen_init))ak_crypto_symbol(&cached, "EVP_PKEY_keygen_init");
     if (real == NULL) { return 0; }
     return real(ctx);
 }
 
-EVP_PKEY * EVP_PKEY_new_raw_public_key_ex(OSSL_LIB_CTX *libctx, const char *keytype, const char *propq, const unsigned char *pub, size_t len) {
+EVP_PKEY * ak_EVP_PKEY_new_raw_public_key_ex(OSSL_LIB_CTX *libctx, const char *keytype, const char *propq, const unsigned char *pub, size_t len) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_new_raw_public_key_ex) real = (__typeof__(&EVP_PKEY_new_raw_public_key_ex))ak_crypto_symbol(&cached, "EVP_PKEY_new_raw_public_key_ex");
     if (real == NULL) { return NULL; }
     return real(libctx, keytype, propq, pub, len);
 }
 
-int EVP_PKEY_public_check(EVP_PKEY_CTX *ctx) {
+int ak_EVP_PKEY_public_check(EVP_PKEY_CTX *ctx) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_public_check) real = (__typeof__(&EVP_PKEY_public_check))ak_crypto_symbol(&cached, "EVP_PKEY_public_check");
     if (real == NULL) { return 0; }
     return real(ctx);
 }
 
-int EVP_PKEY_sign(EVP_PKEY_CTX *ctx, unsigned char *sig, size_t *siglen, const unsigned char *tbs, size_t tbslen) {
+int ak_EVP_PKEY_sign(EVP_PKEY_CTX *ctx, unsigned char *sig, size_t *siglen, const unsigned char *tbs, size_t tbslen) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_sign) real = (__typeof__(&EVP_PKEY_sign))ak_crypto_symbol(&cached, "EVP_PKEY_sign");
     if (real == NULL) { return 0; }
     return real(ctx, sig, siglen, tbs, tbslen);
 }
 
-int EVP_PKEY_sign_init(EVP_PKEY_CTX *ctx) {
+int ak_EVP_PKEY_sign_init(EVP_PKEY_CTX *ctx) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_sign_init) real = (__typeof__(&EVP_PKEY_sign_init))ak_crypto_symbol(&cached, "EVP_PKEY_sign_init");
     if (real == NULL) { return 0; }
     return real(ctx);
 }
 
-int EVP_PKEY_verify(EVP_PKEY_CTX *ctx, const unsigned char *sig, size_t siglen, const unsigned char *tbs, size_t tbslen) {
+int ak_EVP_PKEY_verify(EVP_PKEY_CTX *ctx, const unsigned char *sig, size_t siglen, const unsigned char *tbs, size_t tbslen) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_verify) real = (__typeof__(&EVP_PKEY_verify))ak_crypto_symbol(&cached, "EVP_PKEY_verify");
     if (real == NULL) { return 0; }
     return real(ctx, sig, siglen, tbs, tbslen);
 }
 
-int EVP_PKEY_verify_init(EVP_PKEY_CTX *ctx) {
+int ak_EVP_PKEY_verify_init(EVP_PKEY_CTX *ctx) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_verify_init) real = (__typeof__(&EVP_PKEY_verify_init))ak_crypto_symbol(&cached, "EVP_PKEY_verify_init");
     if (real == NULL) { return 0; }
     return real(ctx);
 }
 
-unsigned char * EVP_Q_mac(OSSL_LIB_CTX *libctx, const char *name, const char *propq, const char *subalg, const OSSL_PARAM *params, const void *key, size_t keylen, const unsigned char *data, size_t datalen, unsigned char *out, size_t outsize, size_t *outlen) {
+unsigned char * ak_EVP_Q_mac(OSSL_LIB_CTX *libctx, const char *name, const char *propq, const char *subalg, const OSSL_PARAM *params, const void *key, size_t keylen, const unsigned char *data, size_t datalen, unsigned char *out, size_t outsize, size_t *outlen) {
     static void *_Atomic cached;
     __typeof__(&EVP_Q_mac) real = (__typeof__(&EVP_Q_mac))ak_crypto_symbol(&cached, "EVP_Q_mac");
     if (real == NULL) { return NULL; }
     return real(libctx, name, propq, subalg, params, key, keylen, data, datalen, out, outsize, outlen);
 }
 
-const EVP_MD * EVP_sha256(void) {
+const EVP_MD * ak_EVP_sha256(void) {
     static void *_Atomic cached;
     __typeof__(&EVP_sha256) real = (__typeof__(&EVP_sha256))ak_crypto_symbol(&cached, "EVP_sha256");
     if (real == NULL) { return NULL; }
     return real();
 }
 
-OSSL_PARAM OSSL_PARAM_construct_BN(const char *key, unsigned char *buf, size_t bsize) {
+OSSL_PARAM ak_OSSL_PARAM_construct_BN(const char *key, unsigned char *buf, size_t bsize) {
     static void *_Atomic cached;
     __typeof__(&OSSL_PARAM_construct_BN) real = (__typeof__(&OSSL_PARAM_construct_BN))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_BN");
     if (real == NULL) { OSSL_PARAM none = {0}; return none; }
     return real(key, buf, bsize);
 }
 
-OSSL_PARAM OSSL_PARAM_construct_end(void) {
+OSSL_PARAM ak_OSSL_PARAM_construct_end(void) {
     static void *_Atomic cached;
     __typeof__(&OSSL_PARAM_construct_end) real = (__typeof__(&OSSL_PARAM_construct_end))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_end");
     if (real == NULL) { OSSL_PARAM none = {0}; return none; }
     return real();
 }
 
-OSSL_PARAM OSSL_PARAM_construct_octet_string(const char *key, void *buf, size_t bsize) {
+OSSL_PARAM ak_OSSL_PARAM_construct_octet_string(const char *key, void *buf, size_t bsize) {
     static void *_Atomic cached;
     __typeof__(&OSSL_PARAM_construct_octet_string) real = (__typeof__(&OSSL_PARAM_construct_octet_string))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_octet_string");
     if (real == NULL) { OSSL_PARAM none = {0}; return none; }
     return real(key, buf, bsize);
 }
 
-OSSL_PARAM OSSL_PARAM_construct_utf8_string(const char *key, char *buf, size_t bsize) {
+OSSL_PARAM ak_OSSL_PARAM_construct_utf8_string(const char *key, char *buf, size_t bsize) {
     static void *_Atomic cached;
     __typeof__(&OSSL_PARAM_construct_utf8_string) real = (__typeof__(&OSSL_PARAM_construct_utf8_string))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_utf8_string");
     if (real == NULL) { OSSL_PARAM none = {0}; return none; }
     return real(key, buf, bsize);
 }
 
-ECDSA_SIG * d2i_ECDSA_SIG(ECDSA_SIG **a, const unsigned char **in, long len) {
+ECDSA_SIG * ak_d2i_ECDSA_SIG(ECDSA_SIG **a, const unsigned char **in, long len) {
     static void *_Atomic cached;
     __typeof__(&d2i_ECDSA_SIG) real = (__typeof__(&d2i_ECDSA_SIG))ak_crypto_symbol(&cached, "d2i_ECDSA_SIG");
     if (real == NULL) { return NULL; }

@@ -26,7 +26,7 @@ public struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugString
         let bytes = Array(value.utf8)
         let status = bytes.withUnsafeBufferPointer { input in
             digest.withUnsafeMutableBufferPointer { output in
-                EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
+                ak_EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, ak_EVP_sha256(), nil)
             }
         }
         guard status == 1, length == 32 else { throw .invalidRequest("OpenSSL could not compute the PKCE challenge (SHA-256)") }
