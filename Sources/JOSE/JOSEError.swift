@@ -40,6 +40,9 @@ public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
     case algorithmKeyMismatch(JWSAlgorithm, keyID: String?)
     /// The header's `kid` is not in the key set. The caller may refetch the JWKS once.
     case unknownKeyID(String)
+    /// The header's `kid` names more than one key of the set that can verify the token's
+    /// algorithm: which key signed is ambiguous, so authkit refuses rather than try each.
+    case ambiguousKeyID(String)
     /// The header's `kid` names a key the key set holds but authkit refused to use.
     case keyNotUsable(keyID: String, reason: KeyRejection)
     /// The header has no `kid` and no key in the set fits the algorithm.
@@ -91,7 +94,7 @@ public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
             .unencodedPayloadUnsupported, .unknownCriticalHeader, .invalidJSON, .invalidBase64URL:
             return .malformed
         case .forbiddenAlgorithm, .unsupportedAlgorithm, .algorithmNotAllowed, .algorithmKeyMismatch,
-            .unknownKeyID, .keyNotUsable, .noSuitableKey, .badSignature, .unusableKey, .invalidKeySet,
+            .unknownKeyID, .ambiguousKeyID, .keyNotUsable, .noSuitableKey, .badSignature, .unusableKey, .invalidKeySet,
             .cryptoFailure:
             return .signatureOrKey
         case .invalidClaim, .missingClaim, .wrongIssuer, .invalidTenantID, .wrongAudience,
@@ -138,6 +141,8 @@ public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the key \(keyID.map { "with kid \(Self.printable($0))" } ?? "selected") cannot verify \(algorithm.rawValue) signatures (its type, curve or alg differs)"
         case .unknownKeyID(let keyID):
             return "the token's key id \(Self.printable(keyID)) is not in the provider's key set; refetch the key set (the provider may have rotated its keys)"
+        case .ambiguousKeyID(let keyID):
+            return "the provider's key set has several keys with the token's key id \(Self.printable(keyID)) for its algorithm; authkit refuses to guess which one signed"
         case .keyNotUsable(let keyID, let reason):
             return "the token's key id \(Self.printable(keyID)) names a key authkit refused: \(reason)"
         case .noSuitableKey(let algorithm):

@@ -2,7 +2,8 @@
 ///
 /// Parsing checks what the JWS rules require of every header: `alg` is a string, `kid`,
 /// `typ` and `cty` are strings when present, `crit` is a non-empty list of extension names
-/// that are all present and all understood, and `b64` is not `false`. Whether the algorithm is
+/// that are all present and all understood, `b64` is not `false`, and there is no `zip`
+/// (compression is for JWE only). Whether the algorithm is
 /// acceptable is for ``JWSVerifier`` to decide.
 ///
 /// `jwk`, `jku`, `x5u` and `x5c` are kept in ``json`` (so they can be shown) but are never
@@ -42,6 +43,12 @@ public struct JOSEHeader: Sendable {
         type = try JOSEHeader.optionalString(json, "typ")
         contentType = try JOSEHeader.optionalString(json, "cty")
 
+        // `zip` belongs to JWE (RFC 7516 §4.1.3): a JWS has no such parameter, and RFC 8725 §3.6
+        // advises against compression. A verifier that ignored it would accept a payload that
+        // another parser might decompress into something else.
+        if json["zip"] != nil {
+            throw .malformedToken("the header has zip: compression is defined for encrypted tokens only, not for signed ones")
+        }
         if let b64 = json["b64"] {
             guard let flag = b64.boolValue else { throw .malformedToken("the header's b64 is not a Boolean") }
             guard flag else { throw .unencodedPayloadUnsupported }

@@ -5,8 +5,10 @@
 ///    refused outright (``JOSEError/forbiddenAlgorithm(_:)``) — and must be in
 ///    ``allowedAlgorithms``.
 /// 2. The key comes from the key set only, never from the token (`jwk`, `jku`, `x5u`, `x5c`
-///    are ignored). With a `kid`, the keys with that `kid` are the candidates; an unknown `kid`
-///    is ``JOSEError/unknownKeyID(_:)`` and **never** falls back to another key. Without a
+///    are ignored). With a `kid`, the key with that `kid` that fits the algorithm is the only
+///    candidate; an unknown `kid` is ``JOSEError/unknownKeyID(_:)`` and **never** falls back to
+///    another key, and a `kid` that names two keys fitting the algorithm (a set that repeats a
+///    `kid`) is ``JOSEError/ambiguousKeyID(_:)``: never "whichever verifies". Without a
 ///    `kid`, every key that fits the algorithm is a candidate, and each is tried in turn:
 ///    the token is accepted if one of them verifies it.
 /// 3. A candidate must fit the algorithm: its type and curve, and its own `alg` if it has one.
@@ -49,10 +51,13 @@ public struct JWSVerifier: Sendable {
             return
         }
         var named = false
+        var fitting = 0
         for key in set.keys where key.keyID == keyID {
             named = true
-            if key.canVerify(algorithm) { return }
+            if key.canVerify(algorithm) { fitting += 1 }
         }
+        if fitting == 1 { return }
+        if fitting > 1 { throw .ambiguousKeyID(keyID) }
         guard named else {
             if let skipped = set.skipped.first(where: { $0.keyID == keyID }) {
                 throw .keyNotUsable(keyID: keyID, reason: skipped.reason)

@@ -220,12 +220,6 @@ import Testing
         }
     }
 
-    @Test func aRepeatedKidTriesEachKeyWithIt() throws {
-        let keys = try keySet([try TestSigner(TestKeys.rsaOther, kid: "same").jwk(), try TestSigner(TestKeys.rsa, kid: "same").jwk()])
-        let token = try TestSigner(TestKeys.rsa, kid: "same").token(claims: StandardClaims.object())
-        #expect(try JWSVerifier().verify(token, keys: keys).key == keys.keys[1])
-    }
-
     // MARK: ECDSA range checks
 
     @Test func refusesOutOfRangeECDSAValues() throws {
@@ -266,5 +260,37 @@ import Testing
             return await group.reduce(0, +)
         }
         #expect(failures == 0)
+    }
+
+    /// A key set that repeats a `kid` for two keys of the token's algorithm: refused, whichever
+    /// of the two signed, never "whichever verifies" (issue 15). Two keys under one `kid` that
+    /// fit different algorithms stay usable: the algorithm picks exactly one.
+    @Test func refusesAKeyIDThatNamesTwoKeysOfTheAlgorithm() throws {
+        let first = try TestSigner(TestKeys.rsa, kid: "shared")
+        let second = try TestSigner(TestKeys.rsaOther, kid: "shared")
+        let keys = try keySet([try first.jwk(), try second.jwk()])
+        for signer in [first, second] {
+            let token = try signer.token(claims: StandardClaims.object())
+            #expect(throws: JOSEError.ambiguousKeyID("shared")) { try JWSVerifier().verify(token, keys: keys) }
+        }
+        // Each key alone verifies its own token: the refusal is about the set, not the keys.
+        let alone = try first.token(claims: StandardClaims.object())
+        #expect(try JWSVerifier().verify(alone, keys: try keySet([try first.jwk()])).key.keyID == "shared")
+        #expect(JOSEError.ambiguousKeyID("shared").category == .signatureOrKey)
+    }
+
+    /// `zip` is a JWE parameter (RFC 7516 §4.1.3); a JWS that carries it is refused as malformed,
+    /// even when its signature is good.
+    @Test(arguments: [JSONValue.string("DEF"), .string("none"), .bool(false)])
+    func refusesAZipHeader(value: JSONValue) throws {
+        let provider = try TestSigner(TestKeys.rsa, kid: "provider")
+        let keys = try keySet([try provider.jwk()])
+        let token = try provider.token(claims: StandardClaims.object(), header: [("zip", value)])
+        #expect {
+            try JWSVerifier().verify(token, keys: keys)
+        } throws: { error in
+            guard case .malformedToken(let reason) = error as? JOSEError else { return false }
+            return reason.contains("zip")
+        }
     }
 }
