@@ -14,7 +14,8 @@ extension JSONValue {
     ///
     /// Strings are escaped so the output is safe to show on a terminal: C0 and C1 control
     /// characters and DEL become `\u` escapes (a claim cannot move the cursor or recolour the
-    /// screen), as do U+2028 and U+2029.
+    /// screen), as do U+2028 and U+2029 and the bidirectional controls (U+200E, U+200F,
+    /// U+202A…U+202E, U+2066…U+2069).
     public func serialized(options: SerializationOptions = []) -> String {
         String(decoding: serializedBytes(options: options), as: UTF8.self)
     }
@@ -103,15 +104,26 @@ private struct JSONWriter {
                 // A C1 control character (U+0080…U+009F), which some terminals obey.
                 writeUnicodeEscape(UInt16(utf8[index + 1]))
                 index += 1
-            case 0xE2 where index + 2 < utf8.count && utf8[index + 1] == 0x80 && (utf8[index + 2] == 0xA8 || utf8[index + 2] == 0xA9):
-                // U+2028 and U+2029: line breaks to JavaScript and to some viewers.
-                writeUnicodeEscape(utf8[index + 2] == 0xA8 ? 0x2028 : 0x2029)
+            case 0xE2 where index + 2 < utf8.count && Self.isEscapedFormatCharacter(utf8[index + 1], utf8[index + 2]):
+                // U+2028 and U+2029 (line breaks to JavaScript and to some viewers) and the
+                // bidirectional controls U+200E/F, U+202A…U+202E and U+2066…U+2069, which can
+                // make a terminal show text in another order than it is (CVE-2021-42574).
+                writeUnicodeEscape(0x2000 | UInt16(utf8[index + 1] & 0x0F) << 6 | UInt16(utf8[index + 2] & 0x3F))
                 index += 2
             default: output.append(byte)
             }
             index += 1
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// The second and third UTF-8 bytes of U+200E, U+200F, U+2028, U+2029, U+202A…U+202E and
+    /// U+2066…U+2069 (all start with 0xE2).
+    static func isEscapedFormatCharacter(_ second: UInt8, _ third: UInt8) -> Bool {
+        switch (second, third) {
+        case (0x80, 0x8E...0x8F), (0x80, 0xA8...0xAE), (0x81, 0xA6...0xA9): return true
+        default: return false
+        }
     }
 
     mutating func writeUnicodeEscape(_ value: UInt16) {

@@ -37,6 +37,21 @@ import Testing
         #expect(try JSONValue(parsing: text) == value)
     }
 
+    /// Bidirectional controls are escaped too; neighbours of their UTF-8 ranges are not.
+    @Test func escapesBidirectionalControls() throws {
+        let bidi: [UInt32] = [0x200E, 0x200F, 0x2028, 0x2029, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069]
+        for scalar in bidi {
+            let value = JSONValue.string("x\(Character(Unicode.Scalar(scalar)!))y")
+            let text = value.serialized()
+            #expect(text == "\"x\\u\(String(scalar, radix: 16))y\"")
+            #expect(try JSONValue(parsing: text) == value)
+        }
+        for scalar: UInt32 in [0x200D, 0x2010, 0x2027, 0x202F, 0x2065, 0x206A, 0x2014] {
+            let value = JSONValue.string("x\(Character(Unicode.Scalar(scalar)!))y")
+            #expect(value.serialized() == "\"x\(Character(Unicode.Scalar(scalar)!))y\"")
+        }
+    }
+
     @Test func objectEqualityIgnoresOrder() throws {
         let first = try JSONValue(parsing: #"{"a":1,"b":[1,2]}"#)
         let second = try JSONValue(parsing: #"{"b":[1,2],"a":1}"#)
