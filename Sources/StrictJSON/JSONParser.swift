@@ -281,6 +281,21 @@ struct JSONParser {
         return .array(elements)
     }
 
+    /// A member name as an error shows it: only a name that looks like a protocol field (1 to
+    /// 40 of A-Z a-z 0-9 _ - . : #) is named, so the message says which field was doubled
+    /// (`access_token`) while a name that could carry data or control characters is not repeated.
+    static func shown(_ name: String) -> String {
+        let plain = !name.isEmpty && name.utf8.count <= 40 && name.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ":"), UInt8(ascii: "#"):
+                return true
+            default: return false
+            }
+        }
+        return plain ? "‘\(name)’" : "(not shown)"
+    }
+
     /// Below this many members, duplicates are found by comparing hashes; above, with a set.
     private static let linearDuplicateCheckLimit = 64
 
@@ -318,7 +333,7 @@ struct JSONParser {
                 while position < nameHashCount {
                     if nameHashes[position] == hash, members[position - hashBase].key == name {
                         index = nameOffset
-                        throw failure("duplicate member name")
+                        throw failure("duplicate member name \(JSONParser.shown(name))")
                     }
                     position += 1
                 }
@@ -329,7 +344,7 @@ struct JSONParser {
                 if names.isEmpty { names = Set(members.map(\.key)) }
                 guard names.insert(name).inserted else {
                     index = nameOffset
-                    throw failure("duplicate member name")
+                    throw failure("duplicate member name \(JSONParser.shown(name))")
                 }
             }
             skipWhitespace()

@@ -90,7 +90,7 @@ import Testing
 
     @Test func refusesDuplicateHeaderMembers() {
         let token = "\(TestBase64URL.encode(#"{"alg":"RS256","alg":"none"}"#)).\(payload).\(signature)"
-        #expect(throws: JOSEError.malformedToken("the header is not valid JSON: duplicate member name at byte 15")) {
+        #expect(throws: JOSEError.malformedToken("the header is not valid JSON: duplicate member name ‘alg’ at byte 15")) {
             try CompactJWS(parsing: token)
         }
     }

@@ -108,7 +108,7 @@ import Testing
             _ = try StandardClaims.validator().validate(token, keys: keys, nonce: nil)
             Issue.record("accepted")
         } catch {
-            #expect(error == .malformedToken("the payload is not valid JSON: duplicate member name at byte 97"))
+            #expect(error == .malformedToken("the payload is not valid JSON: duplicate member name ‘sub’ at byte 97"))
             #expect(error.category == .malformed)
         }
     }

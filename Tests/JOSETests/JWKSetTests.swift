@@ -30,7 +30,7 @@ import Testing
         ("[]", "the key set is unusable: it is not a JSON object"),
         (#"{"keys":{}}"#, "the key set is unusable: it has no keys array"),
         (#"{"key":[]}"#, "the key set is unusable: it has no keys array"),
-        (#"{"keys":[],"keys":[]}"#, "the key set is unusable: not valid JSON: duplicate member name at byte 11"),
+        (#"{"keys":[],"keys":[]}"#, "the key set is unusable: not valid JSON: duplicate member name ‘keys’ at byte 11"),
     ])
     func failsAsAWholeOnlyWhenItIsNoKeySet(text: String, message: String) {
         do {

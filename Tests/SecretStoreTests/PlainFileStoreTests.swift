@@ -170,7 +170,7 @@ import TestSupport
             let text = #"{"schema":"io.github.authkit.Token","group":"com.example.shared","items":[{"issuer":"https://idp.example","client_id":"client-1","account":"ada@contoso.com","kind":"tokens","format":"1","label":"l","secret":"first","secret":"second"}]}"#
             #expect(FileManager.default.createFile(atPath: file, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]))
             let store = PlainFileStore(directory: directory)
-            await #expect(throws: SecretStoreError.plainFileCorrupt(path: file, reason: "not valid JSON: duplicate member name at byte 215")) {
+            await #expect(throws: SecretStoreError.plainFileCorrupt(path: file, reason: "not valid JSON: duplicate member name ‘secret’ at byte 215")) {
                 try await store.item(for: key())
             }
             await #expect(throws: SecretStoreError.self) { try await store.save(Array("y".utf8), for: key()) }
