@@ -59,6 +59,7 @@ let package = Package(
         .target(
             name: "AuthKit",
             dependencies: [
+                "StrictJSON",
                 "JOSE",
                 "SecretStore",
                 "CCurl",

@@ -47,10 +47,10 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
     /// `{tenantid}` template: then the document must publish that same template).
     public init(document: [UInt8], expectedIssuer: String) throws(DiscoveryError) {
         let raw: RawDocument
-        do {
-            raw = try JSONDecoder().decode(RawDocument.self, from: Data(document))
+        do throws(JSONDocumentError) {
+            raw = try JSONDocument.discovery.decode(RawDocument.self, from: document)
         } catch {
-            throw .malformedDocument(Self.reason(error))
+            throw .malformedDocument(error.reason)
         }
         guard let issuer = raw.issuer, !issuer.isEmpty else { throw .malformedDocument("it has no issuer") }
         guard issuer == expectedIssuer else { throw .issuerMismatch(expected: expectedIssuer, found: issuer) }
@@ -102,14 +102,5 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         var authorization_response_iss_parameter_supported: Bool?
     }
 
-    static func reason(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
-            DecodingError.keyNotFound(_, let context), DecodingError.dataCorrupted(let context):
-            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return path.isEmpty ? "it is not a JSON object" : "‘\(path)’ has the wrong type"
-        default:
-            return "it is not valid JSON"
-        }
-    }
+    static func reason(_ error: any Error) -> String { JSONDocument.reason(error) }
 }

@@ -84,6 +84,26 @@ struct DiscoveryClientTests {
         #expect(throws: DiscoveryError.self) { _ = try ProviderMetadata(document: Array(text.utf8), expectedIssuer: "https://i") }
     }
 
+    /// Issue 12: one strict reader. A document that says two things (two token endpoints, one
+    /// for each parser), trailing data, a BOM, or a string the size limit refuses: each refused,
+    /// and the message says which member or why.
+    @Test("discovery documents are read strictly", arguments: [
+        (#"{"issuer":"https://i","authorization_endpoint":"https://i/a","token_endpoint":"https://i/t","token_endpoint":"https://evil/t","jwks_uri":"https://i/j"}"#,
+         "duplicate member name ‘token_endpoint’"),
+        (#"{"issuer":"https://i","authorization_endpoint":"https://i/a","token_endpoint":"https://i/t","jwks_uri":"https://i/j"} {}"#, "after the value"),
+        ("\u{FEFF}" + #"{"issuer":"https://i"}"#, "not valid JSON"),
+        (#"{"issuer":"https://i","x":""# + String(repeating: "a", count: 300_000) + #""}"#, "longer than"),
+        (#"{"issuer":"https://i","authorization_response_iss_parameter_supported":"yes"}"#, "‘authorization_response_iss_parameter_supported’ has the wrong type"),
+    ])
+    func strictReading(_ text: String, reason: String) {
+        #expect {
+            _ = try ProviderMetadata(document: Array(text.utf8), expectedIssuer: "https://i")
+        } throws: { error in
+            guard case .malformedDocument(let message) = error as? DiscoveryError else { return false }
+            return message.contains(reason)
+        }
+    }
+
     @Test("HTTP errors and oversized documents are reported, not parsed")
     func httpFailures() async throws {
         let server = try await StubHTTPServer.start { request in
