@@ -26,14 +26,14 @@ public enum EndpointPolicy {
 
     /// Parses and checks a provider URL; `name` says which one in errors ("token_endpoint").
     public static func check(_ text: String, name: String) throws(Violation) -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host(percentEncoded: true), !host.isEmpty
         else { throw .notAbsolute(name: name) }
         guard url.user == nil, url.password == nil else { throw .hasUserInfo(name: name) }
         guard url.fragment == nil else { throw .hasFragment(name: name) }
         switch scheme {
         case "https": return url
         case "http" where isLoopback(host: host): return url
-        case "http": throw .insecureScheme(name: name, url: "\(url.redactedOrigin)\(url.path)")
+        case "http": throw .insecureScheme(name: name, url: "\(url.redactedOrigin)\(url.path(percentEncoded: true))")
         default: throw .notAbsolute(name: name)
         }
     }

@@ -94,7 +94,7 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "AuthorizationRequest(\(authorizationEndpoint.redactedOrigin)\(authorizationEndpoint.path), client \(clientID), "
+        "AuthorizationRequest(\(authorizationEndpoint.redactedOrigin)\(authorizationEndpoint.path(percentEncoded: true)), client \(clientID), "
             + "scopes \(scopes.joined(separator: " ")), redirect \(redirectURI))"
     }
 }

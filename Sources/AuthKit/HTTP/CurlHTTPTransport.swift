@@ -32,8 +32,13 @@ public struct CurlHTTPTransport: HTTPTransport {
 
     public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
         let host = request.url.redactedOrigin
-        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw .invalidURL("\(host) is not an http(s) URL")
+        // Every request, whatever the URL came from (discovery, config, the stored record, a
+        // Graph nextLink): https, or http to loopback only. A URL read back from the store is
+        // thereby checked again right before a secret is sent to it.
+        do throws(EndpointPolicy.Violation) {
+            _ = try EndpointPolicy.check(request.url.absoluteString, name: "the URL")
+        } catch {
+            throw .invalidURL(error.description)
         }
         var headers = request.headers
         if headers["User-Agent"] == nil { headers.add("User-Agent", userAgent) }

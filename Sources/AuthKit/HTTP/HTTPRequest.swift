@@ -56,15 +56,17 @@ public struct HTTPRequest: Sendable {
 
     /// "POST https://login.example.com/token" — safe to log: no query, no body.
     public var redactedSummary: String {
-        "\(method.rawValue) \(url.redactedOrigin)\(url.path)"
+        "\(method.rawValue) \(url.redactedOrigin)\(url.path(percentEncoded: true))"
     }
 }
 
 extension URL {
     /// scheme://host[:port], without user info, path, query or fragment.
+    /// Shown as written (percent-encoded), so a hostile `%1B` in a host is never decoded into
+    /// a control character on the user's terminal.
     var redactedOrigin: String {
         let scheme = self.scheme ?? "?"
-        var host = self.host ?? "?"
+        var host = self.host(percentEncoded: true) ?? "?"
         if host.contains(":") && !host.hasPrefix("[") { host = "[\(host)]" }
         if let port = self.port { return "\(scheme)://\(host):\(port)" }
         return "\(scheme)://\(host)"

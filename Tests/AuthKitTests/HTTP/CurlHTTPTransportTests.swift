@@ -115,6 +115,41 @@ struct CurlHTTPTransportTests {
         }
     }
 
+    /// Issues 12 and 15: the transport itself applies the endpoint policy to every request,
+    /// so a URL from anywhere — the stored record, a nextLink — cannot carry a secret over
+    /// plain http to another host; refused before any connection, the URL shown encoded.
+    @Test("plain http to a non-loopback host is refused before connecting", arguments: [
+        "http://evil.example/token", "http://10.0.0.1/token", "http://%31%32%37.0.0.1/token", "http://127.0.0.1.evil.example/t",
+        "https://user:pw@login.example.com/t", "http://evil.example/%1B%5D52;c;eA==%07",
+    ])
+    func refusesPlainHTTPElsewhere(_ text: String) async throws {
+        let url = try #require(URL(string: text))
+        do {
+            _ = try await transport.send(HTTPRequest(method: .post, url: url, body: Array("refresh_token=secret".utf8)))
+            Issue.record("sent to \(text)")
+        } catch {
+            guard case .invalidURL(let message) = error else {
+                Issue.record("expected invalidURL, got \(error)")
+                return
+            }
+            #expect(!message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F })
+            #expect(!message.contains("secret"))
+        }
+    }
+
+    @Test("loopback http is still allowed (local providers)")
+    func allowsLoopbackHTTP() async throws {
+        for host in ["127.0.0.1", "[::1]", "localhost"] {
+            // Nothing listens on port 9: a connection failure, not a refused URL.
+            let url = try #require(URL(string: "http://\(host):9/x"))
+            do {
+                _ = try await transport.send(HTTPRequest(url: url, timeout: .seconds(5)))
+            } catch {
+                if case .invalidURL = error { Issue.record("\(host) refused as a URL: \(error)") }
+            }
+        }
+    }
+
     @Test("the redacted summary shows neither query nor user info")
     func redactedSummary() throws {
         let url = try #require(URL(string: "https://user:pw@login.example.com:8443/t/token?code=secret"))
