@@ -66,6 +66,9 @@ public struct ConfigFile: Sendable, Equatable {
             }
             throw ConfigurationError(location: path, problem: error.description)
         }
+        if let problem = ConfigTrust.problem(path: path) {
+            throw ConfigurationError(location: path, problem: "authkit does not use this file: \(problem)")
+        }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ConfigurationError(location: path, problem: "the file is not UTF-8 text")
         }
