@@ -111,14 +111,14 @@ struct SearchCommand: AsyncParsableCommand {
 
     private func printTable(_ users: [GraphUser]) {
         guard !users.isEmpty else {
-            Terminal.printError("No users found whose name or mail starts with ‘\(TerminalText.clean(text))’.")
+            Terminal.printError("No users found whose name or mail starts with ‘\(ProviderText.clean(text, limit: 200) ?? "")’.")
             return
         }
         let header = ["NAME", "USERNAME", "MAIL", "PHONE"]
         let rows = users.map { user -> [String] in
             let phones = user.businessPhones + (user.mobilePhone.map { ["\($0) (mobile)"] } ?? [])
             return [user.displayName, user.userPrincipalName, user.mail, phones.isEmpty ? nil : phones.joined(separator: ", ")]
-                .map { TerminalText.clean($0 ?? "–") }
+                .map { ProviderText.clean($0, limit: 200) ?? "–" }
         }
         Terminal.printOut(TableFormatter.format([header] + rows))
     }

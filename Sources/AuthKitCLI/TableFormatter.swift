@@ -36,16 +36,3 @@ enum TableFormatter {
         }
     }
 }
-
-/// Text from the directory or a provider, made safe for a terminal: control characters
-/// (escape sequences could rewrite the screen) become spaces.
-enum TerminalText {
-    static func clean(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
-            switch scalar.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator: return " "
-            default: return scalar
-            }
-        }))
-    }
-}

@@ -1,8 +1,13 @@
-/// Text that came from a provider or server (`error_description`, Graph error messages),
-/// made safe to show on a terminal: control characters (escape sequences could rewrite the
-/// screen) become spaces, and the length is bounded.
-enum ProviderText {
-    static func clean(_ text: String?, limit: Int = 400) -> String? {
+/// Text from outside — a provider or server (`error_description`, claims, Graph fields), the
+/// store, the config file, the command line — made safe to show on a terminal. The one
+/// cleaner of authkit: the library cleans what it receives with ``clean(_:limit:)``, and the
+/// command's every line passes ``displayable(_:)`` on its way out (Terminal), so nothing from
+/// outside reaches a terminal as a control sequence (issue 15).
+package enum ProviderText {
+    /// Control, format, separator, private-use and unassigned characters become spaces (escape
+    /// sequences could rewrite the screen), surrounding whitespace goes, and the length is
+    /// bounded; nil when nothing is left.
+    package static func clean(_ text: String?, limit: Int = 400) -> String? {
         guard let text else { return nil }
         var out = ""
         for scalar in text.unicodeScalars {
@@ -19,5 +24,29 @@ enum ProviderText {
         }
         let trimmed = out.trimmingASCIIWhitespace()
         return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// `text` with every character that could steer a terminal replaced by `?`: C0 controls
+    /// but newline and tab, DEL, C1 controls (8-bit CSI, OSC …), U+2028/2029 and the
+    /// bidirectional controls (U+061C, U+200E/F, U+202A…U+202E, U+2066…U+2069), which can make
+    /// a line read differently from what it is (CVE-2021-42574). Everything else, including
+    /// every script and emoji, is kept. Printable ASCII is returned as is, without copying.
+    package static func displayable(_ text: String) -> String {
+        if text.utf8.allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x0A || $0 == 0x09 }) { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            out.append(steersTerminal(scalar) ? "?" : scalar)
+        }
+        return String(out)
+    }
+
+    /// True for the characters ``displayable(_:)`` replaces.
+    package static func steersTerminal(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A, 0x09: return false
+        case 0x00...0x1F, 0x7F...0x9F: return true
+        case 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
     }
 }
