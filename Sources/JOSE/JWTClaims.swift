@@ -52,8 +52,12 @@ public struct JWTClaims: Sendable {
     public var authorizedParty: String? { json["azp"]?.stringValue }
     /// `nonce`.
     public var nonce: String? { json["nonce"]?.stringValue }
-    /// `tid`: the Microsoft Entra tenant id.
-    public var tenantID: String? { json["tid"]?.stringValue }
+    /// `tid`: the Microsoft Entra tenant id, when it is a plausible one (letters, digits, `-`,
+    /// `.`, `_`, at most 64): any other `tid` is nil here, so it is never stored or shown.
+    public var tenantID: String? {
+        guard let tid = json["tid"]?.stringValue, IssuerRule.isSafeTenantID(tid) else { return nil }
+        return tid
+    }
     /// `exp` as seconds since 1970.
     public var expirationSeconds: Double? { json["exp"]?.doubleValue }
     /// `nbf` as seconds since 1970.

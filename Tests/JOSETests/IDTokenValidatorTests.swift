@@ -164,3 +164,16 @@ import Testing
         #expect("\(JOSEError.expired(bySeconds: 5))" == "the token expired 5 s ago; sign in again, or check this machine's clock")
     }
 }
+
+/// Issue 15: a `tid` that could carry terminal controls or reshape a URL is never kept.
+@Suite struct TenantIDClaimTests {
+    @Test(arguments: [
+        ("30aa0e58-719c-44f0-b5bb-e131f1f68ab3", true), ("contoso.onmicrosoft.com", true), ("\u{1B}]52;c;eA==\u{07}", false),
+        ("a/b", false), ("\u{202E}abc", false), ("..", false), ("", false), (String(repeating: "a", count: 65), false),
+    ])
+    func onlyAPlausibleTenantIDIsKept(tid: String, kept: Bool) throws {
+        let payload = JSONValue.object(["iss": "https://i", "tid": .string(tid)]).serializedBytes()
+        let claims = try JWTClaims(payload: payload)
+        #expect(claims.tenantID == (kept ? tid : nil))
+    }
+}
