@@ -45,7 +45,8 @@ public enum AuthorizationError: Error, Sendable, Equatable, CustomStringConverti
             return "the sign-in callback's state does not match this sign-in (a stale or forged callback); "
                 + "start the login again"
         case .duplicateParameter(let name):
-            return "the sign-in callback repeats the parameter ‘\(name)’"
+            // Any local user can send the loopback receiver a request: its names are outside text.
+            return "the sign-in callback repeats the parameter ‘\(ProviderText.clean(name, limit: 40) ?? "?")’"
         case .malformedCallback(let detail):
             return "the sign-in callback is malformed: \(detail)"
         case .issuerMismatch(let expected):
