@@ -113,10 +113,10 @@ struct LoginCommand: AsyncParsableCommand {
         }
         Terminal.printError(lines.joined(separator: "\n"))
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            if let data = try? encoder.encode(AccountReport(account, now: Date())) {
-                Terminal.printOut(String(decoding: data, as: UTF8.self))
+            do throws(JSONOutputError) {
+                Terminal.printOut(try JSONOutput.render(AccountReport(account, now: Date()), pretty: true))
+            } catch {
+                Terminal.printError("authkit: \(error)")
             }
         }
     }

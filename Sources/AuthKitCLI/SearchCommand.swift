@@ -102,10 +102,12 @@ struct SearchCommand: AsyncParsableCommand {
     }
 
     private func printJSONLines(_ users: [GraphUser]) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         for user in users {
-            if let data = try? encoder.encode(SearchRow(user: user)) { Terminal.printOut(String(decoding: data, as: UTF8.self)) }
+            do throws(JSONOutputError) {
+                Terminal.printOut(try JSONOutput.render(SearchRow(user: user), pretty: false))
+            } catch {
+                Terminal.printError("authkit: \(error)")
+            }
         }
     }
 

@@ -103,9 +103,11 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     private func printJSON(_ report: StatusReport) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        if let data = try? encoder.encode(report) { Terminal.printOut(String(decoding: data, as: UTF8.self)) }
+        do throws(JSONOutputError) {
+            Terminal.printOut(try JSONOutput.render(report, pretty: true))
+        } catch {
+            Terminal.printError("authkit: \(error)")
+        }
     }
 }
 
