@@ -90,10 +90,10 @@ public struct GraphClient: Sendable {
 
     private func page(_ url: URL) async throws(GraphError) -> Page {
         let response = try await get(url)
-        do {
-            return try JSONDecoder().decode(Page.self, from: Data(response.body))
+        do throws(JSONDocumentError) {
+            return try JSONDocument.graphPage.decode(Page.self, from: response.body)
         } catch {
-            throw .malformedResponse(ProviderMetadata.reason(error))
+            throw .malformedResponse(error.reason)
         }
     }
 
@@ -149,7 +149,8 @@ public struct GraphClient: Sendable {
             }
             var error: Inner?
         }
-        guard let body = try? JSONDecoder().decode(Body.self, from: Data(response.body)) else { return (nil, nil) }
+        // An error body that is not Graph's JSON shape still leaves the status to report.
+        guard let body = try? JSONDocument.graphError.decode(Body.self, from: response.body) else { return (nil, nil) }
         return (ProviderText.clean(body.error?.code, limit: 100), ProviderText.clean(body.error?.message))
     }
 }

@@ -120,11 +120,7 @@ public final class SharedSession: Sendable {
         let key = itemKey(for: record)
         let held = try await acquireLock()
         defer { held.release() }
-        do {
-            return try await store.save(record.encoded(), for: key, label: key.defaultLabel)
-        } catch {
-            throw .storage(error)
-        }
+        return try await write(record, for: key)
     }
 
     /// The outcome of signing one account out.
@@ -171,6 +167,20 @@ public final class SharedSession: Sendable {
     }
 
     // MARK: Internals
+
+    /// Encodes `record` and stores it under `key` (one item, replaced whole).
+    @discardableResult
+    func write(_ record: TokenRecord, for key: ItemKey) async throws(AuthKitError) -> StorageLocation {
+        let bytes: [UInt8]
+        do throws(TokenRecord.RecordError) { bytes = try record.encoded() } catch {
+            throw .corruptRecord(account: record.account, reason: error.description)
+        }
+        do {
+            return try await store.save(bytes, for: key, label: key.defaultLabel)
+        } catch {
+            throw .storage(error)
+        }
+    }
 
     typealias Entry = (item: StoredItem, record: Result<TokenRecord, RecordProblem>)
 
@@ -358,11 +368,7 @@ public final class SharedSession: Sendable {
         if let rotated = response.refreshToken { updated.refreshToken = rotated }
         updated.generation = record.generation + 1
         updated.refreshedAt = now.timeIntervalSince1970
-        do {
-            _ = try await store.save(updated.encoded(), for: key, label: key.defaultLabel)
-        } catch {
-            throw .storage(error)
-        }
+        try await write(updated, for: key)
         logger.debug("refreshed and stored", metadata: [
             "generation": "\(updated.generation)", "refresh_token_rotated": "\(response.refreshToken != nil)",
             "expires_in_s": "\(response.expiresIn.map(String.init) ?? "?")"])

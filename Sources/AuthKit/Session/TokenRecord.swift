@@ -1,3 +1,5 @@
+import StrictJSON
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -152,10 +154,10 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
     /// a newer `version` is refused rather than half-read.
     public static func decode(_ bytes: [UInt8]) throws(RecordError) -> TokenRecord {
         let record: TokenRecord
-        do {
-            record = try JSONDecoder().decode(TokenRecord.self, from: Data(bytes))
+        do throws(JSONDocumentError) {
+            record = try JSONDocument.storedRecord.decode(TokenRecord.self, from: bytes)
         } catch {
-            throw .unreadable(ProviderMetadata.reason(error))
+            throw .unreadable(error.reason)
         }
         guard record.version <= currentVersion else { throw .newerVersion(record.version) }
         guard !record.accessToken.isEmpty, !record.clientID.isEmpty, !record.tokenEndpoint.isEmpty else {
@@ -164,12 +166,14 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
         return record
     }
 
-    /// The record as stored: JSON with sorted keys.
-    public func encoded() -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding plain strings and numbers cannot fail.
-        return Array((try? encoder.encode(self)) ?? Data())
+    /// The record as stored: JSON with sorted keys, written by the one JSON writer. A number
+    /// JSON cannot carry (an infinite expiry) is an error, never an empty or partial record.
+    public func encoded() throws(RecordError) -> [UInt8] {
+        do {
+            return try StrictJSONEncoder(options: [.sortedKeys]).encode(self)
+        } catch {
+            throw .unreadable("it cannot be written as JSON (\(JSONDocument.reason(error)))")
+        }
     }
 
     public enum RecordError: Error, Sendable, Equatable, CustomStringConvertible {

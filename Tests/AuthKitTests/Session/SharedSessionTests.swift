@@ -162,7 +162,7 @@ struct SharedSessionTests {
             record.refreshToken = json["refresh_token"].string
             record.accessTokenExpiresAt = Date().timeIntervalSince1970 + 3600
             record.generation += 1
-            _ = try? await store.save(record.encoded(), for: session.itemKey(for: record), label: "other tool")
+            _ = try? await store.save(try record.encoded(), for: session.itemKey(for: record), label: "other tool")
             renewed.put(record)
         })
         let ours = try harness.secondSession(transport: interceptor)
@@ -192,7 +192,7 @@ struct SharedSessionTests {
             record.refreshToken = json["refresh_token"].string
             record.accessTokenExpiresAt = Date().timeIntervalSince1970 + 30
             record.generation += 1
-            _ = try? await store.save(record.encoded(), for: session.itemKey(for: record), label: "other tool")
+            _ = try? await store.save(try record.encoded(), for: session.itemKey(for: record), label: "other tool")
         })
         let ours = try harness.secondSession(transport: interceptor)
         let result = await harness.token(ours, minimumLifetime: .seconds(300))

@@ -24,7 +24,7 @@ private func sample() -> TokenRecord {
 }
 
 private func json(_ record: TokenRecord) throws -> [String: Any] {
-    try #require(try JSONSerialization.jsonObject(with: Data(record.encoded())) as? [String: Any])
+    try #require(try JSONSerialization.jsonObject(with: Data(try record.encoded())) as? [String: Any])
 }
 
 @Suite("TokenRecord")
@@ -40,16 +40,45 @@ struct TokenRecordTests {
         ])
         let extra = try #require((object["additional_tokens"] as? [String: Any])?["User.Read"] as? [String: Any])
         #expect(Set(extra.keys) == ["access_token", "expires_at", "scopes"])
-        #expect(String(decoding: sample().encoded(), as: UTF8.self).hasPrefix("{\"access_token\""), "sorted keys")
+        #expect(String(decoding: try sample().encoded(), as: UTF8.self).hasPrefix("{\"access_token\""), "sorted keys")
     }
 
     @Test("encode and decode round-trip; unknown fields from a newer authkit are ignored")
     func roundTrip() throws {
-        #expect(try TokenRecord.decode(sample().encoded()) == sample())
+        #expect(try TokenRecord.decode(try sample().encoded()) == sample())
         var object = try json(sample())
         object["added_later"] = ["x": 1]
         let bytes = Array(try JSONSerialization.data(withJSONObject: object))
         #expect(try TokenRecord.decode(bytes) == sample())
+    }
+
+    /// Issue 12: a record that shows one value to one parser and another to the next is not
+    /// read; the reason names the member, never a value. (SharedSession leaves such an item in
+    /// place and reports it as the account's problem.)
+    @Test("a stored record with a duplicate member, trailing data or a BOM is refused, naming why", arguments: [
+        ("access_token", "duplicate member name ‘access_token’"), ("refresh_token", "duplicate member name ‘refresh_token’"),
+    ])
+    func strictRecords(member: String, reason: String) throws {
+        var text = String(decoding: try sample().encoded(), as: UTF8.self)
+        text.removeLast()
+        text += ",\"\(member)\":\"other-value\"}"
+        #expect {
+            try TokenRecord.decode(Array(text.utf8))
+        } throws: { error in
+            guard case .unreadable(let message) = error as? TokenRecord.RecordError else { return false }
+            return message.contains(reason) && !message.contains("other-value") && !message.contains(accessToken)
+        }
+        let valid = try sample().encoded()
+        for bad in [valid + Array(" x".utf8), [0xEF, 0xBB, 0xBF] + valid] {
+            #expect(throws: TokenRecord.RecordError.self) { try TokenRecord.decode(bad) }
+        }
+    }
+
+    @Test("a number JSON cannot carry is an error when writing, never an empty record")
+    func unwritableRecord() throws {
+        var record = sample()
+        record.accessTokenExpiresAt = .infinity
+        #expect(throws: TokenRecord.RecordError.self) { try record.encoded() }
     }
 
     @Test("additional tokens written by the first builds (camel-case names) stay readable")
