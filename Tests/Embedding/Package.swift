@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 // A program that embeds authkit's JOSE library AND uses OpenSSL's libcrypto itself, as a tool
