@@ -11,8 +11,10 @@ struct LoopbackRedirectReceiverTests {
         CallbackExpectation(state: state, issuer: issuer, issuerRequired: false)
     }
 
+    /// 20 s: a bound, not a measurement — under the full suite two cores run CPU-bound fuzzing
+    /// beside this, and an early callback is answered only once the wait has started.
     func get(_ receiver: LoopbackRedirectReceiver, _ target: String) async throws -> HTTPResponse {
-        try await transport.send(HTTPRequest(url: URL(string: "http://127.0.0.1:\(receiver.port)\(target)")!, timeout: .seconds(5)))
+        try await transport.send(HTTPRequest(url: URL(string: "http://127.0.0.1:\(receiver.port)\(target)")!, timeout: .seconds(20)))
     }
 
     func body(_ response: HTTPResponse) -> String { String(decoding: response.body, as: UTF8.self) }
