@@ -102,5 +102,4 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
         var authorization_response_iss_parameter_supported: Bool?
     }
 
-    static func reason(_ error: any Error) -> String { JSONDocument.reason(error) }
 }

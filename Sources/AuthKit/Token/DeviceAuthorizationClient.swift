@@ -97,10 +97,10 @@ public struct DeviceAuthorizationClient: Sendable {
             var interval: LenientInteger?
         }
         let raw: Raw
-        do {
-            raw = try JSONDecoder().decode(Raw.self, from: Data(response.body))
+        do throws(JSONDocumentError) {
+            raw = try JSONDocument.deviceAuthorization.decode(Raw.self, from: response.body)
         } catch {
-            throw .malformedResponse(ProviderMetadata.reason(error))
+            throw .malformedResponse(error.reason)
         }
         guard let deviceCode = raw.device_code, !deviceCode.isEmpty else { throw .malformedResponse("it has no device_code") }
         guard let userCode = ProviderText.clean(raw.user_code, limit: 64) else { throw .malformedResponse("it has no user_code") }
@@ -112,7 +112,9 @@ public struct DeviceAuthorizationClient: Sendable {
             throw .malformedResponse("\(error)")
         }
         let complete = raw.verification_uri_complete.flatMap { try? EndpointPolicy.check($0, name: "verification_uri_complete") }
-        guard let expiresIn = raw.expires_in?.value, expiresIn > 0 else { throw .malformedResponse("it has no expires_in") }
+        guard let stated = raw.expires_in?.value, stated > 0 else { throw .malformedResponse("it has no expires_in") }
+        // RFC 8628 codes live minutes; a day is plenty, and no stated number can overflow a date.
+        let expiresIn = min(stated, 24 * 3600)
         let interval = max(1, min(raw.interval?.value ?? 5, 60))
         return DeviceAuthorization(
             deviceCode: deviceCode, userCode: userCode, verificationURI: verificationURI,

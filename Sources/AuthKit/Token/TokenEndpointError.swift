@@ -45,7 +45,8 @@ public enum TokenEndpointError: Error, Sendable, Equatable, CustomStringConverti
             var error: String?
             var error_description: String?
         }
-        guard let raw = try? JSONDecoder().decode(Raw.self, from: Data(body)),
+        // Not an OAuth error body (HTML from a proxy, a duplicate member): the status is reported.
+        guard let raw = try? JSONDocument.tokenError.decode(Raw.self, from: body),
             let code = ProviderText.clean(raw.error, limit: 100)
         else { return nil }
         return .oauth(code: code, description: ProviderText.clean(raw.error_description), status: status)

@@ -36,13 +36,20 @@ public struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStrin
         expiresIn.map { receivedAt.addingTimeInterval(TimeInterval($0)) }
     }
 
-    /// Parses a 200 response body. Only `Bearer` tokens are accepted (case-insensitively).
+    /// The longest lifetime authkit believes: a larger `expires_in` is taken as one year, so a
+    /// provider's `9223372036854775807` can neither overflow a date nor live forever.
+    public static let maximumLifetime = 365 * 24 * 3600
+
+    /// Parses a 200 response body, strictly: one JSON reader for every answer (a member sent
+    /// twice is refused, not "the last one wins"), only `Bearer` tokens (case-insensitively),
+    /// tokens that can go into a header or a form as they are, scopes as RFC 6749 §3.3 spells
+    /// them, and an `expires_in` within 0 … one year.
     init(body: [UInt8], receivedAt: Date) throws(TokenEndpointError) {
         let raw: Raw
-        do {
-            raw = try JSONDecoder().decode(Raw.self, from: Data(body))
+        do throws(JSONDocumentError) {
+            raw = try JSONDocument.tokenResponse.decode(Raw.self, from: body)
         } catch {
-            throw .malformedResponse(ProviderMetadata.reason(error))
+            throw .malformedResponse(error.reason)
         }
         guard let accessToken = raw.access_token, !accessToken.isEmpty else {
             throw .malformedResponse("it has no access_token")
@@ -51,14 +58,41 @@ public struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStrin
         guard tokenType.lowercased() == "bearer" else {
             throw .unsupportedTokenType(ProviderText.clean(tokenType, limit: 40) ?? "?")
         }
-        if let expiresIn = raw.expires_in?.value, expiresIn < 0 {
-            throw .malformedResponse("expires_in is negative")
+        for (name, token) in [("access_token", accessToken), ("refresh_token", raw.refresh_token), ("id_token", raw.id_token)] {
+            if let token, !Self.isTransportable(token) {
+                throw .malformedResponse("its \(name) contains spaces, control or non-ASCII characters, which no header or form can carry as they are")
+            }
+        }
+        var scopes: [String]?
+        if let scope = raw.scope {
+            let tokens = scope.split(separator: " ").map(String.init)
+            guard tokens.allSatisfy(Self.isScopeToken) else {
+                throw .malformedResponse("its scope is not a space-separated list of RFC 6749 scope tokens")
+            }
+            scopes = tokens
+        }
+        var expiresIn = raw.expires_in?.value
+        if let lifetime = expiresIn {
+            guard lifetime >= 0 else { throw .malformedResponse("expires_in is negative") }
+            expiresIn = min(lifetime, Self.maximumLifetime)
         }
         self.init(
-            accessToken: accessToken, tokenType: "Bearer", expiresIn: raw.expires_in?.value,
+            accessToken: accessToken, tokenType: "Bearer", expiresIn: expiresIn,
             refreshToken: raw.refresh_token.flatMap { $0.isEmpty ? nil : $0 },
             idToken: raw.id_token.flatMap { $0.isEmpty ? nil : $0 },
-            scopes: raw.scope.map { $0.split(separator: " ").map(String.init) }, receivedAt: receivedAt)
+            scopes: scopes, receivedAt: receivedAt)
+    }
+
+    /// Visible ASCII only (0x21…0x7E): the RFC 6750 `b64token` characters and a little more,
+    /// but never a space, CR, LF or other control that could end a header, a `key=value`
+    /// line of git's credential protocol, or a terminal line early (issue 15).
+    static func isTransportable(_ token: String) -> Bool {
+        token.utf8.allSatisfy { $0 >= 0x21 && $0 <= 0x7E }
+    }
+
+    /// RFC 6749 §3.3: `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )`.
+    static func isScopeToken(_ token: String) -> Bool {
+        !token.isEmpty && token.utf8.allSatisfy { $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }
     }
 
     public var description: String {
