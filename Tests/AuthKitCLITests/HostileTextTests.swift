@@ -90,6 +90,37 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
+    /// Issue 12: a stored record that says two things (two access tokens) is not read by any
+    /// command, is reported as the account's problem, and is left in place (only logout removes it).
+    @Test func aRecordWithADuplicateMemberIsReportedAndLeftInPlace() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn(user: "ada")
+        let key = ["--group", world.group, "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--account", "ada@example.test"]
+        let lookup = try world.keyring.probe(["--show-secret", "lookup"] + key)
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(lookup.stdout.utf8)) as? [String: Any])
+        var secret = try #require((answer["item"] as? [String: Any])?["secret"] as? String)
+        secret.removeLast()
+        secret += #","access_token":"planted-by-another-process"}"#
+        try #require(try world.keyring.probe(["save"] + key, stdin: secret).status == 0)
+
+        let status = try await world.authkit(["status", "--json", "--group", world.group])
+        let report = try CLIOutput.jsonObject(status.stdout)
+        let account = try #require((report["accounts"] as? [[String: Any]])?.first)
+        let problem = try #require(account["problem"] as? String, "\(status.stdout)")
+        #expect(problem.contains("duplicate member name ‘access_token’"), "\(problem)")
+        #expect(!status.stdout.contains("planted-by-another-process"))
+        let token = try await world.authkit(["token", "--group", world.group])
+        #expect(token.status != 0 && token.stdout.isEmpty)
+        #expect(token.stderr.contains("duplicate member name ‘access_token’"), "\(token.stderr)")
+        // Still there: nothing but logout deletes a sign-in.
+        #expect(try world.keyring.probe(["lookup"] + key).status == 0)
+        let logout = try await world.authkit(["logout", "--group", world.group])
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(try world.keyring.probe(["lookup"] + key).status == 1)
+        try await world.assertNoSecretsLeaked()
+    }
+
     @Test func valuesTheUserPassesAreNotEchoedRaw() async throws {
         let world = try await CLIHarness.start()
         defer { world.stop() }
