@@ -26,8 +26,13 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
     case idToken(JOSEError)
     /// The provider answered without an id_token although `openid` was requested.
     case missingIDToken
-    /// A refreshed id_token names another issuer or subject than the sign-in (OIDC Core §12.2).
-    case identityChanged
+    /// A refresh answer names another issuer or subject than the sign-in (OIDC Core §12.2):
+    /// nothing of it was kept, and its refresh token was revoked where the provider allows.
+    case identityChanged(revokedNewRefreshToken: Bool)
+    /// A refreshed id_token failed an OIDC Core §12.2 rule (older `iat`, changed `auth_time`,
+    /// another `nonce`): nothing was handed out; the new refresh token is kept and the next
+    /// request refreshes again.
+    case refreshRejected(String)
     case graph(GraphError)
     /// The request needs something the stored sign-in lacks (e.g. no Graph URL configured).
     case unsupported(String)
@@ -78,7 +83,7 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             }
         case .tokenEndpoint(let error):
             return error.isInvalidGrant ? .loginNeeded : .provider
-        case .discovery, .keys, .idToken, .missingIDToken:
+        case .discovery, .keys, .idToken, .missingIDToken, .refreshRejected:
             return .provider
         }
     }
@@ -113,9 +118,12 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             return "the provider's id_token was rejected: \(error)"
         case .missingIDToken:
             return "the provider returned no id_token although `openid` was requested; authkit signs in only with a verified id_token"
-        case .identityChanged:
-            return "the refreshed id_token names another issuer or user than the sign-in (OpenID Connect Core §12.2); "
-                + "the new tokens were not stored"
+        case .identityChanged(let revoked):
+            return "the provider answered the refresh for another user than the one signed in (OpenID Connect Core §12.2); "
+                + "nothing of its answer was kept" + (revoked ? " and its new refresh token was revoked" : "")
+                + " — sign in again if you meant to switch users"
+        case .refreshRejected(let reason):
+            return "the provider's refreshed sign-in was not used: \(reason); its new refresh token is kept and the next request tries again"
         case .graph(let error):
             return error.description
         case .unsupported(let reason):

@@ -94,6 +94,9 @@ struct StatusCommand: AsyncParsableCommand {
             }
             lines.append("    refresh token:  \(account.hasRefreshToken ? "present" : "absent (a new login is needed when the access token expires)")")
             lines.append("    id_token:       " + (account.idTokenVerifiedAt.map { "signature and claims verified \(RelativeTime.describe($0, now: now))" } ?? "not verified"))
+            if let problem = account.refreshProblem {
+                lines.append("    last refresh:   not used (\(problem)); the next request refreshes again")
+            }
             lines.append("    storage:        \(account.location)")
             if account.location.isPlainFile {
                 lines.append("    WARNING: the tokens are in a plain file, not encrypted; anyone who can read it can use them.")
@@ -152,9 +155,11 @@ struct AccountReport: Encodable {
     var usable: Bool
     var storage: StorageReport
     var problem: String?
+    var refreshProblem: String?
 
     enum CodingKeys: String, CodingKey {
         case account, name, issuer, scopes, usable, storage, problem
+        case refreshProblem = "refresh_problem"
         case tenantID = "tenant_id"
         case clientID = "client_id"
         case accessTokenExpiresAt = "access_token_expires_at"
@@ -179,6 +184,7 @@ struct AccountReport: Encodable {
         usable = StatusCommand.isUsable(account, now: now)
         storage = StorageReport(account.location)
         problem = account.problem
+        refreshProblem = account.refreshProblem
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -197,6 +203,7 @@ struct AccountReport: Encodable {
         try container.encode(usable, forKey: .usable)
         try container.encode(storage, forKey: .storage)
         try container.encode(problem, forKey: .problem)
+        try container.encode(refreshProblem, forKey: .refreshProblem)
     }
 }
 

@@ -13,7 +13,7 @@ import Testing
         "accounts[].access_token_expires_at": ["string", "null"], "accounts[].access_token_expires_in": ["number", "null"],
         "accounts[].access_token_valid": ["bool"], "accounts[].refresh_token": ["bool"],
         "accounts[].id_token_verified_at": ["string", "null"], "accounts[].usable": ["bool"], "accounts[].storage": ["object"],
-        "accounts[].problem": ["string", "null"],
+        "accounts[].problem": ["string", "null"], "accounts[].refresh_problem": ["string", "null"],
         "accounts[].storage.kind": ["string"], "accounts[].storage.collection": ["string", "null"],
         "accounts[].storage.group_collection": ["bool", "null"], "accounts[].storage.locked": ["bool", "null"],
         "accounts[].storage.path": ["string", "null"], "accounts[].storage.encrypted": ["bool"],

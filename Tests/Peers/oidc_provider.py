@@ -346,6 +346,14 @@ FAULT_KINDS = {
     "id_token_bad_signature",
     "id_token_omitted",
     "refresh_different_sub",
+    # a refreshed id_token that breaks one OIDC Core §12.2 rule (issue 14)
+    "refresh_older_iat",
+    "refresh_other_auth_time",
+    "refresh_with_nonce",
+    # the token endpoint, after the grant was processed (a refresh token rotated): the answer
+    # repeats a member ("member", "value"), or is held until POST /_test/release
+    "duplicate_member",
+    "hold",
     # the redirect back to the client after the login form
     "authorize_wrong_iss",
     "authorize_no_iss",
@@ -543,13 +551,14 @@ def mint_id_token(
     sub_override: str | None = None,
 ) -> str:
     now = int(time.time())
+    shift = int(flask.g.get("issued_at_shift", 0)) if flask.has_request_context() else 0
     claims: dict[str, Any] = {
         "iss": STATE.issuer_for_tokens(),
         "sub": sub_override or user.sub,
         "aud": client_id,
         "azp": client_id,
-        "iat": now,
-        "nbf": now,
+        "iat": now + shift,
+        "nbf": now + shift,
         "exp": now + int(STATE.config["id_token_ttl"]),
         "auth_time": auth_time,
     }
@@ -617,6 +626,13 @@ def attach_id_token(grant, response):
         auth_time = refresh.auth_time
         if STATE.take_fault("refresh_different_sub"):
             sub_override = user.sub + "-someone-else"
+        if STATE.take_fault("refresh_other_auth_time"):
+            auth_time = auth_time + 17
+        if STATE.take_fault("refresh_with_nonce"):
+            nonce = random_token(16)
+        if STATE.take_fault("refresh_older_iat"):
+            issued_at_shift = -3600
+            flask.g.issued_at_shift = issued_at_shift
     if STATE.take_fault("id_token_omitted"):
         return token
     token["id_token"] = mint_id_token(
@@ -1176,7 +1192,33 @@ def handle_token(grant_type: str | None) -> flask.Response:
         # The grant was processed (a refresh token rotated) but the answer is lost.
         drop_connection()
     body = patch_json("token", body, grant_type)
+    if fault := STATE.take_fault("hold", "token", grant_type, after=True):
+        # The grant is processed (a refresh token rotated); the answer waits for the test
+        # (POST /_test/release), which can kill the client meanwhile.
+        log.info("holding a token answer until released")
+        RELEASE.clear()
+        HELD.set()
+        RELEASE.wait(timeout=float(fault.get("seconds", 30)))
+        HELD.clear()
+    if fault := STATE.take_fault("duplicate_member", "token", grant_type, after=True):
+        text = json.dumps(body)
+        extra = json.dumps({fault.get("member", "access_token"): fault.get("value", "second-value")})
+        text = text[:-1] + ", " + extra[1:]
+        return flask.Response(text, status=status, mimetype="application/json", headers={"Pragma": "no-cache", "Cache-Control": "no-store"})
     return json_response(body, status, {"Pragma": "no-cache"})
+
+
+HELD = threading.Event()
+RELEASE = threading.Event()
+
+
+@app.route("/_test/release", methods=["POST", "GET"])
+def test_release():
+    """GET: whether a token answer is being held; POST: let it go."""
+    flask.request.environ["peer.unlogged"] = True
+    if flask.request.method == "POST":
+        RELEASE.set()
+    return json_response({"holding": HELD.is_set()})
 
 
 # --- the authorization endpoint ---------------------------------------------------------------

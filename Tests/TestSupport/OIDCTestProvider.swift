@@ -173,6 +173,12 @@ public final class OIDCTestProvider: Sendable {
 
     public func clearFaults() async throws { try await process.control("DELETE", "/_test/faults") }
 
+    /// True while a token answer is held by a ``ProviderFault/hold(grantType:seconds:)`` fault.
+    public func isHolding() async throws -> Bool { try await process.control("GET", "/_test/release")["holding"].bool ?? false }
+
+    /// Lets a held token answer go.
+    public func release() async throws { try await process.control("POST", "/_test/release") }
+
     /// Changes run-time settings, e.g. `["access_token_ttl": 1]` (README: "Control API").
     @discardableResult
     public func configure(_ settings: [String: PeerJSON]) async throws -> PeerJSON {
@@ -260,6 +266,23 @@ public struct ProviderFault: Sendable {
         ProviderFault(kind: "patch_json", ["endpoint": .string(endpoint), "patch": .object(patch)], count: count)
     }
     public static let deviceSlowDown = ProviderFault(kind: "device_slow_down")
+
+    // a refreshed id_token breaking one OIDC Core §12.2 rule
+    public static let refreshOlderIssuedAt = ProviderFault(kind: "refresh_older_iat")
+    public static let refreshOtherAuthTime = ProviderFault(kind: "refresh_other_auth_time")
+    public static let refreshWithNonce = ProviderFault(kind: "refresh_with_nonce")
+    /// After processing a token request (a refresh token rotated), the answer repeats `member`.
+    public static func duplicateMember(_ member: String, value: PeerJSON = "second-value", grantType: String? = nil) -> ProviderFault {
+        var parameters: [String: PeerJSON] = ["endpoint": "token", "after": true, "member": .string(member), "value": value]
+        if let grantType { parameters["grant_type"] = .string(grantType) }
+        return ProviderFault(kind: "duplicate_member", parameters)
+    }
+    /// After processing a token request, the answer waits until ``OIDCTestProvider/release()``.
+    public static func hold(grantType: String? = nil, seconds: Int = 30) -> ProviderFault {
+        var parameters: [String: PeerJSON] = ["endpoint": "token", "after": true, "seconds": .number(Double(seconds))]
+        if let grantType { parameters["grant_type"] = .string(grantType) }
+        return ProviderFault(kind: "hold", parameters)
+    }
 
     /// The same fault applied until `clearFaults()`.
     public var untilCleared: ProviderFault {

@@ -75,8 +75,12 @@ public actor JWKSCache {
     }
 
     /// Validates `token` with `validator`, fetching the keys from `jwksURI` when needed and
-    /// refetching once on an unknown `kid` (subject to the cooldown).
-    public func validate(_ token: String, validator: IDTokenValidator, jwksURI: URL, nonce: String?) async throws(AuthKitError) -> ValidatedIDToken {
+    /// refetching once on an unknown `kid` — subject to the cooldown, unless
+    /// `refetchWithinCooldown`: a refresh whose provider has just used up the old refresh token
+    /// asks once more even inside it, so a key rollover heals on the next try (issue 14).
+    public func validate(
+        _ token: String, validator: IDTokenValidator, jwksURI: URL, nonce: String?, refetchWithinCooldown: Bool = false
+    ) async throws(AuthKitError) -> ValidatedIDToken {
         let jws: CompactJWS
         do { jws = try CompactJWS(parsing: token) } catch { throw .idToken(error) }
         let keys: JWKSet
@@ -95,7 +99,7 @@ public actor JWKSCache {
                 // A refetch finished while this caller was suspended.
                 fresh = entry.keys
             } else {
-                guard mayRefetchAfterMiss(jwksURI) else {
+                guard refetchWithinCooldown || mayRefetchAfterMiss(jwksURI) else {
                     logger.debug("unknown kid within the refetch cooldown; key set not fetched again", metadata: ["jwks_uri": "\(jwksURI.absoluteString)"])
                     throw .idToken(miss)
                 }

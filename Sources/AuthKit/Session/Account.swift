@@ -24,6 +24,9 @@ public struct Account: Sendable {
     /// Set when the stored record cannot be read (locked collection, corrupt item): the
     /// other fields then come from the item's attributes only.
     public var problem: String?
+    /// Why the provider's last refresh answer was not used (its id_token failed a check); its
+    /// new refresh token is kept and the next request refreshes again.
+    public var refreshProblem: String?
 
     init(record: TokenRecord, location: StorageLocation) {
         account = record.account
@@ -39,6 +42,7 @@ public struct Account: Sendable {
         graphBaseURL = record.graphBaseURL
         self.location = location
         problem = nil
+        refreshProblem = record.refreshProblem
     }
 
     init(unreadable item: StoredItem, reason: String) {
@@ -55,6 +59,7 @@ public struct Account: Sendable {
         graphBaseURL = nil
         location = item.location
         problem = reason
+        refreshProblem = nil
     }
 }
 

@@ -61,6 +61,13 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
     public var signedInAt: Double
     public var refreshedAt: Double?
 
+    /// Why the last refresh was not used, when it was not: the provider answered (and its new
+    /// refresh token is kept here), but its id_token did not pass the checks. `status` shows
+    /// it; the next request refreshes again. Cleared by a refresh that passes.
+    public var refreshProblem: String? = nil
+    /// When ``refreshProblem`` was recorded (seconds since 1970).
+    public var refreshProblemAt: Double? = nil
+
     public struct ScopedToken: Sendable, Equatable, Codable, CustomStringConvertible, CustomReflectable {
         public var accessToken: String
         public var expiresAt: Double?
@@ -122,6 +129,8 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
         case additionalTokens = "additional_tokens"
         case signedInAt = "signed_in_at"
         case refreshedAt = "refreshed_at"
+        case refreshProblem = "refresh_problem"
+        case refreshProblemAt = "refresh_problem_at"
     }
 
     /// When the access token expires; for tokens without a stated lifetime, an hour after
@@ -163,7 +172,31 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
         guard !record.accessToken.isEmpty, !record.clientID.isEmpty, !record.tokenEndpoint.isEmpty else {
             throw .unreadable("a required field is empty")
         }
+        try record.checkNumbers()
         return record
+    }
+
+    /// Latest time a record may hold: year 5138. Anything later (or negative) was not written
+    /// by authkit, and would overflow the date arithmetic of every reader.
+    static let latestTime: Double = 1e11
+
+    /// Every number of a record read back is one authkit could have written: times within
+    /// 0 … ``latestTime``, a non-negative generation. Anything else is a reported problem
+    /// (the record is left in place), never a trap later (issue 14).
+    func checkNumbers() throws(RecordError) {
+        func time(_ value: Double?, _ name: String) throws(RecordError) {
+            guard let value else { return }
+            guard value.isFinite, value >= 0, value <= Self.latestTime else { throw .unreadable("its \(name) is not a plausible time") }
+        }
+        guard generation >= 0 else { throw .unreadable("its generation is negative") }
+        try time(accessTokenExpiresAt, "access_token_expires_at")
+        try time(idTokenVerifiedAt, "id_token_verified_at")
+        try time(signedInAt, "signed_in_at")
+        try time(refreshedAt, "refreshed_at")
+        try time(refreshProblemAt, "refresh_problem_at")
+        for (scopes, token) in additionalTokens ?? [:] {
+            try time(token.expiresAt, "expires_at of the token for \(ProviderText.clean(scopes, limit: 80) ?? "?")")
+        }
     }
 
     /// The record as stored: JSON with sorted keys, written by the one JSON writer. A number

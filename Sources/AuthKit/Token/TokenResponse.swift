@@ -126,10 +126,9 @@ struct LenientInteger: Decodable {
         let container = try decoder.singleValueContainer()
         if let number = try? container.decode(Int.self) {
             value = number
-        } else if let double = try? container.decode(Double.self), double.isFinite, double.rounded() == double,
-            abs(double) < 1e15
-        {
-            value = Int(double)
+        } else if let double = try? container.decode(Double.self), double.isFinite, double.rounded() == double {
+            // 3600.0, or a number past Int's range (1e300): clamped, never a trapping conversion.
+            value = double >= 9.2e18 ? Int.max : double <= -9.2e18 ? Int.min : Int(double)
         } else if let text = try? container.decode(String.self), let number = Int(text) {
             value = number
         } else {

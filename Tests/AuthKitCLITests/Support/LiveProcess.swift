@@ -48,6 +48,12 @@ final class LiveProcess: @unchecked Sendable {
 
     var isRunning: Bool { process.isRunning }
 
+    /// Sends `signal` (SIGKILL by default: no handler, no cleanup — as a crash or the OOM
+    /// killer would end it).
+    func send(signal: Int32 = SIGKILL) {
+        if process.isRunning { Glibc.kill(process.processIdentifier, signal) }
+    }
+
     /// Waits (polling, at most `timeout` seconds) until `extract` finds something in what the
     /// child wrote to standard error; nil when it exited or the time ran out first.
     func waitForStderr<T>(timeout: TimeInterval = 30, _ extract: (String) -> T?) async -> T? {
