@@ -46,15 +46,19 @@ struct RefreshLockTests {
         next.release()
     }
 
-    @Test("without XDG_RUNTIME_DIR a private directory under TMPDIR is used; a shared one is refused")
+    @Test("without XDG_RUNTIME_DIR a private directory under XDG_STATE_HOME (else ~/.local/state) is used; a shared one is refused")
     func fallbackDirectory() throws {
         let directory = try TestPaths.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let lock = try RefreshLock(group: "a/b c", environment: ["TMPDIR": directory.path])
-        #expect(lock.path == "\(directory.path)/authkit-\(getuid())/a_b_c.lock")
+        let lock = try RefreshLock(group: "a/b c", environment: ["XDG_STATE_HOME": directory.path + "/state"])
+        #expect(lock.path == "\(directory.path)/state/authkit/locks/a_b_c.lock")
         var info = stat()
-        #expect(stat("\(directory.path)/authkit-\(getuid())", &info) == 0)
-        #expect(info.st_mode & 0o777 == 0o700)
+        for path in ["/state", "/state/authkit", "/state/authkit/locks"] {
+            #expect(stat(directory.path + path, &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o700, "\(path) is \(String(info.st_mode & 0o777, radix: 8))")
+        }
+        let home = try RefreshLock(group: "g", environment: ["HOME": directory.path + "/home"])
+        #expect(home.path == "\(directory.path)/home/.local/state/authkit/locks/g.lock")
 
         let open = directory.appendingPathComponent("open")
         try FileManager.default.createDirectory(at: open.appendingPathComponent("authkit"), withIntermediateDirectories: true)
