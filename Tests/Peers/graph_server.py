@@ -146,6 +146,10 @@ class GraphState:
         with self.lock:
             self.next: list[dict[str, Any]] = []
             self.requests: list[dict[str, Any]] = []
+            # Misbehaviours (issue 14): "empty_loop" answers every page empty with a nextLink to
+            # itself; "flaky_401" answers every other request 401 whatever the token.
+            self.misbehave: dict[str, bool] = {}
+            self.served = 0
 
     def take_next(self) -> dict[str, Any] | None:
         with self.lock:
@@ -250,6 +254,16 @@ def users():
         return graph_error("401-empty")
     if nxt := STATE.take_next():
         return graph_error(str(nxt["status"]), retry_after=nxt.get("retry_after"))
+    with STATE.lock:
+        STATE.served += 1
+        served, misbehave = STATE.served, dict(STATE.misbehave)
+    if misbehave.get("flaky_401") and served % 2 == 1:
+        return graph_error("401")
+    if misbehave.get("empty_loop"):
+        params = [(k, v) for k, v in flask.request.args.items(multi=True) if k != "$skiptoken"]
+        params.append(("$skiptoken", encode_skiptoken(0)))
+        link = BASE_URL + "/v1.0/users?" + urlencode(params, safe="$,'()", quote_via=quote)
+        return flask.Response(json.dumps({"@odata.nextLink": link, "value": []}), mimetype="application/json")
     if not token_is_accepted(auth[7:].strip()):
         return graph_error("401")
 
@@ -314,6 +328,17 @@ def test_next():
         pending = [dict(e) for e in STATE.next]
     log.info("next responses: %s", pending)
     return flask.jsonify({"next": pending})
+
+
+@app.route("/_test/misbehave", methods=["POST"])
+def test_misbehave():
+    body = flask.request.get_json(silent=True)
+    if not isinstance(body, dict) or not set(body) <= {"empty_loop", "flaky_401"}:
+        return flask.jsonify({"error": "body must be {empty_loop?: bool, flaky_401?: bool}"}), 400
+    with STATE.lock:
+        STATE.misbehave = {k: bool(v) for k, v in body.items()}
+        STATE.served = 0
+    return flask.jsonify({"misbehave": body})
 
 
 @app.route("/_test/requests", methods=["GET", "DELETE"])

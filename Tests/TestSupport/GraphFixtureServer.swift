@@ -70,5 +70,11 @@ public final class GraphFixtureServer: Sendable {
     }
 
     public func clearRequests() async throws { try await process.control("DELETE", "/_test/requests") }
+
+    /// Misbehaves until reset: `emptyLoop` answers every page empty with a nextLink to itself;
+    /// `flaky401` answers every other request 401 whatever the token.
+    public func misbehave(emptyLoop: Bool = false, flaky401: Bool = false) async throws {
+        try await process.control("POST", "/_test/misbehave", json: ["empty_loop": .bool(emptyLoop), "flaky_401": .bool(flaky401)])
+    }
     public func reset() async throws { try await process.control("POST", "/_test/reset") }
 }

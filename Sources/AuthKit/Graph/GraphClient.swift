@@ -6,12 +6,13 @@ import Foundation
 
 /// A minimal Microsoft Graph client: user search.
 ///
-/// * 401: the access token is refreshed once (``AccessTokenSource`` with `forceRefresh`)
-///   and the request sent again; a second 401 is an error.
+/// * 401: the access token is refreshed once per search (``AccessTokenSource`` with
+///   `forceRefresh`) and the request sent again; another 401 is an error.
 /// * 403: reported as the missing permission.
 /// * 429 and 503: `Retry-After` (seconds or HTTP date) is honoured up to
 ///   ``maxRetryAfter`` per wait and ``maxThrottleRetries`` times.
-/// * Paging follows `@odata.nextLink` only while it stays on the Graph host.
+/// * Paging follows `@odata.nextLink` only while it stays on the Graph host, at most
+///   ``maxPages`` pages, and stops at an empty page or a link it has followed before.
 public struct GraphClient: Sendable {
     /// Gives the access token to send; `forceRefresh` after a 401.
     public typealias AccessTokenSource = @Sendable (_ forceRefresh: Bool) async throws -> String
@@ -67,16 +68,25 @@ public struct GraphClient: Sendable {
             throw .invalidQuery("the Graph base URL is invalid")
         }
         var users: [GraphUser] = []
-        while users.count < top {
-            let page = try await page(next)
+        var seen: Set<String> = [next.absoluteString]
+        var refreshUsed = false
+        // Bounded whatever Graph answers (issue 14): at most maxPages pages, an empty page or a
+        // link already followed ends the search, and one forced refresh serves the whole search.
+        for _ in 0..<Self.maxPages where users.count < top {
+            let page = try await page(next, refreshUsed: &refreshUsed)
             users.append(contentsOf: page.value.prefix(top - users.count))
-            guard let link = page.nextLink else { break }
+            guard let link = page.nextLink, !page.value.isEmpty else { break }
             guard let url = URL(string: link), url.scheme == baseURL.scheme, url.host == baseURL.host, url.port == baseURL.port
             else { throw .foreignNextLink(URL(string: link)?.redactedOrigin ?? "an invalid URL") }
+            guard seen.insert(url.absoluteString).inserted else { break }
             next = url
         }
         return users
     }
+
+    /// The most pages one search follows: `top` is at most 999 and Graph pages hold up to 100
+    /// users, so ten pages always suffice for an honest server.
+    public static let maxPages = 12
 
     private struct Page: Decodable {
         var value: [GraphUser]
@@ -88,8 +98,8 @@ public struct GraphClient: Sendable {
         }
     }
 
-    private func page(_ url: URL) async throws(GraphError) -> Page {
-        let response = try await get(url)
+    private func page(_ url: URL, refreshUsed: inout Bool) async throws(GraphError) -> Page {
+        let response = try await get(url, refreshUsed: &refreshUsed)
         do throws(JSONDocumentError) {
             return try JSONDocument.graphPage.decode(Page.self, from: response.body)
         } catch {
@@ -97,8 +107,9 @@ public struct GraphClient: Sendable {
         }
     }
 
-    /// GET with the bearer token, one silent refresh on 401, bounded waits on 429/503.
-    private func get(_ url: URL) async throws(GraphError) -> HTTPResponse {
+    /// GET with the bearer token, one silent refresh on 401 (for the whole search:
+    /// `refreshUsed`), bounded waits on 429/503.
+    private func get(_ url: URL, refreshUsed: inout Bool) async throws(GraphError) -> HTTPResponse {
         var refreshed = false
         var throttled = 0
         while true {
@@ -120,7 +131,8 @@ public struct GraphClient: Sendable {
             switch response.status {
             case 200:
                 return response
-            case 401 where !refreshed:
+            case 401 where !refreshUsed:
+                refreshUsed = true
                 refreshed = true
             case 401:
                 throw .unauthorized(message: Self.graphError(response).message)
