@@ -146,7 +146,7 @@ public struct SignInFlow: Sendable {
         if let previous = try? await session.records().compactMap({ try? $0.record.get() })
             .first(where: { $0.issuer == record.issuer && $0.clientID == clientID && $0.account == record.account })
         {
-            record.generation = previous.generation + 1
+            record.generation = SharedSession.nextGeneration(previous.generation)
         }
         let location = try await session.save(record)
         session.logger.debug("signed in and stored", metadata: [
@@ -251,14 +251,15 @@ public struct SignInFlow: Sendable {
         let device = DeviceAuthorizationClient(endpoint: endpoint, tokenClient: tokens)
         do throws(DeviceFlowError) {
             let authorization = try await device.start(scopes: profile.scopes)
-            onEvent(.deviceCode(authorization))
             // The sign-in's timeout bounds the wait as it does for the browser: stop polling at
-            // whichever comes first, it or the code's own expiry.
+            // whichever comes first, it or the code's own expiry — and the person is shown that
+            // time, not the code's lifetime (issue 14).
             let deadline = clock().addingTimeInterval(Double(options.timeout.components.seconds))
             let bounded = DeviceAuthorization(
                 deviceCode: authorization.deviceCode, userCode: authorization.userCode,
                 verificationURI: authorization.verificationURI, verificationURIComplete: authorization.verificationURIComplete,
                 expiresAt: min(authorization.expiresAt, deadline), interval: authorization.interval)
+            onEvent(.deviceCode(bounded))
             do {
                 return try await device.waitForTokens(bounded) { event in
                     if case .pending(_, let slowDown) = event { onEvent(.devicePending(slowDown: slowDown)) }

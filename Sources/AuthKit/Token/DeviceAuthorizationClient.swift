@@ -129,7 +129,12 @@ public struct DeviceAuthorizationClient: Sendable {
     ) async throws(DeviceFlowError) -> TokenResponse {
         var interval = authorization.interval
         while true {
-            do { try await sleep(interval) } catch { throw .cancelled }
+            // Never sleep past the end: a provider's interval of 60 s must not outlast a 10 s
+            // timeout (issue 14).
+            let left = authorization.expiresAt.timeIntervalSince(tokenClient.clock())
+            guard left > 0 else { throw .expired }
+            let pause = min(interval, .milliseconds(Int64(min(left, 3600) * 1000)))
+            do { try await sleep(pause) } catch { throw .cancelled }
             if Task.isCancelled { throw .cancelled }
             guard tokenClient.clock() < authorization.expiresAt else { throw .expired }
             do {

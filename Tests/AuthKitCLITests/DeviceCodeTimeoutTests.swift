@@ -1,0 +1,27 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 14: no hang. A provider whose polling `interval` is 60 s must not stretch
+/// `login --device-code --timeout 10` to a minute, and the wait shows the time to the timeout,
+/// not the code's ten-minute lifetime.
+@Suite struct DeviceCodeTimeoutTests {
+    @Test func theTimeoutEndsTheWaitWhateverTheInterval() async throws {
+        var options = OIDCTestProvider.Options()
+        options.deviceInterval = 60
+        let world = try await CLIHarness.start(provider: options)
+        defer { world.stop() }
+        let arguments = world.loginArguments(["--device-code", "--timeout", "10"])
+        let started = Date()
+        let login = try world.start(arguments, environment: world.browserEnvironment())
+        let shown = await login.waitForStderr { CLIOutput.deviceCode(in: $0) }
+        #expect(shown != nil, "no device code shown: \(login.stderrSoFar)")
+        let result = try await world.finish(login, arguments, timeout: 40)
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(elapsed < 25, "the wait took \(Int(elapsed)) s for a 10 s timeout")
+        #expect(result.status == 1, "\(result.status): \(result.stderr)")
+        // The person saw the time to the timeout (seconds), never the code's 10 minutes.
+        #expect(!result.stderr.contains("10 min") && !result.stderr.contains("9 min"), "\(result.stderr)")
+        try await world.assertNoSecretsLeaked()
+    }
+}
