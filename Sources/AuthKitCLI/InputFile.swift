@@ -1,3 +1,5 @@
+import AuthKit
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,12 +10,13 @@ enum InputFile {
         let description: String
     }
 
-    /// The file's bytes, at most `limit + 1` of them (the caller's parser reports "too large").
+    /// A regular file's bytes, at most `limit` (AuthKit's FileAccess: no FIFO, no device).
     static func read(path: String, limit: Int) throws(Failure) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
-        defer { close(descriptor) }
-        return try read(descriptor: descriptor, limit: limit)
+        do {
+            return try FileAccess.read(path, limit: limit)
+        } catch {
+            throw Failure(description: error == .notFound ? "No such file or directory" : error.description)
+        }
     }
 
     static func read(descriptor: Int32, limit: Int) throws(Failure) -> [UInt8] {

@@ -2,29 +2,39 @@
 import Glibc
 #endif
 
-/// Small POSIX file reads for configuration (no Foundation on the start-up path).
-enum FileAccess {
-    enum Failure: Error, Equatable, CustomStringConvertible {
+/// Small POSIX file reads for the files a person names — the config file, `jwt verify
+/// --jwks` — with no Foundation on the start-up path. Regular files only: a FIFO, a device
+/// or a directory given by mistake (or on purpose) is refused at once instead of blocking the
+/// open or reading forever (issue 14); and never more than `limit` bytes.
+package enum FileAccess {
+    package enum Failure: Error, Equatable, CustomStringConvertible {
         case notFound
         case unreadable(String)
-        case tooLarge
+        case notRegular
+        case tooLarge(limit: Int)
 
-        var description: String {
+        package var description: String {
             switch self {
             case .notFound: return "the file does not exist"
             case .unreadable(let reason): return "cannot read the file: \(reason)"
-            case .tooLarge: return "the file is larger than 1 MiB"
+            case .notRegular: return "it is not a regular file (a FIFO, device or directory)"
+            case .tooLarge(let limit): return "the file is larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit >> 10) KiB")"
             }
         }
     }
 
-    static func read(_ path: String, limit: Int = 1 << 20) throws(Failure) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    package static func read(_ path: String, limit: Int = 1 << 20) throws(Failure) -> [UInt8] {
+        // O_NONBLOCK: opening a FIFO must not wait for a writer; the type is checked next.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
             if errno == ENOENT || errno == ENOTDIR { throw .notFound }
             throw .unreadable(String(cString: strerror(errno)))
         }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .unreadable(String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .notRegular }
+        if info.st_size > limit { throw .tooLarge(limit: limit) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
@@ -35,13 +45,13 @@ enum FileAccess {
             }
             if count == 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
-            if bytes.count > limit { throw .tooLarge }
+            if bytes.count > limit { throw .tooLarge(limit: limit) }
         }
         return bytes
     }
 
     /// True when group or others may read the file.
-    static func isReadableByOthers(_ path: String) -> Bool {
+    package static func isReadableByOthers(_ path: String) -> Bool {
         var info = stat()
         guard stat(path, &info) == 0 else { return false }
         return info.st_mode & (S_IRGRP | S_IROTH) != 0
