@@ -7,7 +7,7 @@ import Foundation
 /// "in 52 min", "3 h ago": times people read at a glance.
 enum RelativeTime {
     static func describe(_ date: Date, now: Date = Date()) -> String {
-        let seconds = Int(date.timeIntervalSince(now).rounded())
+        let seconds = Int(clamping: date.timeIntervalSince(now).rounded())
         let magnitude = abs(seconds)
         if magnitude < 5 { return "just now" }
         let amount: String
@@ -22,7 +22,7 @@ enum RelativeTime {
 
     /// RFC 3339 in UTC, for JSON.
     static func rfc3339(_ date: Date) -> String {
-        let total = Int(date.timeIntervalSince1970.rounded(.down))
+        let total = Int(clamping: date.timeIntervalSince1970.rounded(.down))
         let days = total >= 0 ? total / 86400 : (total - 86399) / 86400
         let secondsOfDay = total - days * 86400
         // Civil from days (Howard Hinnant).

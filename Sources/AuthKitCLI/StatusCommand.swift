@@ -177,7 +177,7 @@ struct AccountReport: Encodable {
         clientID = account.clientID
         scopes = account.scopes
         accessTokenExpiresAt = account.accessTokenExpiresAt.map(RelativeTime.rfc3339)
-        accessTokenExpiresIn = account.accessTokenExpiresAt.map { max(0, Int($0.timeIntervalSince(now))) }
+        accessTokenExpiresIn = account.accessTokenExpiresAt.map { max(0, Int(clamping: $0.timeIntervalSince(now))) }
         accessTokenValid = account.accessTokenExpiresAt.map { $0 > now } ?? false
         refreshToken = account.hasRefreshToken
         idTokenVerifiedAt = account.idTokenVerifiedAt.map(RelativeTime.rfc3339)

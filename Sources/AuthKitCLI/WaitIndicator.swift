@@ -96,7 +96,7 @@ final class WaitIndicator: Sendable {
                 state.lineDrawn = true
                 return "\r\u{1B}[K\(frames[state.frame]) \(state.message)… \(left) left"
             }
-            let minutes = max(0, Int(deadline.timeIntervalSinceNow) / 60)
+            let minutes = max(0, Int(clamping: deadline.timeIntervalSinceNow) / 60)
             guard state.lastPlainMinute != minutes else { return nil }
             let first = state.lastPlainMinute == nil
             state.lastPlainMinute = minutes
@@ -119,7 +119,7 @@ final class WaitIndicator: Sendable {
     }
 
     static func remaining(_ deadline: Date) -> String {
-        let seconds = max(0, Int(deadline.timeIntervalSinceNow.rounded()))
+        let seconds = max(0, Int(clamping: deadline.timeIntervalSinceNow.rounded()))
         return "\(seconds / 60):" + (seconds % 60 < 10 ? "0" : "") + "\(seconds % 60)"
     }
 }

@@ -24,8 +24,6 @@ public enum AuthorizationError: Error, Sendable, Equatable, CustomStringConverti
     case missingIssuer(expected: String)
     /// The provider answered the authorization request with an error (RFC 6749 §4.1.2.1).
     case providerError(code: String, description: String?, uri: String?)
-    /// The loopback listener received too many requests that were not the expected callback.
-    case tooManyUnexpectedRequests(Int)
     case cancelled
 
     public var description: String {
@@ -60,8 +58,6 @@ public enum AuthorizationError: Error, Sendable, Equatable, CustomStringConverti
             if let description, !description.isEmpty { text += ": \(description)" }
             if let uri, !uri.isEmpty { text += " (see \(uri))" }
             return text
-        case .tooManyUnexpectedRequests(let count):
-            return "the redirect listener received \(count) unexpected requests and stopped; start the login again"
         case .cancelled:
             return "the sign-in was cancelled"
         }

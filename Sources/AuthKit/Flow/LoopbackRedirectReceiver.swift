@@ -10,21 +10,29 @@ import Synchronization
 ///   (compared in constant time) — answered with a short page, after which the listener
 ///   closes. A provider error with the right `state` ends it too (with that error).
 /// * Anything else — another path, a missing or wrong `state`, a second callback — gets an
-///   error page and does not end or satisfy the wait. Their number, size and the number of
-///   open connections are bounded; past the bound the sign-in fails instead of listening on.
+///   error page and does not end or satisfy the wait, however many come: only the right
+///   callback, the timeout or cancellation end it (issue 14: any local user can reach the
+///   port, and must not be able to jam the sign-in). Work per request is bounded (target and
+///   body size, a few seconds to send a whole request), connections are capped and the
+///   oldest incomplete one makes room for a new one, and only the first few refusals are
+///   reported to the person waiting.
 /// * Request lines are never logged: they carry the authorization code.
 public final class LoopbackRedirectReceiver: Sendable {
     public struct Limits: Sendable {
-        /// Requests that are not the callback before the sign-in is abandoned.
+        /// Requests held while nobody waits yet (the browser was faster than the caller).
         public var maxUnexpectedRequests = 64
+        /// Refused requests reported to the person waiting (``Event/refused(_:)``); later ones
+        /// are answered and ignored silently, so a neighbour cannot flood the terminal.
+        public var maxReportedRefusals = 8
         /// Longest request target (path and query) accepted, in bytes.
         public var maxTargetBytes = 16 * 1024
         /// Largest request body accepted (a callback has none), in bytes.
         public var maxBodyBytes = 4 * 1024
-        /// Connections open at once.
+        /// Connections open at once; a new one closes the oldest that has not sent a whole
+        /// request yet.
         public var maxConnections = 32
-        /// An idle connection is closed after this long.
-        public var idleTimeout: TimeAmount = .seconds(30)
+        /// Time a connection has to send one whole request.
+        public var requestTimeout: TimeAmount = .seconds(5)
 
         public init() {}
     }
@@ -75,16 +83,17 @@ public final class LoopbackRedirectReceiver: Sendable {
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(ChannelOptions.backlog, value: 16)
                 .childChannelInitializer { child in
-                    guard state.connectionOpened() else {
-                        return child.close()
+                    let id = ObjectIdentifier(child)
+                    state.connectionOpened(id, child)?.close(promise: nil)
+                    child.closeFuture.whenComplete { _ in state.connectionClosed(id) }
+                    // A whole request within requestTimeout, or the connection goes.
+                    let deadline = child.eventLoop.scheduleTask(in: limits.requestTimeout) {
+                        if !state.hasCompleteRequest(id) { child.close(promise: nil) }
                     }
-                    child.closeFuture.whenComplete { _ in state.connectionClosed() }
+                    child.closeFuture.whenComplete { _ in deadline.cancel() }
                     return child.eventLoop.makeCompletedFuture {
                         try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try child.pipeline.syncOperations.addHandlers([
-                            IdleStateHandler(allTimeout: limits.idleTimeout),
-                            CallbackHTTPHandler(state: state),
-                        ])
+                        try child.pipeline.syncOperations.addHandlers([CallbackHTTPHandler(state: state, connection: id)])
                     }
                 }
                 .bind(host: "127.0.0.1", port: 0).get()
@@ -153,7 +162,8 @@ final class ReceiverState: Sendable {
         var outcome: Outcome?
         var pending: [Pending] = []
         var unexpected = 0
-        var connections = 0
+        /// Open connections, oldest first, and whether each has sent a whole request.
+        var connections: [(id: ObjectIdentifier, channel: any Channel, complete: Bool)] = []
         var listener: (any Channel)?
         var waited = false
     }
@@ -171,16 +181,33 @@ final class ReceiverState: Sendable {
         guarded.withLock { $0.listener = listener }
     }
 
-    func connectionOpened() -> Bool {
+    /// Registers a new connection; at the cap, returns the oldest incomplete one to close
+    /// (connections already holding a whole request are never evicted).
+    func connectionOpened(_ id: ObjectIdentifier, _ channel: any Channel) -> (any Channel)? {
         guarded.withLock { state in
-            guard state.connections < limits.maxConnections else { return false }
-            state.connections += 1
-            return true
+            var evicted: (any Channel)?
+            if state.connections.count >= limits.maxConnections,
+                let oldest = state.connections.firstIndex(where: { !$0.complete })
+            {
+                evicted = state.connections.remove(at: oldest).channel
+            }
+            state.connections.append((id, channel, false))
+            return evicted
         }
     }
 
-    func connectionClosed() {
-        guarded.withLock { $0.connections -= 1 }
+    func connectionClosed(_ id: ObjectIdentifier) {
+        guarded.withLock { state in state.connections.removeAll { $0.id == id } }
+    }
+
+    func requestCompleted(_ id: ObjectIdentifier) {
+        guarded.withLock { state in
+            if let index = state.connections.firstIndex(where: { $0.id == id }) { state.connections[index].complete = true }
+        }
+    }
+
+    func hasCompleteRequest(_ id: ObjectIdentifier) -> Bool {
+        guarded.withLock { state in state.connections.first { $0.id == id }?.complete ?? false }
     }
 
     func install(
@@ -238,7 +265,7 @@ final class ReceiverState: Sendable {
         enum Decision {
             case deferred
             case answer(Reply)
-            case refuse(Reply, AuthorizationError?, (@Sendable (LoopbackRedirectReceiver.Event) -> Void)?, tooMany: Bool)
+            case refuse(Reply, AuthorizationError?, (@Sendable (LoopbackRedirectReceiver.Event) -> Void)?)
             case finish(Reply, Outcome)
         }
 
@@ -257,7 +284,7 @@ final class ReceiverState: Sendable {
             }
             func refused(_ reply: Reply, _ error: AuthorizationError?) -> Decision {
                 state.unexpected += 1
-                return .refuse(reply, error, state.onEvent, tooMany: state.unexpected > limits.maxUnexpectedRequests)
+                return .refuse(reply, error, state.unexpected <= limits.maxReportedRefusals ? state.onEvent : nil)
             }
             guard requestPath == path else {
                 return refused(
@@ -291,10 +318,9 @@ final class ReceiverState: Sendable {
             break
         case .answer(let answer):
             reply(answer)
-        case .refuse(let answer, let error, let onEvent, let tooMany):
+        case .refuse(let answer, let error, let onEvent):
             reply(answer)
             if let error { onEvent?(.refused(error)) }
-            if tooMany { finish(.failure(.tooManyUnexpectedRequests(limits.maxUnexpectedRequests))) }
         case .finish(let answer, let outcome):
             reply(answer)
             finish(outcome)
@@ -308,12 +334,14 @@ private final class CallbackHTTPHandler: ChannelInboundHandler, @unchecked Senda
     typealias OutboundOut = HTTPServerResponsePart
 
     private let state: ReceiverState
+    private let connection: ObjectIdentifier
     private var head: HTTPRequestHead?
     private var bodyBytes = 0
     private var rejected: ReceiverState.Reply?
 
-    init(state: ReceiverState) {
+    init(state: ReceiverState, connection: ObjectIdentifier) {
         self.state = state
+        self.connection = connection
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -336,6 +364,7 @@ private final class CallbackHTTPHandler: ChannelInboundHandler, @unchecked Senda
         case .end:
             guard let head else { return }
             self.head = nil
+            state.requestCompleted(connection)
             if let rejected {
                 // A body that was too large was answered (and the connection closed) already.
                 if rejected.status != .payloadTooLarge { write(rejected, context: context) }
@@ -349,14 +378,6 @@ private final class CallbackHTTPHandler: ChannelInboundHandler, @unchecked Senda
                     handler.write(reply, context: context)
                 }
             }
-        }
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            context.close(promise: nil)
-        } else {
-            context.fireUserInboundEventTriggered(event)
         }
     }
 

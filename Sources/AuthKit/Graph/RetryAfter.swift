@@ -10,7 +10,7 @@ enum RetryAfter {
         guard let value = value?.trimmingASCIIWhitespace(), !value.isEmpty else { return nil }
         if let seconds = Int(value) { return seconds >= 0 ? .seconds(seconds) : nil }
         guard let date = httpDate(value) else { return nil }
-        let seconds = max(0, Int(date.timeIntervalSince(now).rounded(.up)))
+        let seconds = max(0, Int(clamping: date.timeIntervalSince(now).rounded(.up)))
         return .seconds(seconds)
     }
 

@@ -74,7 +74,7 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
     public let refreshed: Bool
 
     public var description: String {
-        "AccessToken(\(account), expires \(Int(expiresAt.timeIntervalSince1970)), scopes \(scopes.joined(separator: " ")))"
+        "AccessToken(\(account), expires \(Int(clamping: expiresAt.timeIntervalSince1970)), scopes \(scopes.joined(separator: " ")))"
     }
     public var debugDescription: String { description }
     public var customMirror: Mirror { Mirror(self, children: ["account": account, "expiresAt": expiresAt]) }

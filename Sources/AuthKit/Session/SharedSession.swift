@@ -92,7 +92,7 @@ public final class SharedSession: Sendable {
             token.value != rejected?.value
         {
             logger.debug("access token from the store", metadata: [
-                "account": "\(record.account)", "expires_in_s": "\(Int(token.expiresAt.timeIntervalSince(clock())))"])
+                "account": "\(record.account)", "expires_in_s": "\(Int(clamping: token.expiresAt.timeIntervalSince(clock())))"])
             return token
         }
         logger.debug("access token needs a refresh", metadata: [

@@ -104,7 +104,7 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
         }
 
         public var description: String {
-            "ScopedToken(\(scopes.joined(separator: " ")), until \(expiresAt.map { String(Int($0)) } ?? "?"))"
+            "ScopedToken(\(scopes.joined(separator: " ")), until \(expiresAt.map { String(Int(clamping: $0)) } ?? "?"))"
         }
         public var customMirror: Mirror { Mirror(self, children: ["scopes": scopes, "expiresAt": expiresAt as Any]) }
     }
@@ -147,7 +147,7 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
 
     public var description: String {
         "TokenRecord(\(account) @ \(issuer), generation \(generation), "
-            + "access token until \(accessTokenExpiresAt.map { String(Int($0)) } ?? "?"), "
+            + "access token until \(accessTokenExpiresAt.map { String(Int(clamping: $0)) } ?? "?"), "
             + "refresh token \(refreshToken == nil ? "absent" : "present"))"
     }
     public var debugDescription: String { description }

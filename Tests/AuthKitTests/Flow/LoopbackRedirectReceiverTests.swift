@@ -1,4 +1,8 @@
 import Foundation
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import AuthKit
 
@@ -105,14 +109,66 @@ struct LoopbackRedirectReceiverTests {
         }
     }
 
-    @Test("too many unexpected requests abandon the sign-in")
-    func tooManyUnexpected() async throws {
-        var limits = LoopbackRedirectReceiver.Limits()
-        limits.maxUnexpectedRequests = 3
-        let receiver = try await LoopbackRedirectReceiver.start(limits: limits)
-        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(20)) }
-        for index in 0..<4 { _ = try? await get(receiver, "/?code=x&state=wrong-\(index)") }
-        await #expect(throws: AuthorizationError.tooManyUnexpectedRequests(3)) { _ = try await wait.value }
+    /// Issue 14: any local user can reach the port. 200 forged callbacks do not end the wait
+    /// (only the first few are reported), and the real one still signs in.
+    @Test("200 forged callbacks, then the real one: signed in")
+    func forgedFlood() async throws {
+        let receiver = try await LoopbackRedirectReceiver.start()
+        let reported = Counter()
+        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(60)) { _ in reported.increment() } }
+        try await Task.sleep(for: .milliseconds(100))
+        for index in 0..<200 { _ = try? await get(receiver, "/?code=x&state=forged-\(index)") }
+        let genuine = try await get(receiver, "/?code=real&state=good-state")
+        #expect(genuine.status == 200)
+        #expect(try await wait.value.code == "real")
+        #expect(reported.value == LoopbackRedirectReceiver.Limits().maxReportedRefusals)
+    }
+
+    /// 100 connections that send half a request and wait: the oldest make room, each gets
+    /// a few seconds at most, and the real callback is served within seconds.
+    @Test("100 half-open connections, then the real callback: signed in within seconds")
+    func halfOpenConnections() async throws {
+        let receiver = try await LoopbackRedirectReceiver.start()
+        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(60)) }
+        var sockets: [Int32] = []
+        defer { for socket in sockets { close(socket) } }
+        for _ in 0..<100 {
+            let fd = try Self.connect(port: receiver.port)
+            _ = "GET /?code=x&sta".withCString { send(fd, $0, strlen($0), 0) }
+            sockets.append(fd)
+        }
+        let started = ContinuousClock.now
+        let genuine = try await get(receiver, "/?code=real&state=good-state")
+        #expect(genuine.status == 200)
+        #expect(try await wait.value.code == "real")
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    /// A 1 MB request line is refused; the wait goes on.
+    @Test("a 1 MB request line is refused and the wait goes on")
+    func megabyteRequestLine() async throws {
+        let receiver = try await LoopbackRedirectReceiver.start()
+        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(60)) }
+        let fd = try Self.connect(port: receiver.port)
+        let line = "GET /?" + String(repeating: "a", count: 1 << 20) + " HTTP/1.1\r\nHost: x\r\n\r\n"
+        _ = line.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        close(fd)
+        let genuine = try await get(receiver, "/?code=real&state=good-state")
+        #expect(genuine.status == 200)
+        #expect(try await wait.value.code == "real")
+    }
+
+    static func connect(port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { throw HarnessError("cannot connect to 127.0.0.1:\(port)") }
+        return fd
     }
 
     @Test("an oversized request is refused and the wait goes on")
@@ -151,4 +207,12 @@ final class RefusalLog: @unchecked Sendable {
     private var errors: [AuthorizationError] = []
     func add(_ error: AuthorizationError) { lock.lock(); errors.append(error); lock.unlock() }
     var count: Int { lock.lock(); defer { lock.unlock() }; return errors.count }
+}
+
+/// A thread-safe count for event callbacks.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.lock(); count += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
 }
