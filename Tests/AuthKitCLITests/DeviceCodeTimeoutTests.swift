@@ -24,4 +24,19 @@ import Testing
         #expect(!result.stderr.contains("10 min") && !result.stderr.contains("9 min"), "\(result.stderr)")
         try await world.assertNoSecretsLeaked()
     }
+
+    /// No trap on the device answer's numbers: Int64.max, 1e300, a fraction or a string for
+    /// `expires_in` and `interval` — clamped or refused, never a signal.
+    @Test(arguments: [PeerJSON.number(9.223372036854775807e18), .number(1e300), .number(-1), .number(0.5), .string("60")])
+    func absurdDeviceNumbersNeverKill(value: PeerJSON) async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.provider.setFault(.patchJSON("device_authorization", ["expires_in": value, "interval": value]))
+        let started = Date()
+        let result = try await world.authkit(world.loginArguments(["--device-code", "--timeout", "10"]), timeout: 40)
+        #expect(result.status >= 0 && result.status < 128, "\(value): died with \(result.status): \(result.stderr)")
+        #expect(result.status != 0)
+        #expect(Date().timeIntervalSince(started) < 25)
+        try await world.assertNoSecretsLeaked()
+    }
 }
