@@ -25,6 +25,9 @@ struct AuthKitCommand: AsyncParsableCommand {
             TokenCommand.self,
             LogoutCommand.self,
             SearchCommand.self,
+            CredentialCommand.self,
+            ExecCommand.self,
+            SetupCommand.self,
             JWTCommand.self,
         ]
     )
@@ -39,7 +42,13 @@ struct AuthKitCommand: AsyncParsableCommand {
                 try await request.run()
                 return
             }
-            var command = try parseAsRoot()
+            // Run as docker-credential-authkit (a link `authkit setup docker` makes) or
+            // git-credential-authkit (so `credential.helper = authkit` works, git's own naming),
+            // the client passes only the action: answer as `authkit credential docker|git ACTION`.
+            let name = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? ""
+            let client = ["docker-credential-authkit": "docker", "git-credential-authkit": "git"][name]
+            let arguments = client.map { ["credential", $0] + CommandLine.arguments.dropFirst() } ?? Array(CommandLine.arguments.dropFirst())
+            var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -32,16 +32,23 @@ struct TokenCommand: AsyncParsableCommand {
         valueName: "scope"))
     var scopes: [String] = []
 
+    @Flag(help: "Print one JSON object: access_token, token_type, expires_at, expires_in, scopes, account, issuer.")
+    var json = false
+
+    @Flag(name: .customLong("id-token"), help: "Print a verified id_token instead (e.g. for a Kubernetes API server with OIDC).")
+    var idToken = false
+
     func validate() throws {
         guard TokenRequest.minTTLRange.contains(minTTL) else {
             throw ValidationError("--min-ttl must be between 0 and 86400 seconds")
         }
+        if idToken && (json || !scopes.isEmpty) { throw ValidationError("--id-token takes neither --json nor --scope") }
     }
 
     var request: TokenRequest {
         TokenRequest(
             profile: session.profile, group: session.group, insecureStorage: session.insecureStorage,
-            account: account, minTTL: minTTL, scopes: scopes)
+            account: account, minTTL: minTTL, scopes: scopes, json: json, idToken: idToken)
     }
 
     func run() async throws {

@@ -1,5 +1,50 @@
 import AuthKit
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `authkit token --json`: field names are stable, like `status --json`'s.
+struct TokenReport: Encodable {
+    var accessToken: String
+    var tokenType = "Bearer"
+    var expiresAt: String
+    var expiresIn: Int
+    var scopes: [String]
+    var account: String
+    var issuer: String?
+
+    init(token: AccessToken, issuer: String?, now: Date) {
+        accessToken = token.value
+        expiresAt = RelativeTime.rfc3339(token.expiresAt)
+        expiresIn = max(0, Int(clamping: token.expiresAt.timeIntervalSince(now)))
+        scopes = token.scopes
+        account = token.account
+        self.issuer = issuer
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case scopes, account, issuer
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case expiresAt = "expires_at"
+        case expiresIn = "expires_in"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(accessToken, forKey: .accessToken)
+        try container.encode(tokenType, forKey: .tokenType)
+        try container.encode(expiresAt, forKey: .expiresAt)
+        try container.encode(expiresIn, forKey: .expiresIn)
+        try container.encode(scopes, forKey: .scopes)
+        try container.encode(account, forKey: .account)
+        try container.encode(issuer, forKey: .issuer)
+    }
+}
+
 /// What `authkit token` was asked for, however it was parsed (ArgumentParser or
 /// ``TokenFastPath``), and how it is carried out.
 struct TokenRequest: Equatable {
@@ -9,6 +54,10 @@ struct TokenRequest: Equatable {
     var account: String?
     var minTTL = 60
     var scopes: [String] = []
+    /// `--json`: one object with the token and what scripts need around it.
+    var json = false
+    /// `--id-token`: a verified id_token instead of the access token.
+    var idToken = false
 
     static let minTTLRange = 0...86_400
 
@@ -18,12 +67,9 @@ struct TokenRequest: Equatable {
 
     /// Prints the token (and a newline) on standard output, or reports why not.
     func run() async throws {
-        do {
-            let profile = try session.resolveProfile()
-            let shared = try session.session(for: profile)
-            let token = try await shared.validAccessToken(
-                account: account, minimumLifetime: .seconds(minTTL), scopes: scopes.isEmpty ? nil : scopes)
-            Terminal.write(fd: 1, token.value + "\n")
+        let output: String
+        do throws(AuthKitError) {
+            output = try await fetch()
         } catch {
             switch error.category {
             case .loginNeeded:
@@ -33,6 +79,25 @@ struct TokenRequest: Equatable {
             default:
                 throw failure(error)
             }
+        }
+        Terminal.write(fd: 1, output + "\n")
+    }
+
+    /// The line to print: the token, the id_token, or the `--json` object.
+    private func fetch() async throws(AuthKitError) -> String {
+        let profile = try session.resolveProfile()
+        let shared = try session.session(for: profile)
+        if idToken {
+            return try await shared.validIDToken(account: account, minimumLifetime: .seconds(minTTL)).value
+        }
+        let token = try await shared.validAccessToken(
+            account: account, minimumLifetime: .seconds(minTTL), scopes: scopes.isEmpty ? nil : scopes)
+        guard json else { return token.value }
+        let issuer = try await shared.accounts().first { $0.account == token.account }?.issuer
+        do throws(JSONOutputError) {
+            return try JSONOutput.render(TokenReport(token: token, issuer: issuer, now: Date()), pretty: false)
+        } catch {
+            throw .unsupported(error.description)
         }
     }
 }

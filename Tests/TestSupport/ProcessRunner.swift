@@ -62,7 +62,12 @@ public enum ProcessRunner {
         do { try SpawnLock.run(process) } catch {
             throw ProcessRunnerError.launchFailed(executable.path, "\(error)")
         }
-        if let stdin { inPipe.fileHandleForWriting.write(Data(stdin.utf8)) }
+        if let stdin {
+            // A child may stop reading early (a plug-in refusing a 1 MB line): a broken pipe is
+            // its answer, not a reason for SIGPIPE to end the whole test process.
+            signal(SIGPIPE, SIG_IGN)
+            try? inPipe.fileHandleForWriting.write(contentsOf: Data(stdin.utf8))
+        }
         try? inPipe.fileHandleForWriting.close()
 
         let timedOut = waitOrKill(process, timeout: timeout)

@@ -39,6 +39,14 @@ public struct ConfigFile: Sendable, Equatable {
     public var path: String
     public var defaults: Section?
     public var profiles: [String: Section]
+    /// `[credential "https://dev.azure.com"]` sections: which sign-in `authkit credential git`
+    /// (bare form) gives to which git host, by URL as written.
+    public var credentials: [String: Section] = [:]
+    /// `[registry "registry.example.com"]` sections: the same for docker registries.
+    public var registries: [String: Section] = [:]
+
+    /// Keys of `[credential "URL"]` and `[registry "HOST"]` sections.
+    public static let credentialKeys: Set<String> = ["profile", "group", "account", "scopes", "username"]
 
     public static let profileKeys: Set<String> = [
         "issuer", "tenant", "client_id", "client_secret", "scopes", "group", "redirect_path", "redirect_host",
@@ -86,6 +94,8 @@ public struct ConfigFile: Sendable, Equatable {
     public static func parse(_ text: String, path: String) throws(ConfigurationError) -> ConfigFile {
         var defaults: Section?
         var profiles: [String: Section] = [:]
+        var credentials: [String: Section] = [:]
+        var registries: [String: Section] = [:]
         var current: (kind: String, name: String)?
         var lineNumber = 0
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -115,9 +125,19 @@ public struct ConfigFile: Sendable, Equatable {
                     }
                     profiles[name] = Section(name: name, line: lineNumber, entries: [:])
                     current = ("profile", name)
+                } else if let (kind, name) = Self.quotedSection(header), kind == "credential" || kind == "registry" {
+                    guard !name.isEmpty, !name.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
+                        throw ConfigurationError(location: where_, problem: "[\(kind) \"…\"] needs a \(kind == "credential" ? "URL" : "registry host") without spaces")
+                    }
+                    let existing = kind == "credential" ? credentials[name] : registries[name]
+                    guard existing == nil else { throw ConfigurationError(location: where_, problem: "[\(kind) \"\(name)\"] appears twice") }
+                    let section = Section(name: name, line: lineNumber, entries: [:])
+                    if kind == "credential" { credentials[name] = section } else { registries[name] = section }
+                    current = (kind, name)
                 } else {
                     throw ConfigurationError(
-                        location: where_, problem: "unknown section [\(header)]; use [defaults] or [profile NAME]")
+                        location: where_,
+                        problem: "unknown section [\(header)]; use [defaults], [profile NAME], [credential \"URL\"] or [registry \"HOST\"]")
                 }
                 continue
             }
@@ -129,7 +149,7 @@ public struct ConfigFile: Sendable, Equatable {
             guard let section = current else {
                 throw ConfigurationError(location: where_, key: key, problem: "a key outside any section; start with [defaults] or [profile NAME]")
             }
-            let allowed = section.kind == "defaults" ? defaultsKeys : profileKeys
+            let allowed = section.kind == "defaults" ? defaultsKeys : section.kind == "profile" ? profileKeys : credentialKeys
             guard allowed.contains(key) else {
                 let suggestion = allowed.sorted().first { Self.similar($0, key) }.map { " (did you mean \($0)?)" } ?? ""
                 throw ConfigurationError(location: where_, key: key, problem: "unknown key\(suggestion); known keys: \(allowed.sorted().joined(separator: ", "))")
@@ -138,6 +158,10 @@ public struct ConfigFile: Sendable, Equatable {
             if section.kind == "defaults" {
                 guard defaults?.entries[key] == nil else { throw ConfigurationError(location: where_, key: key, problem: "set twice") }
                 defaults?.entries[key] = entry
+            } else if section.kind == "credential" || section.kind == "registry" {
+                let existing = section.kind == "credential" ? credentials[section.name]?.entries[key] : registries[section.name]?.entries[key]
+                guard existing == nil else { throw ConfigurationError(location: where_, key: key, problem: "set twice") }
+                if section.kind == "credential" { credentials[section.name]?.entries[key] = entry } else { registries[section.name]?.entries[key] = entry }
             } else {
                 guard profiles[section.name]?.entries[key] == nil else {
                     throw ConfigurationError(location: where_, key: key, problem: "set twice")
@@ -145,7 +169,20 @@ public struct ConfigFile: Sendable, Equatable {
                 profiles[section.name]?.entries[key] = entry
             }
         }
-        return ConfigFile(path: path, defaults: defaults, profiles: profiles)
+        var file = ConfigFile(path: path, defaults: defaults, profiles: profiles)
+        file.credentials = credentials
+        file.registries = registries
+        return file
+    }
+
+    /// `credential "https://dev.azure.com"` → ("credential", "https://dev.azure.com").
+    private static func quotedSection(_ header: String) -> (String, String)? {
+        guard let space = header.firstIndex(of: " ") else { return nil }
+        let kind = String(header[..<space])
+        var name = header[header.index(after: space)...].trimmingASCIIWhitespace()
+        guard name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") else { return nil }
+        name = String(name.dropFirst().dropLast())
+        return (kind, name)
     }
 
     private static func profileName(_ header: String) -> String? {

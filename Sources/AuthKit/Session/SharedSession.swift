@@ -279,7 +279,7 @@ public final class SharedSession: Sendable {
 
     /// The group's cross-process lock (see ``RefreshLock``), held by refreshes, sign-in writes
     /// and sign-outs.
-    private func acquireLock() async throws(AuthKitError) -> RefreshLock.Held {
+    func acquireLock() async throws(AuthKitError) -> RefreshLock.Held {
         let lock: RefreshLock
         do { lock = try RefreshLock(group: group.name, environment: environment) } catch { throw .lock(error) }
         let start = ContinuousClock.now

@@ -15,8 +15,15 @@ final class CLIHarness: @unchecked Sendable {
         var program: String
         var arguments: [String]
         var result: ProcessResult
-        /// `authkit token` that succeeded: its stdout is the token, on purpose.
-        var printsToken: Bool { program == "authkit" && arguments.first == "token" && result.status == 0 }
+        /// A successful run whose stdout carries a token on purpose: `authkit token` and the
+        /// credential plug-ins (git, docker, kubectl answers).
+        var printsToken: Bool {
+            program == "authkit" && result.status == 0 && (arguments.first == "token" || arguments.first == "credential")
+        }
+        /// `authkit token` as scripts use it: stdout is exactly one access token.
+        var printsBareToken: Bool {
+            printsToken && arguments.first == "token" && !arguments.contains("--json") && !arguments.contains("--id-token")
+        }
         var title: String { ([program] + arguments).joined(separator: " ") }
     }
 
@@ -201,7 +208,7 @@ final class CLIHarness: @unchecked Sendable {
             Issue.record("secret leaked: \(finding)")
         }
         let accessTokens = Set(secrets.filter { $0.kind == "access_token" }.map(\.value))
-        for run in runs where run.printsToken {
+        for run in runs where run.printsBareToken {
             let printed = run.result.stdout.hasSuffix("\n") ? String(run.result.stdout.dropLast()) : run.result.stdout
             #expect(accessTokens.contains(printed), "`\(run.title)` printed something else than an access token the provider issued")
         }

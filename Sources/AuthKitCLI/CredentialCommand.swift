@@ -1,0 +1,148 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `authkit credential git|docker|kubectl`: the shared sign-in through each client's own
+/// credential plug-in protocol.
+struct CredentialCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "credential",
+        abstract: "Answer git's, docker's or kubectl's credential plug-in protocol with the shared sign-in.",
+        discussion: """
+            Each client runs authkit as its plug-in and gets a token of the shared sign-in, \
+            refreshed once for all tools when needed. Standard output carries the client's \
+            answer and nothing else; errors are one line on standard error. A plug-in never \
+            reads the terminal, never opens a browser, never starts a sign-in, and never \
+            deletes or revokes the sign-in, whatever the client asks. Set them up with \
+            `authkit setup git|docker|kubectl`.
+            """,
+        subcommands: [CredentialGitCommand.self, CredentialDockerCommand.self, CredentialKubectlCommand.self]
+    )
+}
+
+/// Options every credential plug-in takes.
+struct CredentialOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The profile whose sign-in to use (default: as the config file maps the host).", valueName: "name"))
+    var profile: String?
+
+    @Option(help: ArgumentHelp("The group whose sign-in to use.", valueName: "name"))
+    var group: String?
+
+    @Option(help: ArgumentHelp("The account, when the group holds several.", valueName: "name"))
+    var account: String?
+
+    @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
+    var scopes: [String] = []
+
+    @Flag(help: "Keep tokens in the unencrypted plain file instead of the Secret Service.")
+    var insecureStorage = false
+
+    /// True when the command line names the sign-in (then every host is served).
+    var namesSignIn: Bool { profile != nil || group != nil }
+
+    /// The target the flags describe.
+    func target(entry: String, username: String = "oauth2") -> CredentialTarget {
+        CredentialTarget(entry: entry, profile: profile, group: group, account: account, scopes: scopes.isEmpty ? nil : scopes, username: username)
+    }
+}
+
+/// What every plug-in shares: the config's mapping, one token from the shared sign-in, bounded
+/// standard input, and errors as one line on standard error.
+enum CredentialPlugin {
+    /// Everything a credential client could send in one request is far below this.
+    static let maxInputBytes = 64 * 1024
+    static let maxLineBytes = 16 * 1024
+
+    struct Failure: Error {
+        var message: String
+        var code: ExitCode
+    }
+
+    /// The config file (only the mapping is needed; a broken file is an error).
+    static func config() throws(Failure) -> ConfigFile {
+        do {
+            return try ConfigFile.load(environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw Failure(message: "authkit: \(error)", code: ExitStatus.usage)
+        }
+    }
+
+    /// A valid access token for `target`, at least `minTTL` seconds left.
+    static func accessToken(for target: CredentialTarget, insecureStorage: Bool, minTTL: Int) async throws(Failure) -> AccessToken {
+        let settings = SessionSettings(profile: target.profile, group: target.group, insecureStorage: insecureStorage)
+        do throws(AuthKitError) {
+            let profile = try settings.resolveProfile()
+            let session = try settings.session(for: profile)
+            return try await session.validAccessToken(account: target.account, minimumLifetime: .seconds(minTTL), scopes: target.scopes)
+        } catch {
+            throw failure(error, settings: settings)
+        }
+    }
+
+    /// A verified id_token for `target`.
+    static func idToken(for target: CredentialTarget, insecureStorage: Bool, minTTL: Int) async throws(Failure) -> IDToken {
+        let settings = SessionSettings(profile: target.profile, group: target.group, insecureStorage: insecureStorage)
+        do throws(AuthKitError) {
+            let profile = try settings.resolveProfile()
+            return try await settings.session(for: profile).validIDToken(account: target.account, minimumLifetime: .seconds(minTTL))
+        } catch {
+            throw failure(error, settings: settings)
+        }
+    }
+
+    /// Marks a token a server rejected stale for every tool (never deletes, never revokes).
+    static func markRejected(_ value: String, for target: CredentialTarget, insecureStorage: Bool) async throws(Failure) {
+        let settings = SessionSettings(profile: target.profile, group: target.group, insecureStorage: insecureStorage)
+        do throws(AuthKitError) {
+            let profile = try settings.resolveProfile()
+            try await settings.session(for: profile).markRejected(accessToken: value, account: target.account)
+        } catch {
+            throw failure(error, settings: settings)
+        }
+    }
+
+    static func failure(_ error: AuthKitError, settings: SessionSettings) -> Failure {
+        if error.category == .loginNeeded {
+            return Failure(message: "authkit: \(error); run `\(loginCommand(settings))` to sign in", code: ExitStatus.loginNeeded)
+        }
+        return Failure(message: "authkit: \(error)", code: exitCode(for: error))
+    }
+
+    /// Standard input, bounded: a client sends a few short lines at most. NUL bytes, a line
+    /// longer than 16 KiB or more than 64 KiB in all are refused.
+    static func readInput() throws(Failure) -> String {
+        let bytes: [UInt8]
+        do throws(InputFile.Failure) {
+            bytes = try InputFile.read(descriptor: 0, limit: maxInputBytes)
+        } catch {
+            throw Failure(message: "authkit: cannot read standard input: \(error)", code: ExitStatus.usage)
+        }
+        guard bytes.count <= maxInputBytes else {
+            throw Failure(message: "authkit: the request on standard input is longer than \(maxInputBytes / 1024) KiB", code: ExitStatus.usage)
+        }
+        guard !bytes.contains(0) else { throw Failure(message: "authkit: the request on standard input contains a NUL byte", code: ExitStatus.usage) }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw Failure(message: "authkit: the request on standard input is not UTF-8 text", code: ExitStatus.usage)
+        }
+        if text.split(separator: "\n", omittingEmptySubsequences: false).contains(where: { $0.utf8.count > maxLineBytes }) {
+            throw Failure(message: "authkit: a line of the request is longer than \(maxLineBytes / 1024) KiB", code: ExitStatus.usage)
+        }
+        return text
+    }
+
+    /// Runs `body`; a failure is its one line on standard error and its exit code, with
+    /// nothing on standard output.
+    static func run(_ body: () async throws(Failure) -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            if !error.message.isEmpty { Terminal.printError(error.message) }
+            throw error.code
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `authkit exec -- CMD ARGS…`: any other program gets the token in an environment variable.
+struct ExecCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "exec",
+        abstract: "Run a command with a fresh access token in an environment variable.",
+        discussion: """
+            Runs CMD with the shared sign-in's access token (refreshed first when needed) in \
+            the environment variable --env (default AUTHKIT_TOKEN), never on a command line, \
+            where every user could read it with ps. authkit replaces itself with CMD, so CMD's \
+            exit status (128+N when a signal ends it) is the command's.
+
+              authkit exec --env GITHUB_TOKEN -- gh api user
+              authkit exec --scope 499b84ac-1321-427f-aa17-267ca6975798/.default \\
+                  --env AZURE_DEVOPS_EXT_PAT -- az devops project list
+            """
+    )
+
+    @OptionGroup var session: SessionOptions
+
+    @Option(help: ArgumentHelp("The account, when the group holds several.", valueName: "name"))
+    var account: String?
+
+    @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
+    var scopes: [String] = []
+
+    @Option(name: .customLong("min-ttl"), help: ArgumentHelp("Seconds the token must still be valid.", valueName: "seconds"))
+    var minTTL: Int = 300
+
+    @Option(name: .customLong("env"), help: ArgumentHelp("The variable that carries the token.", valueName: "NAME"))
+    var variable: String = "AUTHKIT_TOKEN"
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
+    var command: [String] = []
+
+    func validate() throws {
+        var words = command
+        if words.first == "--" { words.removeFirst() }
+        guard !words.isEmpty else { throw ValidationError("name the command to run after --, e.g. authkit exec -- curl …") }
+        guard Self.isVariableName(variable) else {
+            throw ValidationError("--env needs a variable name (letters, digits and _, not starting with a digit)")
+        }
+        guard TokenRequest.minTTLRange.contains(minTTL) else { throw ValidationError("--min-ttl must be between 0 and 86400 seconds") }
+    }
+
+    static func isVariableName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return false }
+        return name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F }
+    }
+
+    func run() async throws {
+        var words = command
+        if words.first == "--" { words.removeFirst() }
+        let token: AccessToken
+        do throws(AuthKitError) {
+            let profile = try session.resolveProfile()
+            token = try await session.session(for: profile).validAccessToken(
+                account: account, minimumLifetime: .seconds(minTTL), scopes: scopes.isEmpty ? nil : scopes)
+        } catch {
+            if error.category == .loginNeeded {
+                Terminal.printError("authkit: \(error); run `\(loginCommand(session))` to sign in")
+                throw ExitStatus.loginNeeded
+            }
+            throw failure(error)
+        }
+        // The token goes into this process's environment and CMD inherits it: visible in
+        // /proc/PID/environ to this user and root only, unlike argv.
+        setenv(variable, token.value, 1)
+        let arguments = words.map { strdup($0) } + [nil]
+        execvp(words[0], arguments)
+        let reason = String(cString: strerror(errno))
+        unsetenv(variable)
+        Terminal.printError("authkit: cannot run \(words[0]): \(reason)")
+        throw ExitCode(errno == ENOENT ? 127 : 126)
+    }
+}
