@@ -384,10 +384,15 @@ struct SetupKubectlCommand: AsyncParsableCommand {
             }
             var set = ["config", "set-credentials", name, "--exec-api-version=\(apiVersion)", "--exec-command=\(executable)"]
             set += arguments.map { "--exec-arg=\($0)" }
-            guard try Setup.run("kubectl", set).status == 0 else { throw Setup.Failure(description: "kubectl config set-credentials failed") }
-            if apiVersion == CredentialKubectlCommand.v1 {
-                guard try Setup.run("kubectl", ["config", "set", "users.\(name).exec.interactiveMode", "Never"]).status == 0 else {
-                    throw Setup.Failure(description: "kubectl config set … interactiveMode failed")
+            // v1 requires interactiveMode; newer kubectls set it with a flag, older ones with `config set`.
+            if apiVersion == CredentialKubectlCommand.v1, try Setup.run("kubectl", set + ["--exec-interactive-mode=Never"]).status == 0 {
+                // done
+            } else {
+                guard try Setup.run("kubectl", set).status == 0 else { throw Setup.Failure(description: "kubectl config set-credentials failed") }
+                if apiVersion == CredentialKubectlCommand.v1 {
+                    guard try Setup.run("kubectl", ["config", "set", "users.\(name).exec.interactiveMode", "Never"]).status == 0 else {
+                        throw Setup.Failure(description: "kubectl config set … interactiveMode failed")
+                    }
                 }
             }
             Terminal.printError("kubectl: user \(name) of context \(context) runs \(executable) \(arguments.joined(separator: " ")) (\(apiVersion))")

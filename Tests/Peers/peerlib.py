@@ -118,15 +118,15 @@ class Lifetime:
 class Peer:
     """A threaded WSGI server on 127.0.0.1 with the ready-line and shutdown contract."""
 
-    def __init__(self, name: str, app: Any, port: int = 0):
+    def __init__(self, name: str, app: Any, port: int = 0, ssl_context: Any = None):
         self.name = name
         self.server = werkzeug.serving.make_server(
-            LOOPBACK, port, app, threaded=True, request_handler=QuietRequestHandler
+            LOOPBACK, port, app, threaded=True, request_handler=QuietRequestHandler, ssl_context=ssl_context
         )
         # Many concurrent token requests (the refresh race) must all be accepted.
         self.server.socket.listen(128)
         self.port: int = self.server.server_port
-        self.base_url = f"http://{LOOPBACK}:{self.port}"
+        self.base_url = f"{'https' if ssl_context else 'http'}://{LOOPBACK}:{self.port}"
         self.lifetime = Lifetime(name)
 
     def serve(self, ready: dict[str, Any], watch_stdin: bool = True) -> int:

@@ -32,3 +32,29 @@ public final class GitTestServer: Sendable {
         }
     }
 }
+
+/// `Tests/Peers/kube_apiserver.py`: a Kubernetes API server stand-in over TLS that accepts the
+/// provider's live access tokens (and, with `idTokenAudience`, its unexpired id_tokens).
+public final class KubeAPIServerStandIn: Sendable {
+    public let process: PeerProcess
+    /// `https://127.0.0.1:PORT`.
+    public let server: String
+    /// The PEM certificate kubectl must trust (the cluster's certificate-authority).
+    public let certificate: URL
+
+    public init(acceptTokensFrom provider: OIDCTestProvider, idTokenAudience: String?, directory: URL) throws {
+        let certificate = directory.appendingPathComponent("apiserver.crt"), key = directory.appendingPathComponent("apiserver.key")
+        let openssl = try ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/openssl"),
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.path, "-out", certificate.path, "-days", "1",
+             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], timeout: 60)
+        guard openssl.status == 0 else { throw HarnessError("openssl could not make a test certificate: \(openssl.stderr)") }
+        var arguments = ["--cert", certificate.path, "--key", key.path, "--accept-tokens-from", provider.baseURL.absoluteString]
+        if let idTokenAudience { arguments += ["--id-token-audience", idTokenAudience] }
+        process = try PeerProcess(name: "kube-apiserver", script: "kube_apiserver.py", arguments: arguments)
+        server = process.ready["server"].string ?? ""
+        self.certificate = certificate
+    }
+
+    public func stop() { process.stop() }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 10, kubectl: Debian's kubectl 1.20 (v1beta1, unpacked by the bootstrap) and any newer
+/// kubectl on PATH (v1), configured by `authkit setup kubectl`, against a TLS API-server
+/// stand-in that takes only the provider's live tokens.
+@Suite struct KubectlCredentialTests {
+    /// The kubectl binaries to test with: Debian's 1.20 and a newer one on PATH, if any.
+    static func kubectls() -> [URL] {
+        var found: [URL] = []
+        let debian = TestPaths.packageRoot.appendingPathComponent(".build-tools/kubernetes-client/usr/bin/kubectl")
+        if FileManager.default.isExecutableFile(atPath: debian.path) { found.append(debian) }
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent("kubectl")
+            if FileManager.default.isExecutableFile(atPath: candidate.path), candidate.resolvingSymlinksInPath() != debian.resolvingSymlinksInPath() {
+                found.append(candidate)
+                break
+            }
+        }
+        return found
+    }
+
+    @Test func kubectlGetsAccessAndIDTokensThroughTheExecPlugin() async throws {
+        let kubectls = Self.kubectls()
+        try #require(!kubectls.isEmpty, "no kubectl: run ./scripts/bootstrap (it unpacks Debian's kubernetes-client)")
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn(user: "ada")
+        let api = try KubeAPIServerStandIn(acceptTokensFrom: world.provider, idTokenAudience: CLIHarness.clientID, directory: world.scratch)
+        defer { api.stop() }
+
+        for kubectl in kubectls {
+            let kubeconfig = world.scratch.appendingPathComponent("kubeconfig-\(kubectls.firstIndex(of: kubectl) ?? 0)")
+            let original = """
+                apiVersion: v1
+                kind: Config
+                clusters:
+                - cluster:
+                    certificate-authority: \(api.certificate.path)
+                    server: \(api.server)
+                  name: test
+                contexts:
+                - context:
+                    cluster: test
+                    user: ada
+                  name: test
+                current-context: test
+                users:
+                - name: ada
+                  user: {}
+
+                """
+            try original.write(to: kubeconfig, atomically: true, encoding: .utf8)
+            var environment = world.environment
+            environment["KUBECONFIG"] = kubeconfig.path
+            environment["PATH"] = kubectl.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+            environment["HOME"] = world.scratch.path
+
+            for type in ["access-token", "id-token"] {
+                let setup = try await world.authkit(["setup", "kubectl", "--context", "test", "--group", world.group, "--token-type", type], environment: environment)
+                #expect(setup.status == 0, "\(kubectl.path): \(setup.stderr)")
+                let get = try ProcessRunner.run(kubectl, ["get", "--raw", "/api"], environment: environment, timeout: 60)
+                #expect(get.status == 0, "\(kubectl.path) with \(type): \(get.stderr)")
+                #expect(get.stdout.contains("APIVersions"))
+            }
+            let written = try String(contentsOf: kubeconfig, encoding: .utf8)
+            #expect(written.contains("client.authentication.k8s.io/"), "\(written)")
+            #expect(written.contains(api.server) && written.contains("current-context: test"), "the rest of the kubeconfig must stay")
+        }
+        #expect(try String(contentsOf: world.scratch.appendingPathComponent("kubeconfig-0"), encoding: .utf8).contains("id-token"))
+
+        // An expired access token: the plug-in refreshes (once) and kubectl goes on.
+        try HostileTextTests.tamper(world, account: "ada@example.test") { $0["access_token_expires_at"] = Date().timeIntervalSince1970 - 10 }
+        let kubeconfig = world.scratch.appendingPathComponent("kubeconfig-0")
+        var environment = world.environment
+        environment["KUBECONFIG"] = kubeconfig.path
+        environment["HOME"] = world.scratch.path
+        let setup = try await world.authkit(["setup", "kubectl", "--context", "test", "--group", world.group], environment: environment.merging(["PATH": kubectls[0].deletingLastPathComponent().path + ":/usr/bin:/bin"]) { $1 })
+        #expect(setup.status == 0)
+        try await world.provider.clearLog()
+        let refreshed = try ProcessRunner.run(kubectls[0], ["get", "--raw", "/api"], environment: environment, timeout: 60)
+        #expect(refreshed.status == 0, "\(refreshed.stderr)")
+        #expect(try await world.provider.log().grantTypes["refresh_token", default: 0] == 1)
+
+        // Not signed in: kubectl shows authkit's one line naming the login.
+        #expect(try await world.authkit(["logout", "--group", world.group]).status == 0)
+        let refused = try ProcessRunner.run(kubectls[0], ["get", "--raw", "/api"], environment: environment, timeout: 60)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("authkit login"), "\(refused.stderr)")
+        try await world.assertNoSecretsLeaked()
+    }
+
+    /// What the real kubectl here cannot show: v1 with interactive, bad KUBERNETES_EXEC_INFO,
+    /// an unknown apiVersion, and standard output holding nothing but the answer.
+    @Test func protocolDetailsAndBadInput() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn(user: "ada")
+        let plugin = ["credential", "kubectl", "--group", world.group]
+        for version in ["client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"] {
+            let info = #"{"kind":"ExecCredential","apiVersion":"\#(version)","spec":{"interactive":true}}"#
+            let result = try await world.authkit(plugin, environment: ["KUBERNETES_EXEC_INFO": info, "AUTHKIT_LOG": "debug"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let answer = try CLIOutput.jsonObject(result.stdout)
+            #expect(answer["apiVersion"] as? String == version && answer["kind"] as? String == "ExecCredential")
+            let status = try #require(answer["status"] as? [String: Any])
+            #expect((status["token"] as? String)?.isEmpty == false)
+            #expect((status["expirationTimestamp"] as? String)?.hasSuffix("Z") == true)
+            #expect(result.stdout.split(separator: "\n").count == 1, "stdout must be the answer only")
+        }
+        // --token-type id-token: the verified id_token (a JWT for the client), not the access token.
+        let id = try await world.authkit(plugin + ["--token-type", "id-token"])
+        let idToken = try #require((try CLIOutput.jsonObject(id.stdout))["status"] as? [String: Any])["token"] as? String
+        #expect(idToken?.split(separator: ".").count == 3)
+        let issuedIDTokens = try await world.provider.issued()["items"].array.filter { $0["kind"] == "id_token" }.compactMap { $0["value"].string }
+        #expect(idToken.map(issuedIDTokens.contains) == true, "an id_token the provider issued")
+        let bare = try await world.authkit(plugin)
+        #expect((try CLIOutput.jsonObject(bare.stdout))["apiVersion"] as? String == "client.authentication.k8s.io/v1beta1")
+        for (what, info) in [("not JSON", "{not json"), ("unknown apiVersion", #"{"apiVersion":"client.authentication.k8s.io/v2"}"#), ("no apiVersion", "{}")] {
+            let result = try await world.authkit(plugin, environment: ["KUBERNETES_EXEC_INFO": info])
+            #expect(result.status == 2, "\(what): \(result.status)")
+            #expect(result.stdout.isEmpty && result.stderr.split(separator: "\n").count == 1, "\(what): \(result.stderr)")
+        }
+        #expect(try await world.authkit(["token", "--group", world.group]).status == 0, "the sign-in is still usable")
+        try await world.assertNoSecretsLeaked()
+    }
+}
