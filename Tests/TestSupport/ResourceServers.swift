@@ -58,3 +58,35 @@ public final class KubeAPIServerStandIn: Sendable {
 
     public func stop() { process.stop() }
 }
+
+/// `Tests/Peers/docker_engine.py`: a Docker engine API stand-in on a unix socket that records
+/// the registry credentials the docker CLI sends it (never storing or running an image).
+public final class DockerEngineStandIn: Sendable {
+    public let process: PeerProcess
+    /// `unix:///…/docker.sock`, for DOCKER_HOST.
+    public let host: String
+    private let recordFile: URL
+
+    public init(acceptTokensFrom provider: OIDCTestProvider, privateRegistries: [String], directory: URL) throws {
+        let socket = directory.appendingPathComponent("docker.sock").path
+        recordFile = directory.appendingPathComponent("docker-requests.jsonl")
+        var arguments = ["--socket", socket, "--accept-tokens-from", provider.baseURL.absoluteString, "--record", recordFile.path]
+        for registry in privateRegistries { arguments += ["--private", registry] }
+        process = try PeerProcess(name: "docker-engine", script: "docker_engine.py", arguments: arguments)
+        host = "unix://" + socket
+    }
+
+    public func stop() { process.stop() }
+
+    /// What the engine was sent so far: path, registry, user name, whether the password was
+    /// a live token.
+    public func requests() throws -> [(path: String, registry: String, user: String?, live: Bool)] {
+        let text = (try? String(contentsOf: recordFile, encoding: .utf8)) ?? ""
+        return try text.split(separator: "\n").map { line in
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                throw HarnessError("docker-engine recorded a line that is not an object")
+            }
+            return (object["path"] as? String ?? "", object["registry"] as? String ?? "", object["user"] as? String, object["live"] as? Bool ?? false)
+        }
+    }
+}
