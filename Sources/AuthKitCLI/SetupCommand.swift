@@ -89,9 +89,13 @@ enum Setup {
         var text = "[\(kind) \"\(name)\"]\n"
         for (key, value) in entries { text += "\(key) = \(value)\n" }
         if print { return "# \(path)\n\(text)" }
-        let file: ConfigFile
-        do { file = try ConfigFile.load(environment: environment) } catch { throw Failure(description: "\(error)") }
-        let existing = kind == "credential" ? file.credentials[name] : file.registries[name]
+        var existing: ConfigFile.Section?
+        if FileManager.default.fileExists(atPath: path) {
+            do {
+                let file = try ConfigFile.load(environment: environment)
+                existing = kind == "credential" ? file.credentials[name] : file.registries[name]
+            } catch { throw Failure(description: "\(error)") }
+        }
         if let existing {
             let wanted = Dictionary(entries, uniquingKeysWith: { $1 })
             guard existing.entries.mapValues(\.value) == wanted else {

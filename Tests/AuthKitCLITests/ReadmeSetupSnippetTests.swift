@@ -1,0 +1,70 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 10: the README's setup snippets ("Use it from git, kubectl, docker and anything
+/// else") are run as written — same text — in a scratch HOME, git and docker config and
+/// kubeconfig, and must succeed and write what the README says.
+@Suite struct ReadmeSetupSnippetTests {
+    /// Every `authkit setup …` command of the section's sh blocks, continuation lines joined.
+    static func snippets() throws -> [String] {
+        let readme = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "## Use it from git, kubectl, docker and anything else"))
+        let section = readme[start.upperBound...].prefix { _ in true }
+        let end = section.range(of: "\n## ")?.lowerBound ?? section.endIndex
+        var commands: [String] = []
+        var inBlock = false, current = ""
+        for line in section[..<end].split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("```") { inBlock = line == "```sh"; continue }
+            guard inBlock else { continue }
+            current += line.trimmingCharacters(in: .whitespaces)
+            if current.hasSuffix("\\") { current = String(current.dropLast()); continue }
+            if current.hasPrefix("authkit setup ") { commands.append(current) }
+            current = ""
+        }
+        return commands
+    }
+
+    @Test func theSetupSnippetsRunAsWritten() async throws {
+        let commands = try Self.snippets()
+        #expect(commands.count == 4, "\(commands)")
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        let kubeconfig = world.scratch.appendingPathComponent("kubeconfig")
+        var contexts = ""
+        for name in ["aks-prod", "oidc-cluster"] {
+            contexts += "- context: {cluster: c, user: \(name)-user}\n  name: \(name)\n"
+        }
+        try "apiVersion: v1\nkind: Config\nclusters:\n- cluster: {server: \"https://127.0.0.1:1\"}\n  name: c\ncontexts:\n\(contexts)users:\n- name: aks-prod-user\n  user: {}\n- name: oidc-cluster-user\n  user: {}\n"
+            .write(to: kubeconfig, atomically: true, encoding: .utf8)
+        var environment = [
+            "HOME": world.scratch.path, "GIT_CONFIG_GLOBAL": world.scratch.appendingPathComponent("gitconfig").path,
+            "DOCKER_CONFIG": world.scratch.appendingPathComponent("docker").path, "KUBECONFIG": kubeconfig.path,
+            "AUTHKIT_CONFIG": world.scratch.appendingPathComponent("authkit.conf").path,
+        ]
+        let debianKubectl = TestPaths.packageRoot.appendingPathComponent(".build-tools/kubernetes-client/usr/bin")
+        environment["PATH"] = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin") + ":" + debianKubectl.path
+        for command in commands {
+            var words = try Self.words(command)
+            #expect(words.removeFirst() == "authkit")
+            if words[1] == "docker" { words += ["--link-dir", world.scratch.path] }
+            let result = try await world.authkit(words, environment: environment)
+            #expect(result.status == 0, "`\(command)`: \(result.stderr)")
+        }
+        let config = try String(contentsOfFile: environment["AUTHKIT_CONFIG"]!, encoding: .utf8)
+        #expect(config.contains("[credential \"https://dev.azure.com\"]\nprofile = microsoft\nscopes = 499b84ac-1321-427f-aa17-267ca6975798/.default"))
+        #expect(config.contains("[registry \"registry.example.com\"]\nprofile = work"))
+        let git = try String(contentsOfFile: environment["GIT_CONFIG_GLOBAL"]!, encoding: .utf8)
+        #expect(git.contains("[credential \"https://dev.azure.com\"]") && git.contains("credential git"))
+        let docker = try String(contentsOfFile: environment["DOCKER_CONFIG"]! + "/config.json", encoding: .utf8)
+        #expect(docker.contains(#""registry.example.com": "authkit""#))
+        let kube = try String(contentsOf: kubeconfig, encoding: .utf8)
+        #expect(kube.contains("6dae42f8-4368-4678-94ff-3960e28e3630/.default") && kube.contains("id-token"))
+    }
+
+    /// Splits a shell command line of plain words (the README's snippets use no quoting).
+    static func words(_ command: String) throws -> [String] {
+        try #require(!command.contains("'") && !command.contains("\""), "quoting in a README snippet: \(command)")
+        return command.split(separator: " ").map(String.init)
+    }
+}
