@@ -51,6 +51,117 @@ struct CredentialOptions: ParsableArguments {
     }
 }
 
+/// What a plug-in was asked, however it was parsed (ArgumentParser or ``CredentialFastPath``).
+struct CredentialFlags: Equatable {
+    var profile: String?
+    var group: String?
+    var account: String?
+    var scopes: [String] = []
+    var insecureStorage = false
+    var minTTL = 300
+    var username: String?
+    var tokenType: CredentialKubectlCommand.TokenType = .accessToken
+    var action = ""
+
+    init() {}
+
+    init(_ options: CredentialOptions, minTTL: Int, action: String = "", username: String? = nil) {
+        profile = options.profile
+        group = options.group
+        account = options.account
+        scopes = options.scopes
+        insecureStorage = options.insecureStorage
+        self.minTTL = minTTL
+        self.action = action
+        self.username = username
+    }
+
+    /// True when the command line names the sign-in (then every host is served).
+    var namesSignIn: Bool { profile != nil || group != nil }
+
+    func target(entry: String, username: String = "oauth2") -> CredentialTarget {
+        CredentialTarget(entry: entry, profile: profile, group: group, account: account, scopes: scopes.isEmpty ? nil : scopes, username: username)
+    }
+}
+
+/// `authkit credential git|docker|kubectl` (and `docker-credential-authkit`) without
+/// ArgumentParser's start-up cost, as ``TokenFastPath`` does for `token`: clients run these in
+/// every git fetch, docker pull and kubectl call. Anything unusual (help, an unknown flag, a
+/// malformed value) returns nil, and ArgumentParser parses as usual.
+enum CredentialFastPath {
+    static func parse(_ arguments: [String]) -> (client: String, flags: CredentialFlags)? {
+        guard arguments.count >= 2, arguments[0] == "credential", ["git", "docker", "kubectl"].contains(arguments[1]) else { return nil }
+        let client = arguments[1]
+        var flags = CredentialFlags()
+        flags.minTTL = 300
+        var index = 2
+        var action: String?
+        func value(_ argument: String, _ name: String) -> String? {
+            if argument.hasPrefix(name + "=") { return String(argument.dropFirst(name.count + 1)) }
+            guard argument == name, index + 1 < arguments.count else { return nil }
+            index += 1
+            let next = arguments[index]
+            return next.hasPrefix("-") ? nil : next
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            if !argument.hasPrefix("-") {
+                guard action == nil, client != "kubectl" else { return nil }
+                action = argument
+                index += 1
+                continue
+            }
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            switch name {
+            case "--profile":
+                guard let text = value(argument, name), flags.profile == nil else { return nil }
+                flags.profile = text
+            case "--group":
+                guard let text = value(argument, name), flags.group == nil else { return nil }
+                flags.group = text
+            case "--account":
+                guard let text = value(argument, name), flags.account == nil else { return nil }
+                flags.account = text
+            case "--scope":
+                guard let text = value(argument, name) else { return nil }
+                flags.scopes.append(text)
+            case "--min-ttl":
+                guard let text = value(argument, name), let seconds = Int(text), TokenRequest.minTTLRange.contains(seconds) else { return nil }
+                flags.minTTL = seconds
+            case "--username" where client == "git":
+                guard let text = value(argument, name), flags.username == nil else { return nil }
+                flags.username = text
+            case "--token-type" where client == "kubectl":
+                guard let text = value(argument, name), let type = CredentialKubectlCommand.TokenType(rawValue: text) else { return nil }
+                if type == .idToken && !flags.scopes.isEmpty { return nil }
+                flags.tokenType = type
+            case "--insecure-storage":
+                guard argument == name, !flags.insecureStorage else { return nil }
+                flags.insecureStorage = true
+            default:
+                return nil
+            }
+            index += 1
+        }
+        if client == "kubectl" {
+            if flags.tokenType == .idToken && !flags.scopes.isEmpty { return nil }
+        } else {
+            guard let action else { return nil }
+            flags.action = action
+        }
+        return (client, flags)
+    }
+
+    /// Runs what ``parse(_:)`` found.
+    static func run(client: String, flags: CredentialFlags) async throws {
+        switch client {
+        case "git": try await CredentialGitCommand.serve(flags)
+        case "docker": try await CredentialDockerCommand.serve(flags)
+        default: try await CredentialKubectlCommand.serve(flags)
+        }
+    }
+}
+
 /// What every plug-in shares: the config's mapping, one token from the shared sign-in, bounded
 /// standard input, and errors as one line on standard error.
 enum CredentialPlugin {

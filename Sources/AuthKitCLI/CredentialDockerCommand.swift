@@ -43,6 +43,11 @@ struct CredentialDockerCommand: AsyncParsableCommand {
     static let notFound = "credentials not found in native keychain"
 
     func run() async throws {
+        try await Self.serve(CredentialFlags(options, minTTL: minTTL, action: action))
+    }
+
+    static func serve(_ options: CredentialFlags) async throws {
+        let action = options.action, minTTL = options.minTTL
         try await CredentialPlugin.run { () async throws(CredentialPlugin.Failure) in
             // Checked here, not in validate(): a plug-in's error is one line, not a usage page.
             guard ["get", "store", "erase", "list"].contains(action) else {

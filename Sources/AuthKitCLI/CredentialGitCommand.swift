@@ -40,6 +40,11 @@ struct CredentialGitCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try await Self.serve(CredentialFlags(options, minTTL: minTTL, action: action, username: username))
+    }
+
+    static func serve(_ flags: CredentialFlags) async throws {
+        let action = flags.action, minTTL = flags.minTTL, username = flags.username
         try await CredentialPlugin.run { () async throws(CredentialPlugin.Failure) in
             // Checked here, not in validate(): a plug-in's error is one line, not a usage page.
             guard ["get", "store", "erase"].contains(action) else {
@@ -47,20 +52,20 @@ struct CredentialGitCommand: AsyncParsableCommand {
             }
             let request = try GitCredentialRequest(parsing: try CredentialPlugin.readInput())
             if action == "store" { return }  // git stores after every success; nothing to keep
-            guard let target = try self.target(for: request) else { return }  // unmapped: git asks its next helper
+            guard let target = try Self.target(for: request, flags: flags) else { return }  // unmapped: git asks its next helper
             switch action {
             case "get":
-                let token = try await CredentialPlugin.accessToken(for: target, insecureStorage: options.insecureStorage, minTTL: minTTL)
+                let token = try await CredentialPlugin.accessToken(for: target, insecureStorage: flags.insecureStorage, minTTL: minTTL)
                 Terminal.write(fd: 1, request.answer(token: token, username: username ?? target.username))
             default:  // erase: the rejected password, if it is ours, is stale now — nothing more
                 guard let rejected = request.rejectedToken else { return }
-                try await CredentialPlugin.markRejected(rejected, for: target, insecureStorage: options.insecureStorage)
+                try await CredentialPlugin.markRejected(rejected, for: target, insecureStorage: flags.insecureStorage)
             }
         }
     }
 
     /// The flags' sign-in for any host, else the config's mapping for this one (nil: none).
-    private func target(for request: GitCredentialRequest) throws(CredentialPlugin.Failure) -> CredentialTarget? {
+    private static func target(for request: GitCredentialRequest, flags options: CredentialFlags) throws(CredentialPlugin.Failure) -> CredentialTarget? {
         if options.namesSignIn { return options.target(entry: "\(request.scheme)://\(request.host)") }
         guard !request.host.isEmpty else { return nil }
         guard var mapped = CredentialMap.gitTarget(protocol: request.scheme, host: request.host, path: request.path, in: try CredentialPlugin.config())

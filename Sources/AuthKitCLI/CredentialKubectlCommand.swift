@@ -46,6 +46,13 @@ struct CredentialKubectlCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        var flags = CredentialFlags(options, minTTL: minTTL)
+        flags.tokenType = tokenType
+        try await Self.serve(flags)
+    }
+
+    static func serve(_ options: CredentialFlags) async throws {
+        let minTTL = options.minTTL, tokenType = options.tokenType
         try await CredentialPlugin.run { () async throws(CredentialPlugin.Failure) in
             let apiVersion = try Self.apiVersion(ProcessInfo.processInfo.environment["KUBERNETES_EXEC_INFO"])
             let target = options.target(entry: "kubectl")

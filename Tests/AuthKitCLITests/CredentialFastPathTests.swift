@@ -1,0 +1,47 @@
+import ArgumentParser
+import Testing
+@testable import AuthKitCLI
+
+/// The credential plug-ins' fast path parses exactly as ArgumentParser does, and declines
+/// anything unusual.
+@Suite("CredentialFastPath")
+struct CredentialFastPathTests {
+    func parsedByArgumentParser(_ arguments: [String]) throws -> CredentialFlags {
+        let command = try AuthKitCommand.parseAsRoot(arguments)
+        if let git = command as? CredentialGitCommand {
+            return CredentialFlags(git.options, minTTL: git.minTTL, action: git.action, username: git.username)
+        }
+        if let docker = command as? CredentialDockerCommand {
+            return CredentialFlags(docker.options, minTTL: docker.minTTL, action: docker.action)
+        }
+        let kubectl = try #require(command as? CredentialKubectlCommand)
+        var flags = CredentialFlags(kubectl.options, minTTL: kubectl.minTTL)
+        flags.tokenType = kubectl.tokenType
+        return flags
+    }
+
+    @Test("whatever the fast path accepts, ArgumentParser parses to the same flags", arguments: [
+        ["credential", "git", "get"],
+        ["credential", "git", "--group", "com.example.shared", "erase"],
+        ["credential", "git", "--profile=work", "--scope", "a/.default", "--min-ttl", "600", "--username", "me", "get"],
+        ["credential", "docker", "get"],
+        ["credential", "docker", "--group=g", "--insecure-storage", "list"],
+        ["credential", "kubectl"],
+        ["credential", "kubectl", "--token-type", "id-token", "--account", "ada@example.test"],
+        ["credential", "kubectl", "--scope", "6dae42f8-4368-4678-94ff-3960e28e3630/.default", "--min-ttl=0"],
+    ])
+    func agreesWithArgumentParser(_ arguments: [String]) throws {
+        let fast = try #require(CredentialFastPath.parse(arguments))
+        #expect(fast.flags == (try parsedByArgumentParser(arguments)))
+        #expect(fast.client == arguments[1])
+    }
+
+    @Test("anything unusual is left to ArgumentParser", arguments: [
+        ["credential", "git"], ["credential", "git", "--help"], ["credential", "git", "get", "extra"], ["credential", "git", "--bogus", "get"],
+        ["credential", "kubectl", "get"], ["credential", "kubectl", "--token-type", "x"], ["credential", "docker", "--username", "u", "get"],
+        ["credential", "git", "--min-ttl", "-1", "get"], ["credential"], ["token"], [],
+    ])
+    func declines(_ arguments: [String]) {
+        #expect(CredentialFastPath.parse(arguments) == nil)
+    }
+}
