@@ -51,8 +51,13 @@ let package = Package(
         // JWS/JWK parsing and signature verification over OpenSSL EVP. No networking, no OAuth.
         .target(name: "JOSE", dependencies: ["COpenSSL", "CCryptoLoader", "CBase64URL", "StrictJSON"]),
 
-        // The freedesktop Secret Service through libsecret, plus the explicit plain-file store.
-        .target(name: "SecretStore", dependencies: ["CLibSecret", "StrictJSON"]),
+        // keyctl(2) and add_key(2) for the kernel-keyring store (no library: glibc has no
+        // wrappers, and Swift cannot call the variadic syscall(2)).
+        .target(name: "CKernelKeyring", path: "Sources/CKernelKeyring"),
+
+        // The freedesktop Secret Service through libsecret, the kernel's persistent keyring,
+        // and the explicit plain-file store.
+        .target(name: "SecretStore", dependencies: ["CLibSecret", "CKernelKeyring", "StrictJSON"]),
 
         // The library other tools import: discovery, PKCE, loopback receiver, token endpoint,
         // id_token validation with a JWKS cache, the shared session, Graph user search.

@@ -39,7 +39,10 @@ struct CredentialOptions: ParsableArguments {
     @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
     var scopes: [String] = []
 
-    @Flag(help: "Keep tokens in the unencrypted plain file instead of the Secret Service.")
+    @Option(help: ArgumentHelp("Where tokens live: secret-service, kernel-keyring or plain-file.", valueName: "store"))
+    var storage: StorageChoice?
+
+    @Flag(help: "The same as --storage plain-file.")
     var insecureStorage = false
 
     /// True when the command line names the sign-in (then every host is served).
@@ -58,6 +61,7 @@ struct CredentialFlags: Equatable {
     var account: String?
     var scopes: [String] = []
     var insecureStorage = false
+    var storage: StorageChoice?
     var minTTL = 300
     var username: String?
     var tokenType: CredentialKubectlCommand.TokenType = .accessToken
@@ -71,6 +75,7 @@ struct CredentialFlags: Equatable {
         account = options.account
         scopes = options.scopes
         insecureStorage = options.insecureStorage
+        storage = options.storage
         self.minTTL = minTTL
         self.action = action
         self.username = username
@@ -138,6 +143,9 @@ enum CredentialFastPath {
             case "--insecure-storage":
                 guard argument == name, !flags.insecureStorage else { return nil }
                 flags.insecureStorage = true
+            case "--storage":
+                guard let text = value(argument, name), flags.storage == nil, let choice = StorageChoice(rawValue: text) else { return nil }
+                flags.storage = choice
             default:
                 return nil
             }
@@ -184,8 +192,8 @@ enum CredentialPlugin {
     }
 
     /// A valid access token for `target`, at least `minTTL` seconds left.
-    static func accessToken(for target: CredentialTarget, insecureStorage: Bool, minTTL: Int) async throws(Failure) -> AccessToken {
-        let settings = SessionSettings(profile: target.profile, group: target.group, insecureStorage: insecureStorage)
+    static func accessToken(for target: CredentialTarget, insecureStorage: Bool, storage: StorageChoice? = nil, minTTL: Int) async throws(Failure) -> AccessToken {
+        let settings = SessionSettings(profile: target.profile, group: target.group, insecureStorage: insecureStorage, storage: storage)
         do throws(AuthKitError) {
             let profile = try settings.resolveProfile()
             let session = try settings.session(for: profile)
@@ -196,8 +204,8 @@ enum CredentialPlugin {
     }
 
     /// A verified id_token for `target`.
-    static func idToken(for target: CredentialTarget, insecureStorage: Bool, minTTL: Int) async throws(Failure) -> IDToken {
-        let settings = SessionSettings(profile: target.profile, group: target.group, insecureStorage: insecureStorage)
+    static func idToken(for target: CredentialTarget, insecureStorage: Bool, storage: StorageChoice? = nil, minTTL: Int) async throws(Failure) -> IDToken {
+        let settings = SessionSettings(profile: target.profile, group: target.group, insecureStorage: insecureStorage, storage: storage)
         do throws(AuthKitError) {
             let profile = try settings.resolveProfile()
             return try await settings.session(for: profile).validIDToken(account: target.account, minimumLifetime: .seconds(minTTL))
@@ -207,8 +215,8 @@ enum CredentialPlugin {
     }
 
     /// Marks a token a server rejected stale for every tool (never deletes, never revokes).
-    static func markRejected(_ value: String, for target: CredentialTarget, insecureStorage: Bool) async throws(Failure) {
-        let settings = SessionSettings(profile: target.profile, group: target.group, insecureStorage: insecureStorage)
+    static func markRejected(_ value: String, for target: CredentialTarget, insecureStorage: Bool, storage: StorageChoice? = nil) async throws(Failure) {
+        let settings = SessionSettings(profile: target.profile, group: target.group, insecureStorage: insecureStorage, storage: storage)
         do throws(AuthKitError) {
             let profile = try settings.resolveProfile()
             try await settings.session(for: profile).markRejected(accessToken: value, account: target.account)

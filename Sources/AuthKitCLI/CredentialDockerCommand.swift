@@ -76,7 +76,7 @@ struct CredentialDockerCommand: AsyncParsableCommand {
                     Terminal.write(fd: 1, Self.notFound + "\n")
                     throw CredentialPlugin.Failure(message: "", code: ExitStatus.loginNeeded)  // the answer is on stdout
                 }
-                let token = try await CredentialPlugin.accessToken(for: target, insecureStorage: options.insecureStorage, minTTL: minTTL)
+                let token = try await CredentialPlugin.accessToken(for: target, insecureStorage: options.insecureStorage, storage: options.storage, minTTL: minTTL)
                 let answer: JSONValue = ["ServerURL": .string(server), "Username": .string(target.username), "Secret": .string(token.value)]
                 Terminal.write(fd: 1, answer.serialized() + "\n")
             }

@@ -55,11 +55,11 @@ struct CredentialGitCommand: AsyncParsableCommand {
             guard let target = try Self.target(for: request, flags: flags) else { return }  // unmapped: git asks its next helper
             switch action {
             case "get":
-                let token = try await CredentialPlugin.accessToken(for: target, insecureStorage: flags.insecureStorage, minTTL: minTTL)
+                let token = try await CredentialPlugin.accessToken(for: target, insecureStorage: flags.insecureStorage, storage: flags.storage, minTTL: minTTL)
                 Terminal.write(fd: 1, request.answer(token: token, username: username ?? target.username))
             default:  // erase: the rejected password, if it is ours, is stale now — nothing more
                 guard let rejected = request.rejectedToken else { return }
-                try await CredentialPlugin.markRejected(rejected, for: target, insecureStorage: flags.insecureStorage)
+                try await CredentialPlugin.markRejected(rejected, for: target, insecureStorage: flags.insecureStorage, storage: flags.storage)
             }
         }
     }

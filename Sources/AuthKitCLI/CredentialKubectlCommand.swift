@@ -59,10 +59,10 @@ struct CredentialKubectlCommand: AsyncParsableCommand {
             let value: String, expiresAt: Date
             switch tokenType {
             case .accessToken:
-                let token = try await CredentialPlugin.accessToken(for: target, insecureStorage: options.insecureStorage, minTTL: minTTL)
+                let token = try await CredentialPlugin.accessToken(for: target, insecureStorage: options.insecureStorage, storage: options.storage, minTTL: minTTL)
                 (value, expiresAt) = (token.value, token.expiresAt)
             case .idToken:
-                let token = try await CredentialPlugin.idToken(for: target, insecureStorage: options.insecureStorage, minTTL: minTTL)
+                let token = try await CredentialPlugin.idToken(for: target, insecureStorage: options.insecureStorage, storage: options.storage, minTTL: minTTL)
                 (value, expiresAt) = (token.value, token.expiresAt)
             }
             let answer: JSONValue = [

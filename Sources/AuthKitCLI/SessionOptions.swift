@@ -2,6 +2,8 @@ import ArgumentParser
 import AuthKit
 import SecretStore
 
+extension StorageChoice: ExpressibleByArgument {}
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -20,7 +22,12 @@ struct SessionOptions: ParsableArguments {
         valueName: "name"))
     var group: String?
 
-    @Flag(help: "Keep tokens in an unencrypted file under $XDG_STATE_HOME/authkit instead of the Secret Service.")
+    @Option(help: ArgumentHelp(
+        "Where tokens live: secret-service (default), kernel-keyring (memory only; SSH, servers, CI) or plain-file (unencrypted).",
+        valueName: "store"))
+    var storage: StorageChoice?
+
+    @Flag(help: "The same as --storage plain-file.")
     var insecureStorage = false
 
     // Never a way in for a secret: any user can read another's command line (`ps`). Parsed
@@ -29,6 +36,9 @@ struct SessionOptions: ParsableArguments {
     var clientSecretFlag: String?
 
     func validate() throws {
+        if insecureStorage, let storage, storage != .plainFile {
+            throw ValidationError("--insecure-storage means --storage plain-file; it contradicts --storage \(storage.rawValue)")
+        }
         if clientSecretFlag != nil {
             throw ValidationError(
                 "a client secret is never taken from the command line, where other users can see it (ps); "
@@ -38,7 +48,7 @@ struct SessionOptions: ParsableArguments {
 
     /// The parsed values as a plain value (ArgumentParser's wrappers trap when read unparsed).
     var settings: SessionSettings {
-        SessionSettings(profile: profile, group: group, insecureStorage: insecureStorage)
+        SessionSettings(profile: profile, group: group, insecureStorage: insecureStorage, storage: storage)
     }
 
     func resolveProfile(_ more: ProfileOverrides = ProfileOverrides()) throws(AuthKitError) -> Profile {
@@ -55,6 +65,7 @@ struct SessionSettings: Equatable {
     var profile: String?
     var group: String?
     var insecureStorage = false
+    var storage: StorageChoice?
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
@@ -64,6 +75,7 @@ struct SessionSettings: Equatable {
         overrides.profile = profile
         overrides.group = group
         if insecureStorage { overrides.storage = .plainFile }
+        if let storage { overrides.storage = storage }
         do {
             return try ProfileResolver.load(environment: environment).resolve(overrides)
         } catch {
@@ -76,6 +88,7 @@ struct SessionSettings: Equatable {
         let store: any SecretStore
         switch profile.storage {
         case .secretService: store = SecretServiceStore()
+        case .kernelKeyring: store = KernelKeyringStore()
         case .plainFile: store = PlainFileStore()
         }
         return try SharedSession(group: profile.group, store: store, environment: environment)
@@ -109,6 +122,7 @@ func loginCommand(_ options: SessionSettings, extra: String = "") -> String {
     if let profile = options.profile { words += ["--profile", profile] }
     if let group = options.group { words += ["--group", group] }
     if options.insecureStorage { words.append("--insecure-storage") }
+    if let storage = options.storage { words += ["--storage", storage.rawValue] }
     if !extra.isEmpty { words.append(extra) }
     return words.joined(separator: " ")
 }

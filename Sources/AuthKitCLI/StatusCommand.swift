@@ -208,17 +208,25 @@ struct AccountReport: Encodable {
 }
 
 struct StorageReport: Encodable {
-    /// "secret-service" or "plain-file".
+    /// "secret-service", "kernel-keyring" or "plain-file".
     var kind: String
     var collection: String?
     var groupCollection: Bool?
     var locked: Bool?
     var path: String?
     var encrypted: Bool
+    /// The kernel keyring's id (kernel-keyring only).
+    var keyring: Int32?
+    /// Seconds unused after which the kernel drops the keyring (kernel-keyring only).
+    var expirySeconds: Int?
+    /// True when the tokens live in memory only and are gone at reboot.
+    var memoryOnly = false
 
     enum CodingKeys: String, CodingKey {
-        case kind, collection, locked, path, encrypted
+        case kind, collection, locked, path, encrypted, keyring
         case groupCollection = "group_collection"
+        case expirySeconds = "expiry_seconds"
+        case memoryOnly = "memory_only"
     }
 
     init(_ location: StorageLocation) {
@@ -233,6 +241,13 @@ struct StorageReport: Encodable {
             kind = "plain-file"
             self.path = path
             encrypted = false
+        case .kernelKeyring(let keyring, let expiry):
+            kind = "kernel-keyring"
+            self.keyring = keyring
+            expirySeconds = expiry
+            memoryOnly = true
+            // Kernel memory no other user can read; not encrypted against root (SECURITY.md).
+            encrypted = false
         }
     }
 
@@ -244,5 +259,8 @@ struct StorageReport: Encodable {
         try container.encode(locked, forKey: .locked)
         try container.encode(path, forKey: .path)
         try container.encode(encrypted, forKey: .encrypted)
+        try container.encode(keyring, forKey: .keyring)
+        try container.encode(expirySeconds, forKey: .expirySeconds)
+        try container.encode(memoryOnly, forKey: .memoryOnly)
     }
 }

@@ -47,7 +47,7 @@ struct TokenCommand: AsyncParsableCommand {
 
     var request: TokenRequest {
         TokenRequest(
-            profile: session.profile, group: session.group, insecureStorage: session.insecureStorage,
+            profile: session.profile, group: session.group, insecureStorage: session.insecureStorage, storage: session.storage,
             account: account, minTTL: minTTL, scopes: scopes, json: json, idToken: idToken)
     }
 

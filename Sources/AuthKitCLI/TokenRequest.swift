@@ -51,6 +51,7 @@ struct TokenRequest: Equatable {
     var profile: String?
     var group: String?
     var insecureStorage = false
+    var storage: StorageChoice?
     var account: String?
     var minTTL = 60
     var scopes: [String] = []
@@ -62,7 +63,7 @@ struct TokenRequest: Equatable {
     static let minTTLRange = 0...86_400
 
     var session: SessionSettings {
-        SessionSettings(profile: profile, group: group, insecureStorage: insecureStorage)
+        SessionSettings(profile: profile, group: group, insecureStorage: insecureStorage, storage: storage)
     }
 
     /// Prints the token (and a newline) on standard output, or reports why not.
@@ -145,8 +146,13 @@ enum TokenFastPath {
                 guard let text = value(argument, name) else { return nil }
                 request.scopes.append(text)
             case "--insecure-storage":
-                guard argument == name, !request.insecureStorage else { return nil }
+                guard argument == name, !request.insecureStorage, request.storage == nil || request.storage == .plainFile else { return nil }
                 request.insecureStorage = true
+            case "--storage":
+                guard let text = value(argument, name), request.storage == nil, let choice = StorageChoice(rawValue: text),
+                    !request.insecureStorage || choice == .plainFile
+                else { return nil }
+                request.storage = choice
             default:
                 return nil
             }

@@ -31,6 +31,10 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     case plainFileIO(path: String, operation: String, errno: Int32)
     /// The plain file cannot be parsed; it was left in place and is not overwritten.
     case plainFileCorrupt(path: String, reason: String)
+    /// The kernel keyring cannot be used here (keyctl blocked by seccomp, no key support).
+    case kernelKeyringUnavailable(detail: String)
+    /// The kernel refused a record over the user's key quota; the previous record was kept.
+    case kernelKeyringQuota(detail: String)
 
     public var description: String {
         switch self {
@@ -43,9 +47,10 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case .noSessionBus(let detail):
             return """
                 No D-Bus session bus, so the Secret Service cannot be reached (\(detail)). \
-                Over SSH or in a container, start one with `dbus-run-session -- bash` and unlock a keyring in it \
-                with `gnome-keyring-daemon --unlock --components=secrets` (type the password, then Ctrl-D); \
-                or, knowing the tokens are then kept unencrypted, choose the plain-file store with --insecure-storage.
+                On a server, over SSH or in CI, use the kernel's keyring instead: --storage kernel-keyring \
+                (or AUTHKIT_STORAGE=kernel-keyring; memory only, shared by your sessions). Or start a bus with \
+                `dbus-run-session -- bash` and unlock a keyring in it; or, knowing the tokens are then kept \
+                unencrypted, choose the plain-file store with --storage plain-file.
                 """
         case .noSecretService(let detail):
             return """
@@ -86,6 +91,13 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
             return "\(path) belongs to user id \(owner), not to you; authkit will not use it. Remove it or fix its owner."
         case .plainFileIO(let path, let operation, let errno):
             return "Could not \(operation) \(path): \(Self.errnoText(errno))."
+        case .kernelKeyringUnavailable(let detail):
+            return """
+                The kernel keyring cannot be used here: \(detail). Use --storage secret-service on a desktop, \
+                or, knowing the tokens are then kept unencrypted, --storage plain-file.
+                """
+        case .kernelKeyringQuota(let detail):
+            return "The kernel keyring is full: \(detail)."
         case .plainFileCorrupt(let path, let reason):
             return """
                 The plain token file \(path) cannot be read (\(reason)). It was left as it is and will not be \

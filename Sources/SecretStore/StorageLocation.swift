@@ -7,6 +7,15 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
         label: String, objectPath: String, isGroupCollection: Bool, isLocked: Bool, fallbackReason: String? = nil)
     /// The explicitly chosen plain-file store: not encrypted.
     case plainFile(path: String)
+    /// The kernel's per-user persistent keyring (memory only): the group's keyring id, and
+    /// the idle time after which the kernel drops it.
+    case kernelKeyring(keyring: Int32, expirySeconds: Int?)
+
+    /// True for the kernel keyring store.
+    public var isKernelKeyring: Bool {
+        if case .kernelKeyring = self { return true }
+        return false
+    }
 
     /// True for the plain-file store: every status and login output must say so.
     public var isPlainFile: Bool {
@@ -36,6 +45,9 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
             return "Secret Service collection ‘\(name)’\(locked), not the group’s own collection"
         case .plainFile(let path):
             return "PLAIN FILE \(path), not encrypted"
+        case .kernelKeyring(let keyring, let expiry):
+            let idle = expiry.map { " or after \($0 >= 86_400 && $0 % 86_400 == 0 ? "\($0 / 86_400) days" : "\($0) s") unused" } ?? ""
+            return "kernel keyring \(keyring) (memory only: gone at reboot\(idle))"
         }
     }
 }
@@ -62,7 +74,7 @@ public struct StorageStatus: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         var text = location.description
-        if !groupCollectionExists && !location.isPlainFile {
+        if !groupCollectionExists && !location.isPlainFile && !location.isKernelKeyring {
             text += "; the group collection does not exist yet (the next save asks to create it)"
         }
         if let provider { text += "; provider \(provider)" }

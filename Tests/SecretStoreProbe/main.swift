@@ -5,7 +5,7 @@
 //   SecretStoreProbe [options] lookup|delete --group G --issuer I --client-id C --account A [--kind K]
 //   SecretStoreProbe [options] list --group G [--issuer I] [--client-id C] [--account A] [--kind K] [--secrets]
 //   SecretStoreProbe [options] delete-all|status --group G
-// options: --plain-file DIR (use PlainFileStore in DIR) --timeout S --prompt-timeout S --no-prompt --show-secret
+// options: --plain-file DIR (use PlainFileStore in DIR) --kernel-keyring (KernelKeyringStore) --timeout S --prompt-timeout S --no-prompt --show-secret
 //          --repeat N (run the command N times in this one process, one JSON line each: a store
 //          must stay usable after an error such as a timeout)
 //
@@ -32,6 +32,8 @@ func exitCode(for error: SecretStoreError) -> Int32 {
     case .plainFilePermissions, .plainFileOwner: return 11
     case .plainFileIO: return 12
     case .plainFileCorrupt: return 13
+    case .kernelKeyringUnavailable: return 14
+    case .kernelKeyringQuota: return 15
     }
 }
 
@@ -51,6 +53,8 @@ func kindName(of error: SecretStoreError) -> String {
     case .plainFileOwner: return "plainFileOwner"
     case .plainFileIO: return "plainFileIO"
     case .plainFileCorrupt: return "plainFileCorrupt"
+    case .kernelKeyringUnavailable: return "kernelKeyringUnavailable"
+    case .kernelKeyringQuota: return "kernelKeyringQuota"
     }
 }
 
@@ -81,6 +85,8 @@ func json(_ location: StorageLocation) -> String {
             """
     case .plainFile(let path):
         return #"{"type":"plainFile","path":\#(json(path)),"description":\#(json(location.description))}"#
+    case .kernelKeyring(let keyring, _):
+        return #"{"type":"kernelKeyring","keyring":\#(keyring),"description":\#(json(location.description))}"#
     }
 }
 
@@ -112,7 +118,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 var parsedOptions: [String: String] = [:]
 var parsedFlags: Set<String> = []
 var parsedCommand: String?
-let flagNames: Set<String> = ["--no-prompt", "--show-secret", "--secrets"]
+let flagNames: Set<String> = ["--no-prompt", "--show-secret", "--secrets", "--kernel-keyring"]
 var index = 0
 while index < arguments.count {
     let argument = arguments[index]
@@ -145,6 +151,8 @@ func seconds(_ name: String, _ fallback: Duration) -> Duration {
 let store: any SecretStore
 if let directory = options["--plain-file"] {
     store = PlainFileStore(directory: directory)
+} else if flags.contains("--kernel-keyring") {
+    store = KernelKeyringStore()
 } else {
     store = SecretServiceStore(
         timeout: seconds("--timeout", .seconds(5)), promptTimeout: seconds("--prompt-timeout", .seconds(120)),

@@ -8,6 +8,9 @@ import Foundation
 public enum StorageChoice: String, Sendable, Equatable, CaseIterable {
     /// The freedesktop Secret Service (gnome-keyring, KeePassXC, KWallet …): the default.
     case secretService = "secret-service"
+    /// The kernel's per-user persistent keyring: memory only, shared by the user's sessions
+    /// (SSH, cron, CI) where no Secret Service runs.
+    case kernelKeyring = "kernel-keyring"
     /// An unencrypted file under `$XDG_STATE_HOME/authkit/`. Only when chosen explicitly.
     case plainFile = "plain-file"
 }

@@ -96,7 +96,7 @@ public struct ProfileResolver: Sendable {
         flags["storage"] = overrides.storage?.rawValue
         flags["login_hint"] = overrides.loginHint
         let flagNames = ["issuer": "--issuer", "tenant": "--tenant", "client_id": "--client-id", "group": "--group",
-                         "storage": "--insecure-storage", "login_hint": "--login-hint"]
+                         "storage": "--storage", "login_hint": "--login-hint"]
         let environmentNames = [
             "issuer": "AUTHKIT_ISSUER", "tenant": "AUTHKIT_TENANT", "client_id": "AUTHKIT_CLIENT_ID",
             "client_secret": "AUTHKIT_CLIENT_SECRET", "scopes": "AUTHKIT_SCOPES", "group": "AUTHKIT_GROUP",
@@ -193,7 +193,7 @@ public struct ProfileResolver: Sendable {
         }
         if let storage = value("storage") {
             guard let choice = StorageChoice(rawValue: storage) else {
-                throw ConfigurationError(location: location("storage"), key: "storage", problem: "use secret-service or plain-file")
+                throw ConfigurationError(location: location("storage"), key: "storage", problem: "use secret-service, kernel-keyring or plain-file")
             }
             profile.storage = choice
         }

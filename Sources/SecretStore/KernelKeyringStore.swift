@@ -1,0 +1,301 @@
+import CKernelKeyring
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The Linux kernel's per-user **persistent keyring** (`keyrings(7)`, `persistent-keyring(7)`):
+/// for servers reached by SSH, CI runners, WSL and containers, where no Secret Service runs.
+///
+/// * Kernel memory only: never written to disk, gone at reboot, and after the persistent
+///   keyring has been idle for `/proc/sys/kernel/keys/persistent_keyring_expiry` seconds
+///   (3 days by default) — or on `keyctl clear`.
+/// * Shared by every process of the user — a new SSH session, a cron job, a systemd user
+///   service — because each process asks the kernel for the persistent keyring of its uid
+///   anew (`KEYCTL_GET_PERSISTENT`), as MIT Kerberos does for `KEYRING:persistent:%{uid}`.
+/// * One keyring per group inside it (`authkit:<group>`), one `user` key per item, its
+///   description the item's key fields. `user` keys live in unswappable kernel memory (a
+///   `big_key` would go to swappable, encrypted shared memory; records are small enough not
+///   to need one). Permissions: possessor and user only, no group or other bits.
+/// * A save updates the key's payload in one `add_key(2)` call: readers see the old record or
+///   the new one, never half of either, and a refused update (over quota) leaves the old one.
+/// * Root can read every user's keys, and so can any process running as the user — the same
+///   trust boundary as the Secret Service (SECURITY.md).
+public final class KernelKeyringStore: SecretStore {
+    /// `KEY_SPEC_PROCESS_KEYRING`: where the persistent keyring is linked for this process.
+    private static let processKeyring: Int32 = -2
+    /// Possessor: all; user: view, read, write, search, link, setattr. Nothing for group/other.
+    private static let permissions: UInt32 = 0x3f3f_0000
+
+    public init() {}
+
+    /// The persistent keyring's id, and the expiry setting, for `status`.
+    public struct Info: Sendable, Equatable {
+        public var persistentKeyring: Int32
+        /// Seconds of idleness after which the kernel drops the persistent keyring.
+        public var expirySeconds: Int?
+    }
+
+    /// The user's persistent keyring (created by the kernel on first use).
+    public static func info() throws(SecretStoreError) -> Info {
+        Info(persistentKeyring: try persistentKeyring(), expirySeconds: readNumber("/proc/sys/kernel/keys/persistent_keyring_expiry"))
+    }
+
+    static func persistentKeyring() throws(SecretStoreError) -> Int32 {
+        let id = ak_keyctl_get_persistent(UInt32(bitPattern: -1), processKeyring)
+        guard id >= 0 else { throw unavailable(operation: "KEYCTL_GET_PERSISTENT", errno: errno) }
+        return Int32(truncatingIfNeeded: id)
+    }
+
+    /// The group's keyring, or nil when it does not exist (and `create` is false).
+    func groupKeyring(_ group: SecretGroup, create: Bool) throws(SecretStoreError) -> Int32? {
+        let persistent = try Self.persistentKeyring()
+        let description = "authkit:" + group.name
+        let found = ak_keyctl_search(persistent, "keyring", description)
+        if found >= 0 { return Int32(truncatingIfNeeded: found) }
+        guard errno == ENOKEY || errno == EKEYEXPIRED || errno == EKEYREVOKED else {
+            throw Self.failure(operation: "search for the group's keyring", errno: errno)
+        }
+        guard create else { return nil }
+        let made = ak_add_key("keyring", description, nil, 0, persistent)
+        guard made >= 0 else { throw Self.failure(operation: "create the group's keyring", errno: errno) }
+        let id = Int32(truncatingIfNeeded: made)
+        _ = ak_keyctl_setperm(id, Self.permissions)
+        return id
+    }
+
+    public nonisolated(nonsending) func items(matching query: ItemQuery, loadSecrets: Bool) async throws(SecretStoreError) -> [StoredItem] {
+        guard let keyring = try groupKeyring(query.group, create: false) else { return [] }
+        let location = try location(keyring)
+        var items: [StoredItem] = []
+        for id in try Self.members(of: keyring) {
+            guard let (type, description) = Self.describe(id), type == "user" else { continue }
+            let (key, problem) = KeyDescription.key(from: description, group: query.group)
+            guard problem != nil || query.matches(key) else { continue }
+            var secret: [UInt8]?
+            var itemProblem = problem
+            if loadSecrets, problem == nil {
+                secret = try Self.read(id)
+                if let bytes = secret, !ItemSchema.isUTF8(bytes) { itemProblem = .secretNotText }
+            }
+            items.append(StoredItem(key: key, label: key.defaultLabel, secret: secret, location: location, problem: itemProblem))
+        }
+        return items
+    }
+
+    public nonisolated(nonsending) func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem? {
+        try await items(matching: ItemQuery(key), loadSecrets: true).first { $0.problem == nil && $0.key == key }
+    }
+
+    @discardableResult
+    public nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError)
+        -> StorageLocation
+    {
+        try key.validate()
+        guard !secret.isEmpty else { throw .invalidSecret(reason: "it is empty") }
+        guard let keyring = try groupKeyring(key.group, create: true) else { throw .providerFailure(operation: "save", message: "no keyring") }
+        let description = KeyDescription.description(for: key)
+        guard description.utf8.count < 4096 else { throw .invalidKey(field: "account", reason: "the key's fields are longer than the kernel allows (4 KiB)") }
+        // One add_key: a new key, or an atomic update of the existing one's payload.
+        let id = secret.withUnsafeBytes { ak_add_key("user", description, $0.baseAddress, $0.count, keyring) }
+        guard id >= 0 else {
+            if errno == EDQUOT { throw Self.quotaExceeded(bytes: secret.count) }
+            throw Self.failure(operation: "store the item", errno: errno)
+        }
+        _ = ak_keyctl_setperm(Int32(truncatingIfNeeded: id), Self.permissions)
+        return try location(keyring)
+    }
+
+    @discardableResult
+    public nonisolated(nonsending) func delete(_ key: ItemKey) async throws(SecretStoreError) -> Bool {
+        guard let keyring = try groupKeyring(key.group, create: false) else { return false }
+        let wanted = KeyDescription.description(for: key)
+        var deleted = false
+        for id in try Self.members(of: keyring) where Self.describe(id).map({ $0.type == "user" && $0.description == wanted }) == true {
+            _ = ak_keyctl_invalidate(id)
+            _ = ak_keyctl_unlink(id, keyring)
+            deleted = true
+        }
+        return deleted
+    }
+
+    @discardableResult
+    public nonisolated(nonsending) func deleteAll(in group: SecretGroup) async throws(SecretStoreError) -> Int {
+        guard let keyring = try groupKeyring(group, create: false) else { return 0 }
+        var count = 0
+        for id in try Self.members(of: keyring) {
+            _ = ak_keyctl_invalidate(id)
+            _ = ak_keyctl_unlink(id, keyring)
+            count += 1
+        }
+        return count
+    }
+
+    public nonisolated(nonsending) func storageStatus(for group: SecretGroup) async throws(SecretStoreError) -> StorageStatus {
+        let keyring = try groupKeyring(group, create: false)
+        var count = 0
+        if let keyring { count = try Self.members(of: keyring).count }
+        let persistent = try Self.persistentKeyring()
+        return StorageStatus(
+            location: .kernelKeyring(keyring: keyring ?? persistent, expirySeconds: Self.readNumber("/proc/sys/kernel/keys/persistent_keyring_expiry")),
+            groupCollectionExists: keyring != nil, provider: "Linux kernel keyring", itemCount: count)
+    }
+
+    // MARK: System calls
+
+    private func location(_ keyring: Int32) throws(SecretStoreError) -> StorageLocation {
+        .kernelKeyring(keyring: keyring, expirySeconds: Self.readNumber("/proc/sys/kernel/keys/persistent_keyring_expiry"))
+    }
+
+    /// The key ids linked into `keyring`.
+    static func members(of keyring: Int32) throws(SecretStoreError) -> [Int32] {
+        var buffer = [Int32](repeating: 0, count: 256)
+        while true {
+            let size = buffer.withUnsafeMutableBytes { ak_keyctl_read(keyring, $0.baseAddress, $0.count) }
+            guard size >= 0 else { throw failure(operation: "list the group's keyring", errno: errno) }
+            let count = Int(size) / MemoryLayout<Int32>.size
+            if count <= buffer.count { return Array(buffer.prefix(count)) }
+            buffer = [Int32](repeating: 0, count: count)
+        }
+    }
+
+    /// A `user` key's payload.
+    static func read(_ key: Int32) throws(SecretStoreError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let size = buffer.withUnsafeMutableBytes { ak_keyctl_read(key, $0.baseAddress, $0.count) }
+            guard size >= 0 else { throw failure(operation: "read an item", errno: errno) }
+            if Int(size) <= buffer.count { return Array(buffer.prefix(Int(size))) }
+            buffer = [UInt8](repeating: 0, count: Int(size))
+        }
+    }
+
+    /// (type, description) of a key, or nil when it cannot be described (gone meanwhile).
+    static func describe(_ key: Int32) -> (type: String, description: String)? {
+        var buffer = [CChar](repeating: 0, count: 4096 + 256)
+        let size = ak_keyctl_describe(key, &buffer, buffer.count)
+        guard size > 0, Int(size) <= buffer.count else { return nil }
+        let text = String(decoding: buffer.prefix(Int(size) - 1).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // "type;uid;gid;perm;description" — the description may itself contain ';'.
+        let parts = text.split(separator: ";", maxSplits: 4, omittingEmptySubsequences: false)
+        guard parts.count == 5 else { return nil }
+        return (String(parts[0]), String(parts[4]))
+    }
+
+    static func readNumber(_ path: String) -> Int? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        return Int(String(decoding: buffer.prefix(count), as: UTF8.self).filter(\.isNumber))
+    }
+
+    // MARK: Errors
+
+    /// keyctl itself refused (a container's seccomp profile, a kernel without keys).
+    static func unavailable(operation: String, errno code: Int32) -> SecretStoreError {
+        switch code {
+        case EPERM, ENOSYS, EACCES:
+            return .kernelKeyringUnavailable(
+                detail: "the kernel refused \(operation) (\(code == ENOSYS ? "ENOSYS" : code == EPERM ? "EPERM" : "EACCES"); "
+                    + "a container's seccomp profile blocks keyctl by default)")
+        default:
+            return failure(operation: operation, errno: code)
+        }
+    }
+
+    static func failure(operation: String, errno code: Int32) -> SecretStoreError {
+        if code == EPERM || code == ENOSYS { return unavailable(operation: operation, errno: code) }
+        return .providerFailure(operation: "kernel keyring: \(operation)", message: String(cString: strerror(code)))
+    }
+
+    /// EDQUOT: the user's key quota, with the numbers the kernel reports in /proc/key-users.
+    static func quotaExceeded(bytes: Int) -> SecretStoreError {
+        var usage = ""
+        if let text = readText("/proc/key-users") {
+            let uid = String(getuid())
+            for line in text.split(separator: "\n") where line.trimmingPrefix(while: { $0 == " " }).hasPrefix(uid + ":") {
+                // "uid: usage nkeys/nikeys qnkeys/maxkeys qnbytes/maxbytes"
+                let fields = line.split(separator: " ").filter { !$0.isEmpty }
+                if fields.count >= 5 { usage = "; in use: \(fields[3]) keys, \(fields[4]) bytes" }
+            }
+        }
+        let maxBytes = readNumber(getuid() == 0 ? "/proc/sys/kernel/keys/root_maxbytes" : "/proc/sys/kernel/keys/maxbytes")
+        let maxKeys = readNumber(getuid() == 0 ? "/proc/sys/kernel/keys/root_maxkeys" : "/proc/sys/kernel/keys/maxkeys")
+        return .kernelKeyringQuota(
+            detail: "a record of \(bytes) bytes does not fit the user's kernel key quota "
+                + "(kernel.keys.maxbytes = \(maxBytes.map(String.init) ?? "?"), kernel.keys.maxkeys = \(maxKeys.map(String.init) ?? "?")\(usage)); "
+                + "the previous record was kept. Raise them with sysctl (as root), or use fewer --scope tokens")
+    }
+
+    static func readText(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 20 {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            bytes += chunk.prefix(count)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// An item's key as a key description: `authkit1 <issuer> <client_id> <account> <kind>`,
+/// each field percent-encoded so that spaces, `%`, `;` and non-ASCII cannot break it apart.
+enum KeyDescription {
+    static let prefix = "authkit1"
+
+    static func description(for key: ItemKey) -> String {
+        ([prefix] + [key.issuer, key.clientID, key.account, key.kind].map(encode)).joined(separator: " ")
+    }
+
+    static func key(from description: String, group: SecretGroup) -> (ItemKey, ItemProblem?) {
+        let parts = description.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 5, parts[0] == prefix, let fields = Optional(parts.dropFirst().map(decode)), fields.allSatisfy({ $0 != nil }) else {
+            let key = ItemKey(group: group, issuer: "", clientID: "", account: "", kind: "")
+            return (key, .missingAttributes(["issuer", "client_id", "account", "kind"]))
+        }
+        let values = fields.map { $0 ?? "" }
+        return (ItemKey(group: group, issuer: values[0], clientID: values[1], account: values[2], kind: values[3]), nil)
+    }
+
+    static func encode(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"), UInt8(ascii: ":"), UInt8(ascii: "@"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]], as: UTF8.self)
+            }
+        }
+        return out
+    }
+
+    static func decode(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        default: return nil
+        }
+    }
+}
