@@ -1,0 +1,83 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 11 through the real binary: sign in, status, token, a refresh race, logout and the
+/// leak scan with `--storage kernel-keyring` — the same things the Secret Service store is
+/// held to. The persistent keyring belongs to the user and outlives the test, so each world
+/// uses a group of its own and signs out at the end.
+@Suite struct KernelKeyringCLITests {
+    @Test func theWholeLifeOfASignInInTheKernelKeyring() async throws {
+        let group = "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))"
+        let world = try await CLIHarness.start(group: group)
+        defer { world.stop() }
+        let storage = ["--storage", "kernel-keyring"]
+        let login = try await world.authkit(world.loginArguments(storage), environment: world.browserEnvironment(user: "ada"), timeout: 60)
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stderr.contains("kernel keyring") && login.stderr.contains("memory only"), "\(login.stderr)")
+
+        let status = try await world.authkit(["status", "--json", "--group", group] + storage)
+        #expect(status.status == 0, "\(status.stderr)")
+        let account = try #require((try CLIOutput.jsonObject(status.stdout)["accounts"] as? [[String: Any]])?.first)
+        let where_ = try #require(account["storage"] as? [String: Any])
+        #expect(where_["kind"] as? String == "kernel-keyring" && where_["memory_only"] as? Bool == true)
+        #expect((where_["keyring"] as? Int ?? 0) > 0)
+        // The Secret Service does not have it: the stores are separate.
+        #expect(try await world.authkit(["token", "--group", group]).status == 1)
+
+        // AUTHKIT_STORAGE chooses it as well; a refresh race of eight processes makes one refresh.
+        try HostileTextTests.tamperKernel(group: group, issuer: world.provider.issuer.absoluteString) {
+            $0["access_token_expires_at"] = Date().timeIntervalSince1970 - 10
+        }
+        try await world.provider.clearLog()
+        let results = try await withThrowingTaskGroup(of: ProcessResult.self) { tasks in
+            for _ in 0..<8 { tasks.addTask { try await world.authkit(["token", "--group", group], environment: ["AUTHKIT_STORAGE": "kernel-keyring"]) } }
+            return try await tasks.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
+        #expect(Set(results.map(\.stdout)).count == 1, "every process printed the same new token")
+        #expect(try await world.provider.log().grantTypes["refresh_token", default: 0] == 1)
+
+        let logout = try await world.authkit(["logout", "--group", group] + storage)
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(try await world.authkit(["token", "--group", group] + storage).status == 1)
+        try await world.assertNoSecretsLeaked()
+    }
+
+    /// keyctl blocked: one line naming the alternatives, exit 3.
+    @Test func aBlockedKeyctlExitsThree() async throws {
+        let helper = try NoKeyctlCLI.build()
+        let result = try ProcessRunner.run(helper, [TestPaths.product("authkit").path, "token", "--storage", "kernel-keyring", "--group", "com.example.x"], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
+        #expect(result.status == 3, "\(result.status): \(result.stderr)")
+        #expect(result.stderr.contains("kernel keyring cannot be used here") && result.stderr.contains("--storage"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+}
+
+/// Tests/Peers/no_keyctl.c for the CLI tests.
+enum NoKeyctlCLI {
+    static let built: Result<URL, any Error> = Result {
+        let output = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("authkit-cli-no-keyctl-\(getpid())")
+        let source = TestPaths.packageRoot.appendingPathComponent("Tests/Peers/no_keyctl.c")
+        let result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/cc"), ["-O", "-o", output.path, source.path], timeout: 60)
+        guard result.status == 0 else { throw HarnessFailure("cannot compile no_keyctl.c: \(result.stderr)") }
+        return output
+    }
+
+    static func build() throws -> URL { try built.get() }
+}
+
+extension HostileTextTests {
+    /// The stored record in the kernel keyring, rewritten as another process of the user could.
+    static func tamperKernel(group: String, issuer: String, account: String = "ada@example.test", _ change: (inout [String: Any]) -> Void) throws {
+        let probe = try PrivateSecretService.probeExecutable()
+        let key = ["--group", group, "--issuer", issuer, "--client-id", CLIHarness.clientID, "--account", account]
+        let lookup = try ProcessRunner.run(probe, ["--kernel-keyring", "--show-secret", "lookup"] + key, timeout: 30)
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(lookup.stdout.utf8)) as? [String: Any])
+        let secret = try #require((answer["item"] as? [String: Any])?["secret"] as? String, "\(lookup.stdout)")
+        var record = try #require(try JSONSerialization.jsonObject(with: Data(secret.utf8)) as? [String: Any])
+        change(&record)
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]), as: UTF8.self)
+        try #require(try ProcessRunner.run(probe, ["--kernel-keyring", "save"] + key, stdin: text, timeout: 30).status == 0)
+    }
+}
