@@ -121,6 +121,31 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
+    /// Graph's fields (names, mail, phones) carrying the corpus: the table and `--json` show
+    /// them without one steering character; `--json` escapes them.
+    @Test func graphFieldsNeverReachTheTerminalRaw() async throws {
+        let directory = try TestPaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let user: [String: Any] = [
+            "businessPhones": ["+1 555 \(Self.corpus)"], "displayName": "Ada \(Self.corpus)", "givenName": "Ada", "jobTitle": "x",
+            "mail": "ada\(Self.corpus)@contoso.test", "mobilePhone": Self.corpus, "officeLocation": "x", "preferredLanguage": "en",
+            "surname": "Lovelace", "userPrincipalName": "ada@contoso.test", "id": "f14afa9c-f076-5c2a-906f-ba291334a389",
+        ]
+        let file = directory.appendingPathComponent("users.json")
+        try JSONSerialization.data(withJSONObject: ["value": [user]]).write(to: file)
+        let world = try await CLIHarness.start(graph: true, graphUsers: file)
+        defer { world.stop() }
+        try await world.signIn(user: "ada")
+        let table = try await world.authkit(["search", "ada", "--group", world.group])
+        #expect(table.status == 0, "\(table.stderr)")
+        Self.expectClean(table, "search")
+        let json = try await world.authkit(["search", "ada", "--json", "--group", world.group])
+        #expect(json.status == 0, "\(json.stderr)")
+        Self.expectClean(json, "search --json")
+        #expect(json.stdout.contains(#"\u001b[2J"#) && json.stdout.contains(#"\u202e"#), "\(json.stdout)")
+        try await world.assertNoSecretsLeaked()
+    }
+
     @Test func valuesTheUserPassesAreNotEchoedRaw() async throws {
         let world = try await CLIHarness.start()
         defer { world.stop() }
