@@ -49,8 +49,10 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
                 No D-Bus session bus, so the Secret Service cannot be reached (\(detail)). \
                 On a server, over SSH or in CI, use the kernel's keyring instead: --storage kernel-keyring \
                 (or AUTHKIT_STORAGE=kernel-keyring; memory only, shared by your sessions). Or start a bus with \
-                `dbus-run-session -- bash` and unlock a keyring in it; or, knowing the tokens are then kept \
-                unencrypted, choose the plain-file store with --storage plain-file.
+                `dbus-run-session -- bash` and unlock a keyring in it with \
+                `gnome-keyring-daemon --unlock --components=secrets` (type the password, then Ctrl-D); or, \
+                knowing the tokens are then kept unencrypted, choose the plain-file store with --insecure-storage \
+                (--storage plain-file).
                 """
         case .noSecretService(let detail):
             return """

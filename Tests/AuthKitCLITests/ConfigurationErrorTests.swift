@@ -45,7 +45,7 @@ import Testing
     @Test(arguments: [
         (["status", "--bogus"], "Unknown option '--bogus'"),
         (["login", "--browser-please"], "Unknown option '--browser-please'"),
-        (["token", "--json"], "Unknown option '--json'"),
+        (["token", "--jsonn"], "Unknown option '--jsonn'"),
         (["frobnicate"], "Unexpected argument 'frobnicate'"),
         (["login", "--paste", "--device-code"], "exclude each other"),
         (["login", "--no-browser", "--paste"], "exclude each other"),
@@ -101,7 +101,7 @@ import Testing
         try await Self.expectUsageError(home.authkit(["token"]), ["\(path):2: ‘group’:", "not a valid group"])
 
         try home.write("[profile work]\nstorage = floppy\n")
-        try await Self.expectUsageError(home.authkit(["status", "--profile", "work"]), ["\(path):2: ‘storage’: use secret-service or plain-file"])
+        try await Self.expectUsageError(home.authkit(["status", "--profile", "work"]), ["\(path):2: ‘storage’: use secret-service, kernel-keyring or plain-file"])
     }
 
     @Test func unknownProfilesSayWhichExist() async throws {

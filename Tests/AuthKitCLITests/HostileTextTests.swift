@@ -2,6 +2,10 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Issue 15: nothing from outside reaches a terminal, a header or another host raw. One corpus
 /// of hostile text goes through the paths others control — the stored record (any process of
 /// the user can write it), flags and variables the user passes, a neighbour's request to the
@@ -144,6 +148,36 @@ import Testing
         Self.expectClean(json, "search --json")
         #expect(json.stdout.contains(#"\u001b[2J"#) && json.stdout.contains(#"\u202e"#), "\(json.stdout)")
         try await world.assertNoSecretsLeaked()
+    }
+
+    /// Point 4: a provider issuing an access token with CR/LF (a header injection through
+    /// `curl -H "Authorization: Bearer $(authkit token)"`): the answer is refused, nothing stored.
+    @Test func aTokenThatWouldInjectAHeaderIsRefusedAndNothingStored() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.provider.setFault(.patchJSON("token", ["access_token": "AT\r\nX-Injected: yes"]))
+        let login = try await world.authkit(world.loginArguments(), environment: world.browserEnvironment(user: "ada"), timeout: 60)
+        #expect(login.status == 4, "\(login.status): \(login.stderr)")
+        #expect(login.stderr.contains("access_token contains spaces, control or non-ASCII characters"), "\(login.stderr)")
+        Self.expectClean(login, "login")
+        let status = try await world.authkit(["status", "--group", world.group])
+        #expect(status.status == 1, "nothing may be stored: \(status.stdout)")
+        try await world.assertNoSecretsLeaked()
+    }
+
+    /// Point 6: a config file others can write (or another user's) steers nothing.
+    @Test func aConfigFileOthersCanWriteIsRefused() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        let config = world.scratch.appendingPathComponent("config")
+        try "[profile evil]\ngraph_url = https://evil.example/v1.0\n".write(to: config, atomically: true, encoding: .utf8)
+        chmod(config.path, 0o666)
+        let result = try await world.authkit(["status", "--profile", "evil"], environment: ["AUTHKIT_CONFIG": config.path])
+        #expect(result.status == 2, "\(result.status): \(result.stderr)")
+        #expect(result.stderr.contains("authkit does not use this file") && result.stderr.contains("chmod go-w \(config.path)"), "\(result.stderr)")
+        chmod(config.path, 0o644)
+        let fixed = try await world.authkit(["status", "--profile", "evil"], environment: ["AUTHKIT_CONFIG": config.path])
+        #expect(fixed.status != 2, "\(fixed.stderr)")
     }
 
     @Test func valuesTheUserPassesAreNotEchoedRaw() async throws {

@@ -17,6 +17,8 @@ import Testing
         "accounts[].storage.kind": ["string"], "accounts[].storage.collection": ["string", "null"],
         "accounts[].storage.group_collection": ["bool", "null"], "accounts[].storage.locked": ["bool", "null"],
         "accounts[].storage.path": ["string", "null"], "accounts[].storage.encrypted": ["bool"],
+        "accounts[].storage.keyring": ["number", "null"], "accounts[].storage.expiry_seconds": ["number", "null"],
+        "accounts[].storage.memory_only": ["bool"],
     ]
 
     /// Every member path of a status report with its JSON type.

@@ -108,6 +108,15 @@ import Glibc
         // Root's process sees nothing of the user's group: persistent keyrings are per uid.
         let mine = try await store.items(matching: ItemQuery(group: try SecretGroup(group)), loadSecrets: false)
         #expect(mine.isEmpty)
+        // And the user cannot read root's key, even knowing its id.
+        let rootGroup = try self.group()
+        defer { Task { [store] in _ = try? await store.deleteAll(in: rootGroup) } }
+        try await store.save(Array(#"{"root":"secret-record"}"#.utf8), for: self.key(rootGroup))
+        let keys = try String(contentsOfFile: "/proc/keys", encoding: .utf8).split(separator: "\n")
+        let line = try #require(keys.first { $0.contains("authkit1 ") && $0.contains(" user ") && $0.contains("client-1") })
+        let id = String(line.split(separator: " ")[0])
+        let stolen = try UnprivilegedUser.run(URL(fileURLWithPath: "/usr/bin/keyctl"), ["print", "0x" + id], environment: environment)
+        #expect(stolen.status != 0 && !stolen.stdout.contains("secret-record"), "another user read the key: \(stolen.stdout)")
     }
 }
 
