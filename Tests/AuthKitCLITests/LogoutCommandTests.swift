@@ -69,8 +69,9 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
-    @Test func failedRevocationStillSignsOut() async throws {
-        let world = try await CLIHarness.start()
+    @Test(arguments: CLIHarness.Storage.allCases)
+    func failedRevocationStillSignsOut(storage: CLIHarness.Storage) async throws {
+        let world = try await CLIHarness.start(storage: storage)
         defer { world.stop() }
         try await world.signIn()
         try await world.provider.setFault(.http500("revocation"))
@@ -81,8 +82,9 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
-    @Test func otherGroupsAreLeftAlone() async throws {
-        let world = try await CLIHarness.start()
+    @Test(arguments: CLIHarness.Storage.allCases)
+    func otherGroupsAreLeftAlone(storage: CLIHarness.Storage) async throws {
+        let world = try await CLIHarness.start(storage: storage)
         defer { world.stop() }
         try await world.signIn()
         let other = try await world.authkit(

@@ -57,8 +57,9 @@ import Testing
         #expect(Set(found.keys) == expected, "missing: \(expected.subtracting(found.keys).sorted())", sourceLocation: sourceLocation)
     }
 
-    @Test func nobodySignedInExitsOne() async throws {
-        let world = try await CLIHarness.start()
+    @Test(arguments: CLIHarness.Storage.allCases)
+    func nobodySignedInExitsOne(storage: CLIHarness.Storage) async throws {
+        let world = try await CLIHarness.start(storage: storage)
         defer { world.stop() }
         let text = try await world.authkit(["status", "--group", world.group])
         #expect(text.status == 1)
@@ -134,8 +135,9 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
-    @Test func expiredAccessTokenWithRefreshTokenIsStillUsable() async throws {
-        let world = try await CLIHarness.start()
+    @Test(arguments: CLIHarness.Storage.allCases)
+    func expiredAccessTokenWithRefreshTokenIsStillUsable(storage: CLIHarness.Storage) async throws {
+        let world = try await CLIHarness.start(storage: storage)
         defer { world.stop() }
         try await world.provider.configure(["access_token_ttl": 1])
         try await world.signIn()

@@ -4,8 +4,9 @@ import Testing
 
 /// `authkit token` as scripts use it: `$(authkit token)` is exactly the access token.
 @Suite struct TokenCommandTests {
-    @Test func printsTheTokenAndNothingElseWithoutNetwork() async throws {
-        let world = try await CLIHarness.start()
+    @Test(arguments: CLIHarness.Storage.allCases)
+    func printsTheTokenAndNothingElseWithoutNetwork(storage: CLIHarness.Storage) async throws {
+        let world = try await CLIHarness.start(storage: storage)
         defer { world.stop() }
         try await world.signIn()
         let before = try await world.provider.log().total
@@ -23,8 +24,9 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
-    @Test func refreshesUnderTheLockWhenTheTokenIsTooShortLived() async throws {
-        let world = try await CLIHarness.start()
+    @Test(arguments: CLIHarness.Storage.allCases)
+    func refreshesUnderTheLockWhenTheTokenIsTooShortLived(storage: CLIHarness.Storage) async throws {
+        let world = try await CLIHarness.start(storage: storage)
         defer { world.stop() }
         try await world.provider.configure(["access_token_ttl": 30])
         try await world.signIn()
@@ -82,8 +84,9 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
-    @Test func scopesTheSignInHasAreServedByItsToken() async throws {
-        let world = try await CLIHarness.start()
+    @Test(arguments: CLIHarness.Storage.allCases)
+    func scopesTheSignInHasAreServedByItsToken(storage: CLIHarness.Storage) async throws {
+        let world = try await CLIHarness.start(storage: storage)
         defer { world.stop() }
         try await world.signIn()
         let plain = try await world.authkit(["token", "--group", world.group])
@@ -105,8 +108,9 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
-    @Test func notSignedInExitsOneWithAOneLineHint() async throws {
-        let world = try await CLIHarness.start()
+    @Test(arguments: CLIHarness.Storage.allCases)
+    func notSignedInExitsOneWithAOneLineHint(storage: CLIHarness.Storage) async throws {
+        let world = try await CLIHarness.start(storage: storage)
         defer { world.stop() }
         let result = try await world.authkit(["token", "--group", world.group])
         #expect(result.status == 1)
@@ -114,8 +118,9 @@ import Testing
         #expect(result.stderr == "authkit: nobody is signed in in the group \(world.group); run `authkit login --group \(world.group)` to sign in\n")
     }
 
-    @Test func rejectedRefreshTokenExitsOneAndKeepsTheSignIn() async throws {
-        let world = try await CLIHarness.start()
+    @Test(arguments: CLIHarness.Storage.allCases)
+    func rejectedRefreshTokenExitsOneAndKeepsTheSignIn(storage: CLIHarness.Storage) async throws {
+        let world = try await CLIHarness.start(storage: storage)
         defer { world.stop() }
         try await world.provider.configure(["access_token_ttl": 30])
         try await world.signIn()
@@ -132,8 +137,9 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
-    @Test func providerDownWhileRefreshingExitsFour() async throws {
-        let world = try await CLIHarness.start()
+    @Test(arguments: CLIHarness.Storage.allCases)
+    func providerDownWhileRefreshingExitsFour(storage: CLIHarness.Storage) async throws {
+        let world = try await CLIHarness.start(storage: storage)
         defer { world.stop() }
         try await world.provider.configure(["access_token_ttl": 30])
         try await world.signIn()

@@ -37,13 +37,26 @@ public final class SharedSession: Sendable {
     /// for the `authkit` command, or give your own logger.
     public let logger: Logger
 
+    /// The store `AUTHKIT_STORAGE` names, as the `authkit` command picks it: `kernel-keyring`
+    /// (``KernelKeyringStore``), `plain-file` (``PlainFileStore``), else the Secret Service.
+    /// The default of ``init(group:store:transport:environment:lockTimeout:logger:clock:)``,
+    /// so a tool that names only the group finds the sign-in wherever the user keeps it.
+    public static func defaultStore(environment: [String: String] = ProcessInfo.processInfo.environment) -> any SecretStore {
+        switch environment["AUTHKIT_STORAGE"] {
+        case "kernel-keyring": return KernelKeyringStore()
+        case "plain-file": return PlainFileStore()
+        default: return SecretServiceStore()
+        }
+    }
+
     /// - Parameters:
     ///   - group: the group name every sharing tool uses, e.g. `com.example.shared`.
-    ///   - store: where tokens live; the Secret Service by default.
+    ///   - store: where tokens live; by default the store `AUTHKIT_STORAGE` names
+    ///     (``defaultStore(environment:)``), else the Secret Service.
     ///   - environment: for the lock directory (`XDG_RUNTIME_DIR`, `TMPDIR`).
     public init(
         group: String,
-        store: any SecretStore = SecretServiceStore(),
+        store: any SecretStore = SharedSession.defaultStore(),
         transport: any HTTPTransport = CurlHTTPTransport(),
         environment: [String: String] = ProcessInfo.processInfo.environment,
         lockTimeout: Duration = .seconds(60),

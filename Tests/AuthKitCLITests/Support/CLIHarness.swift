@@ -38,19 +38,32 @@ final class CLIHarness: @unchecked Sendable {
     private let lock = NSLock()
     private var recorded: [Run] = []
     private var holdsSlot = false
+    /// The store of this world's runs.
+    private(set) var storage: Storage = .secretService
 
     /// The public client of the provider (PKCE required).
     static let clientID = "authkit-test-public"
 
+    /// The store a world's `authkit` runs use (`AUTHKIT_STORAGE`), for tests that every store
+    /// must pass (issue 11: parameterised, not copied).
+    enum Storage: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case secretService = "secret-service"
+        case kernelKeyring = "kernel-keyring"
+        var testDescription: String { rawValue }
+    }
+
     /// Starts a world: keyring, provider and (with `graph`) the Graph server, off the
-    /// cooperative thread pool (starting them blocks for a second or two).
+    /// cooperative thread pool (starting them blocks for a second or two). With the kernel
+    /// keyring — the user's own, shared by all tests — the group gets a unique suffix.
     static func start(
         graph withGraph: Bool = false, graphUsers: URL? = nil, provider options: OIDCTestProvider.Options = .init(),
-        group: String = "com.example.shared"
+        group: String = "com.example.shared", storage: Storage = .secretService
     ) async throws -> CLIHarness {
         await WorldLimit.shared.acquire()
+        let group = storage == .kernelKeyring && group == "com.example.shared" ? "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))" : group
         do {
             let world = try await offload { try CLIHarness(graph: withGraph, graphUsers: graphUsers, provider: options, group: group) }
+            world.storage = storage
             world.holdsSlot = true
             return world
         } catch {
@@ -77,6 +90,10 @@ final class CLIHarness: @unchecked Sendable {
     deinit { stop() }
 
     func stop() {
+        if storage == .kernelKeyring {
+            // The kernel keyring outlives the world: remove the group's items.
+            _ = try? ProcessRunner.run(TestPaths.product("authkit"), ["logout", "--all", "--group", group], environment: environment, timeout: 30)
+        }
         graph?.stop()
         provider.stop()
         keyring.stop()
@@ -99,6 +116,7 @@ final class CLIHarness: @unchecked Sendable {
             environment.removeValue(forKey: key)
         }
         environment["AUTHKIT_TEST_PYTHON"] = TestPaths.python.path
+        if storage != .secretService { environment["AUTHKIT_STORAGE"] = storage.rawValue }
         return environment
     }
 
