@@ -109,9 +109,19 @@ enum JSONScalar {
             }
             return try cast(float, path)
         }
-        if let integerType = T.self as? any FixedWidthInteger.Type {
-            return try cast(integer(integerType, value, path), path)
-        }
+        // Metatype comparisons, not `T.self as? any FixedWidthInteger.Type`: a cast to a
+        // protocol scans the binary's conformance records on first use of each type, which
+        // `authkit token` (reading one record) would pay on every run.
+        if T.self == Int.self { return try cast(integer(Int.self, value, path), path) }
+        if T.self == Int64.self { return try cast(integer(Int64.self, value, path), path) }
+        if T.self == Int32.self { return try cast(integer(Int32.self, value, path), path) }
+        if T.self == Int16.self { return try cast(integer(Int16.self, value, path), path) }
+        if T.self == Int8.self { return try cast(integer(Int8.self, value, path), path) }
+        if T.self == UInt.self { return try cast(integer(UInt.self, value, path), path) }
+        if T.self == UInt64.self { return try cast(integer(UInt64.self, value, path), path) }
+        if T.self == UInt32.self { return try cast(integer(UInt32.self, value, path), path) }
+        if T.self == UInt16.self { return try cast(integer(UInt16.self, value, path), path) }
+        if T.self == UInt8.self { return try cast(integer(UInt8.self, value, path), path) }
         return try T(from: JSONValueDecoding(value: value, codingPath: path))
     }
 
