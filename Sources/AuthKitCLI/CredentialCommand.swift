@@ -1,6 +1,10 @@
 import ArgumentParser
 import AuthKit
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -235,6 +239,10 @@ enum CredentialPlugin {
     /// Standard input, bounded: a client sends a few short lines at most. NUL bytes, a line
     /// longer than 16 KiB or more than 64 KiB in all are refused.
     static func readInput() throws(Failure) -> String {
+        // A plug-in never reads the terminal: run by hand, it says what it expects instead.
+        guard isatty(0) != 1 else {
+            throw Failure(message: "authkit: the client's request is read from standard input, which is a terminal here; pipe it in", code: ExitStatus.usage)
+        }
         let bytes: [UInt8]
         do throws(InputFile.Failure) {
             bytes = try InputFile.read(descriptor: 0, limit: maxInputBytes)

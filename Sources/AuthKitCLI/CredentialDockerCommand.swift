@@ -53,7 +53,8 @@ struct CredentialDockerCommand: AsyncParsableCommand {
             guard ["get", "store", "erase", "list"].contains(action) else {
                 throw CredentialPlugin.Failure(message: "authkit: unknown action ‘\(action)’: docker asks get, store, erase or list", code: ExitStatus.usage)
             }
-            let input = try CredentialPlugin.readInput()
+            // list needs no request; the others read one line (get, erase) or a JSON object (store).
+            let input = action == "list" ? "" : try CredentialPlugin.readInput()
             switch action {
             case "store", "erase":
                 return  // docker login/logout: the shared sign-in is neither replaced nor removed

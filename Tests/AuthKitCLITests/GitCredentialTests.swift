@@ -164,6 +164,12 @@ import Testing
             #expect(result.stdout.isEmpty, "\(what): stdout \(result.stdout)")
             #expect(result.stderr.split(separator: "\n").count <= 2, "\(what): \(result.stderr)")
         }
+        // Run by hand on a terminal, a plug-in never reads it: one line, at once.
+        let tty = try ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/script"), ["-qec", "\(TestPaths.product("authkit").path) credential git --group \(world.group) get", "/dev/null"],
+            environment: world.environment, timeout: 20)
+        #expect(!tty.timedOut && tty.status != 0, "a plug-in waited on the terminal")
+        #expect(tty.stdout.contains("standard input, which is a terminal"), "\(tty.stdout)")
         // No blank line (EOF ends the request): fine.
         #expect(try await world.authkit(flags + ["get"], stdin: "protocol=https\nhost=x").status == 0)
         // Debug logging never reaches stdout.
