@@ -195,3 +195,22 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 }
+
+/// Issue 13, first point: `login` checks the store before the browser, so a person never
+/// consents only to lose the sign-in.
+@Suite struct LoginStoreCheckTests {
+    @Test func noSessionBusFailsBeforeAnyURLIsShown() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        var environment = world.browserEnvironment(user: "ada")
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/bus"
+        let started = Date()
+        let login = try await world.authkit(world.loginArguments(["--no-browser"]), environment: environment, timeout: 30)
+        #expect(login.status == 3, "\(login.status): \(login.stderr)")
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(login.stderr.contains("No D-Bus session bus") && login.stderr.contains("--storage kernel-keyring"), "\(login.stderr)")
+        #expect(!login.stderr.contains("http://127.0.0.1:") && !login.stderr.contains("/authorize"), "a URL was shown: \(login.stderr)")
+        #expect(try await world.provider.log().count(endpoint: "token") == 0)
+        try await world.assertNoSecretsLeaked()
+    }
+}

@@ -87,3 +87,18 @@ extension SharedSession {
         return IDToken(value: idToken, expiresAt: Date(timeIntervalSince1970: expiry), account: record.account, refreshed: false)
     }
 }
+
+extension SharedSession {
+    /// Checks that the store can be reached now — a session bus and a Secret Service, the
+    /// kernel keyring not blocked, the plain file's directory private — so that `login` fails
+    /// in a second, before the person consents in a browser, rather than after (issue 13). A
+    /// locked collection is no error here: saving asks to unlock it.
+    @discardableResult
+    public func checkStore() async throws(AuthKitError) -> StorageStatus {
+        do {
+            return try await store.storageStatus(for: group)
+        } catch {
+            throw .storage(error)
+        }
+    }
+}
