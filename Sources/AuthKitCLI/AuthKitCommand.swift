@@ -48,6 +48,7 @@ struct AuthKitCommand: AsyncParsableCommand {
             let name = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? ""
             let client = ["docker-credential-authkit": "docker", "git-credential-authkit": "git"][name]
             let arguments = client.map { ["credential", $0] + CommandLine.arguments.dropFirst() } ?? Array(CommandLine.arguments.dropFirst())
+            if HelpTopics.handle(arguments, commands: configuration.subcommands.map { $0.configuration.commandName ?? "" }) { return }
             if let (client, flags) = CredentialFastPath.parse(arguments) {
                 try await CredentialFastPath.run(client: client, flags: flags)
                 return

@@ -14,7 +14,11 @@ enum LogSetup {
         guard let raw = getenv("AUTHKIT_LOG") else { return }
         let value = String(cString: raw).lowercased()
         guard !value.isEmpty else { return }
-        let level = Logger.Level(rawValue: value) ?? .debug
+        guard let level = Logger.Level(rawValue: value) else {
+            // A typo must not silently mean "debug" (or nothing): say so, as for any bad setting.
+            Terminal.printError("authkit: AUTHKIT_LOG=‘\(value)’ is not a log level; use trace, debug, info, notice, warning, error or critical")
+            exit(2)
+        }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level

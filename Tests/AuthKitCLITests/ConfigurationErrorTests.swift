@@ -155,3 +155,27 @@ import Testing
         #expect(!version.stdout.isEmpty)
     }
 }
+
+/// Issue 13: help topics a command's --help cannot hold, and no silent typos.
+@Suite struct HelpTopicTests {
+    @Test(arguments: ["environment", "exit-codes", "config"])
+    func topicsExist(topic: String) throws {
+        let result = try ProcessRunner.run(TestPaths.product("authkit"), ["help", topic], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
+        #expect(result.status == 0 && !result.stdout.isEmpty, "\(result.stderr)")
+        #expect(result.stdout.split(separator: "\n").allSatisfy { $0.count <= 100 })
+        if topic == "environment" {
+            for name in ["AUTHKIT_CONFIG", "AUTHKIT_PROFILE", "AUTHKIT_CLIENT_ID", "AUTHKIT_ISSUER", "AUTHKIT_GROUP", "AUTHKIT_STORAGE", "AUTHKIT_LOG"] {
+                #expect(result.stdout.contains(name), "\(name) missing")
+            }
+        }
+    }
+
+    @Test func unknownTopicsAndLogLevelsAreUsageErrors() throws {
+        let unknown = try ProcessRunner.run(TestPaths.product("authkit"), ["help", "nonexistent"], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
+        #expect(unknown.status == 2 && unknown.stderr.hasPrefix("authkit: no command or help topic"), "\(unknown.stderr)")
+        let typo = try ProcessRunner.run(TestPaths.product("authkit"), ["help", "confg"], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
+        #expect(typo.stderr.contains("did you mean config?"), "\(typo.stderr)")
+        let log = try ProcessRunner.run(TestPaths.product("authkit"), ["status"], environment: ["HOME": NSTemporaryDirectory(), "AUTHKIT_LOG": "bogus"], timeout: 30)
+        #expect(log.status == 2 && log.stderr.contains("AUTHKIT_LOG"), "\(log.stderr)")
+    }
+}

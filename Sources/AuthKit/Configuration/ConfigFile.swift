@@ -236,7 +236,7 @@ public struct ConfigFile: Sendable, Equatable {
     }
 
     /// One edit apart (a typo): same length with one substitution, or one insertion/deletion.
-    static func similar(_ a: String, _ b: String) -> Bool {
+    package static func similar(_ a: String, _ b: String) -> Bool {
         let x = Array(a), y = Array(b)
         if x == y { return false }
         if abs(x.count - y.count) > 1 { return false }

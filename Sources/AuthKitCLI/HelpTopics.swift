@@ -1,0 +1,87 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `authkit help environment|exit-codes|config`: what `--help` of a single command cannot say
+/// (like gh's `help environment`). `authkit help NAME` for anything else that is not a command
+/// is a usage error with a suggestion.
+enum HelpTopics {
+    static let topics: [(name: String, text: String)] = [
+        ("environment", """
+            Environment variables authkit reads (a flag wins over a variable, a variable over the
+            config file):
+
+              AUTHKIT_CONFIG         the config file (default $XDG_CONFIG_HOME/authkit/config,
+                                     else ~/.config/authkit/config)
+              AUTHKIT_PROFILE        the profile to use (a [profile NAME] section, or microsoft)
+              AUTHKIT_ISSUER         the issuer URL (may contain {tenantid})
+              AUTHKIT_TENANT         the tenant for a {tenantid} issuer (default common)
+              AUTHKIT_CLIENT_ID      the client id
+              AUTHKIT_CLIENT_SECRET  a client secret, for providers that insist (never a flag)
+              AUTHKIT_SCOPES         the scopes, space-separated
+              AUTHKIT_GROUP          the group whose sign-in to share (default authkit)
+              AUTHKIT_STORAGE        secret-service, kernel-keyring or plain-file
+              AUTHKIT_GRAPH_URL      the Microsoft Graph base URL for search
+              AUTHKIT_LOG            debug (or trace, info, notice, warning, error, critical):
+                                     what the shared session does, to standard error; never
+                                     a token
+              BROWSER                the browser login opens (else xdg-open)
+              XDG_RUNTIME_DIR, XDG_STATE_HOME, XDG_CONFIG_HOME, HOME
+                                     where locks, the plain file and the config live
+            """),
+        ("exit-codes", """
+            Exit codes, the same for every command:
+
+              0  success: signed in and usable, token printed, users listed
+              1  not signed in, or the sign-in needs a new login
+              2  usage or configuration error: nothing was attempted
+              3  token storage unavailable (no D-Bus session, no Secret Service, keyring
+                 locked, kernel keyring blocked or full)
+              4  the identity provider or Microsoft Graph failed or could not be reached
+              5  jwt verify: token malformed, or its signature or key rejected
+              6  jwt verify: signature good, claims rejected (expired, wrong audience ...)
+            `authkit exec` exits with its command's status (127: the command was not found).
+            """),
+        ("config", """
+            The config file: $AUTHKIT_CONFIG, else $XDG_CONFIG_HOME/authkit/config, else
+            ~/.config/authkit/config. INI style; unknown sections and keys are errors naming
+            the file and line. Used only when it and its directory are yours (or root's)
+            and nobody else can write them.
+
+              [defaults]
+              profile = work                  # also group, storage
+
+              [profile work]
+              issuer = https://login.example.com/realms/staff
+              client_id = my-cli
+              scopes = openid profile offline_access
+              group = com.example.shared
+              storage = secret-service        # or kernel-keyring, plain-file
+
+              [credential "https://dev.azure.com"]   # git: authkit credential git
+              profile = work
+              scopes = 499b84ac-1321-427f-aa17-267ca6975798/.default
+
+              [registry "registry.example.com"]      # docker-credential-authkit
+              profile = work
+            """),
+    ]
+
+    /// Handles `help TOPIC`; returns false for anything ArgumentParser should handle.
+    static func handle(_ arguments: [String], commands: [String]) -> Bool {
+        guard arguments.count == 2, arguments[0] == "help" else { return false }
+        let name = arguments[1]
+        if let topic = topics.first(where: { $0.name == name }) {
+            Terminal.printOut(topic.text)
+            exit(0)
+        }
+        guard !commands.contains(name), !name.hasPrefix("-") else { return false }
+        let known = commands + topics.map(\.name)
+        let suggestion = known.first { ConfigFile.similar($0, name) || $0.hasPrefix(name) }.map { " (did you mean \($0)?)" } ?? ""
+        Terminal.printError("authkit: no command or help topic ‘\(name)’\(suggestion); known: \(known.joined(separator: ", "))")
+        exit(ExitStatus.usage.rawValue)
+    }
+}
