@@ -88,8 +88,11 @@ struct LoginCommand: AsyncParsableCommand {
             let profile = try session.resolveProfile(ProfileOverrides(
                 issuer: issuer, tenant: tenant, clientID: clientID, extraScopes: scopes, loginHint: loginHint))
             let shared = try session.session(for: profile)
-            // Before any URL is shown: a sign-in the store cannot keep is not started.
-            try await shared.checkStore()
+            // Before any URL is shown: a sign-in the store cannot keep is not started. (A
+            // profile without issuer or client id is a usage error first: the flow says so.)
+            if profile.issuer?.isEmpty == false, profile.clientID?.isEmpty == false {
+                try await shared.checkStore()
+            }
             let flow = SignInFlow(profile: profile, session: shared)
             let pasted = mode == .paste ? PastedLines.stream() : nil
             let result = try await flow.run(SignInFlow.Options(mode: mode, timeout: .seconds(timeout)), pasted: pasted) { event in

@@ -20,6 +20,11 @@ import Glibc
 
     static let probe = { try? PrivateSecretService.probeExecutable() }()
 
+    /// /proc/keys as cat reads it (a proc file reports size 0; read it as a stream).
+    static func procKeys() throws -> String {
+        try ProcessRunner.run(URL(fileURLWithPath: "/bin/cat"), ["/proc/keys"], timeout: 10).stdout
+    }
+
     @Test func storesReadsListsAndDeletesOneKeyPerAccount() async throws {
         let group = try group()
         defer { Task { [store] in _ = try? await store.deleteAll(in: group) } }
@@ -43,8 +48,7 @@ import Glibc
         #expect(try await store.delete(key(other)))
         #expect(try await store.delete(key(other)) == false)
         // Permissions: possessor and user only (no group, no other bits).
-        let keys = try #require(try String(contentsOfFile: "/proc/keys", encoding: .utf8)
-            .split(separator: "\n").first { $0.contains(String(format: "%08x", keyring)) })
+        let keys = try #require(try Self.procKeys().split(separator: "\n").first { $0.contains(String(format: "%08x", keyring)) })
         let fields = keys.split(separator: " ").filter { !$0.isEmpty }
         #expect(fields.count > 4 && fields[4] == "3f3f0000", "group/other permission bits on \(keys)")
     }
@@ -112,7 +116,7 @@ import Glibc
         let rootGroup = try self.group()
         defer { Task { [store] in _ = try? await store.deleteAll(in: rootGroup) } }
         try await store.save(Array(#"{"root":"secret-record"}"#.utf8), for: self.key(rootGroup))
-        let keys = try String(contentsOfFile: "/proc/keys", encoding: .utf8).split(separator: "\n")
+        let keys = try Self.procKeys().split(separator: "\n")
         let line = try #require(keys.first { $0.contains("authkit1 ") && $0.contains(" user ") && $0.contains("client-1") })
         let id = String(line.split(separator: " ")[0])
         let stolen = try UnprivilegedUser.run(URL(fileURLWithPath: "/usr/bin/keyctl"), ["print", "0x" + id], environment: environment)
