@@ -18,4 +18,6 @@ enum ExitStatus {
     static let signatureRejected = ExitCode(5)
     /// `jwt verify`: the signature is good but the claims are not (expired, wrong audience …).
     static let claimsRejected = ExitCode(6)
+    /// `token`: even a fresh token from the provider lives less than `--min-ttl`.
+    static let tokenTooShort = ExitCode(8)
 }

@@ -35,6 +35,9 @@ struct TokenCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object: access_token, token_type, expires_at, expires_in, scopes, account, issuer.")
     var json = false
 
+    @Flag(name: .customLong("allow-shorter"), help: "Print a fresh token even if it lives less than --min-ttl (else exit 8).")
+    var allowShorter = false
+
     @Flag(name: .customLong("id-token"), help: "Print a verified id_token instead (e.g. for a Kubernetes API server with OIDC).")
     var idToken = false
 
@@ -48,7 +51,7 @@ struct TokenCommand: AsyncParsableCommand {
     var request: TokenRequest {
         TokenRequest(
             profile: session.profile, group: session.group, insecureStorage: session.insecureStorage, storage: session.storage,
-            account: account, minTTL: minTTL, scopes: scopes, json: json, idToken: idToken)
+            account: account, minTTL: minTTL, scopes: scopes, json: json, idToken: idToken, allowShorter: allowShorter)
     }
 
     func run() async throws {

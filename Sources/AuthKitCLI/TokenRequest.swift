@@ -59,6 +59,9 @@ struct TokenRequest: Equatable {
     var json = false
     /// `--id-token`: a verified id_token instead of the access token.
     var idToken = false
+    /// `--allow-shorter`: hand out a fresh token even when the provider's tokens do not live
+    /// `--min-ttl` (by default that is exit 8: the caller asked for something it did not get).
+    var allowShorter = false
 
     static let minTTLRange = 0...86_400
 
@@ -68,9 +71,9 @@ struct TokenRequest: Equatable {
 
     /// Prints the token (and a newline) on standard output, or reports why not.
     func run() async throws {
-        let output: String
+        let output: String, expiresAt: Date
         do throws(AuthKitError) {
-            output = try await fetch()
+            (output, expiresAt) = try await fetch()
         } catch {
             switch error.category {
             case .loginNeeded:
@@ -81,22 +84,31 @@ struct TokenRequest: Equatable {
                 throw failure(error)
             }
         }
+        let left = Int(clamping: expiresAt.timeIntervalSinceNow)
+        guard left >= minTTL || allowShorter else {
+            Terminal.printError(
+                "authkit: the provider's fresh token lives \(left) s, less than --min-ttl \(minTTL) s; "
+                    + "lower --min-ttl, or accept it with --allow-shorter")
+            throw ExitStatus.tokenTooShort
+        }
         Terminal.write(fd: 1, output + "\n")
     }
 
-    /// The line to print: the token, the id_token, or the `--json` object.
-    private func fetch() async throws(AuthKitError) -> String {
+    /// The line to print — the token, the id_token, or the `--json` object — and when the
+    /// token expires.
+    private func fetch() async throws(AuthKitError) -> (String, Date) {
         let profile = try session.resolveProfile()
         let shared = try session.session(for: profile)
         if idToken {
-            return try await shared.validIDToken(account: account, minimumLifetime: .seconds(minTTL)).value
+            let token = try await shared.validIDToken(account: account, minimumLifetime: .seconds(minTTL))
+            return (token.value, token.expiresAt)
         }
         let token = try await shared.validAccessToken(
             account: account, minimumLifetime: .seconds(minTTL), scopes: scopes.isEmpty ? nil : scopes)
-        guard json else { return token.value }
+        guard json else { return (token.value, token.expiresAt) }
         let issuer = try await shared.accounts().first { $0.account == token.account }?.issuer
         do throws(JSONOutputError) {
-            return try JSONOutput.render(TokenReport(token: token, issuer: issuer, now: Date()), pretty: false)
+            return (try JSONOutput.render(TokenReport(token: token, issuer: issuer, now: Date()), pretty: false), token.expiresAt)
         } catch {
             throw .unsupported(error.description)
         }

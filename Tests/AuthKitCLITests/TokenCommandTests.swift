@@ -72,7 +72,7 @@ import Testing
         let stored = try await world.authkit(["token", "--group", world.group], environment: debug)
         #expect(stored.status == 0, "\(stored.stderr)")
         #expect(stored.stderr.contains("access token from the store"), "\(stored.stderr)")
-        let refreshed = try await world.authkit(["token", "--group", world.group, "--min-ttl", "86400"], environment: debug)
+        let refreshed = try await world.authkit(["token", "--group", world.group, "--min-ttl", "86400", "--allow-shorter"], environment: debug)
         #expect(refreshed.status == 0, "\(refreshed.stderr)")
         for line in ["access token needs a refresh", "holding the group's lock", "refreshing", "refreshed and stored"] {
             #expect(refreshed.stderr.contains(line), "missing ‘\(line)’ in \(refreshed.stderr)")
@@ -148,6 +148,24 @@ import Testing
         #expect(result.status == 4, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.hasPrefix("authkit: "))
+        try await world.assertNoSecretsLeaked()
+    }
+}
+
+/// Issue 13: an honest --min-ttl. A provider whose tokens live an hour cannot meet
+/// `--min-ttl 7200`: exit 8 and one line naming both lifetimes, unless --allow-shorter.
+@Suite struct HonestMinTTLTests {
+    @Test func aTokenShorterThanAskedIsExitEightUnlessAllowed() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn()
+        let refused = try await world.authkit(["token", "--group", world.group, "--min-ttl", "7200"])
+        #expect(refused.status == 8, "\(refused.status): \(refused.stderr)")
+        #expect(refused.stdout.isEmpty)
+        #expect(refused.stderr.contains("less than --min-ttl 7200 s") && refused.stderr.contains("--allow-shorter"), "\(refused.stderr)")
+        let allowed = try await world.authkit(["token", "--group", world.group, "--min-ttl", "7200", "--allow-shorter"])
+        #expect(allowed.status == 0 && !allowed.stdout.isEmpty, "\(allowed.stderr)")
+        #expect(try await world.authkit(["token", "--group", world.group]).status == 0)
         try await world.assertNoSecretsLeaked()
     }
 }
