@@ -207,7 +207,7 @@ import Testing
         let started = Date()
         let login = try await world.authkit(world.loginArguments(["--no-browser"]), environment: environment, timeout: 30)
         #expect(login.status == 3, "\(login.status): \(login.stderr)")
-        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(Date().timeIntervalSince(started) < 20, "a bound, not a measurement: without the check the wait runs to --timeout")
         #expect(login.stderr.contains("No D-Bus session bus") && login.stderr.contains("--storage kernel-keyring"), "\(login.stderr)")
         #expect(!login.stderr.contains("http://127.0.0.1:") && !login.stderr.contains("/authorize"), "a URL was shown: \(login.stderr)")
         #expect(try await world.provider.log().count(endpoint: "token") == 0)
