@@ -52,6 +52,12 @@ struct CredentialOptions: ParsableArguments {
     /// True when the command line names the sign-in (then every host is served).
     var namesSignIn: Bool { profile != nil || group != nil }
 
+    func validate() throws {
+        if insecureStorage, let storage, storage != .plainFile {
+            throw ValidationError("--insecure-storage means --storage plain-file; it contradicts --storage \(storage.rawValue)")
+        }
+    }
+
     /// The target the flags describe.
     func target(entry: String, username: String = "oauth2") -> CredentialTarget {
         CredentialTarget(entry: entry, profile: profile, group: group, account: account, scopes: scopes.isEmpty ? nil : scopes, username: username)
@@ -102,59 +108,37 @@ enum CredentialFastPath {
         guard arguments.count >= 2, arguments[0] == "credential", ["git", "docker", "kubectl"].contains(arguments[1]) else { return nil }
         let client = arguments[1]
         var flags = CredentialFlags()
-        flags.minTTL = 300
-        var index = 2
+        var scanner = FastPathScanner(arguments: arguments, index: 2)
+        var options = SharedFastPathOptions(minTTL: flags.minTTL)
         var action: String?
-        func value(_ argument: String, _ name: String) -> String? {
-            if argument.hasPrefix(name + "=") { return String(argument.dropFirst(name.count + 1)) }
-            guard argument == name, index + 1 < arguments.count else { return nil }
-            index += 1
-            let next = arguments[index]
-            return next.hasPrefix("-") ? nil : next
-        }
-        while index < arguments.count {
-            let argument = arguments[index]
+        while scanner.index < arguments.count {
+            let argument = arguments[scanner.index]
             if !argument.hasPrefix("-") {
                 guard action == nil, client != "kubectl" else { return nil }
                 action = argument
-                index += 1
+                scanner.index += 1
                 continue
             }
-            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
-            switch name {
-            case "--profile":
-                guard let text = value(argument, name), flags.profile == nil else { return nil }
-                flags.profile = text
-            case "--group":
-                guard let text = value(argument, name), flags.group == nil else { return nil }
-                flags.group = text
-            case "--account":
-                guard let text = value(argument, name), flags.account == nil else { return nil }
-                flags.account = text
-            case "--scope":
-                guard let text = value(argument, name) else { return nil }
-                flags.scopes.append(text)
-            case "--min-ttl":
-                guard let text = value(argument, name), let seconds = Int(text), TokenRequest.minTTLRange.contains(seconds) else { return nil }
-                flags.minTTL = seconds
-            case "--username" where client == "git":
-                guard let text = value(argument, name), flags.username == nil else { return nil }
-                flags.username = text
-            case "--token-type" where client == "kubectl":
-                guard let text = value(argument, name), let type = CredentialKubectlCommand.TokenType(rawValue: text) else { return nil }
-                if type == .idToken && !flags.scopes.isEmpty { return nil }
-                flags.tokenType = type
-            case "--insecure-storage":
-                guard argument == name, !flags.insecureStorage else { return nil }
-                flags.insecureStorage = true
-            case "--storage":
-                guard let text = value(argument, name), flags.storage == nil, let choice = StorageChoice(rawValue: text) else { return nil }
-                flags.storage = choice
-            default:
-                return nil
+            switch scanner.shared(argument, into: &options) {
+            case .handled: break
+            case .malformed: return nil
+            case .notShared:
+                let name = FastPathScanner.name(of: argument)
+                switch name {
+                case "--username" where client == "git":
+                    guard let text = scanner.value(argument, name), flags.username == nil else { return nil }
+                    flags.username = text
+                case "--token-type" where client == "kubectl":
+                    guard let text = scanner.value(argument, name), let type = CredentialKubectlCommand.TokenType(rawValue: text) else { return nil }
+                    flags.tokenType = type
+                default:
+                    return nil
+                }
             }
-            index += 1
+            scanner.index += 1
         }
+        (flags.profile, flags.group, flags.account, flags.scopes) = (options.profile, options.group, options.account, options.scopes)
+        (flags.minTTL, flags.insecureStorage, flags.storage) = (options.minTTL, options.insecureStorage, options.storage)
         if client == "kubectl" {
             if flags.tokenType == .idToken && !flags.scopes.isEmpty { return nil }
         } else {

@@ -145,8 +145,24 @@ enum Setup {
         }
     }
 
-    /// The mapping keys the flags set.
-    static func entries(profile: String?, group: String?, username: String?, scopes: [String]) -> [(String, String)] {
+}
+
+/// Which sign-in a set-up client gets: the options `setup git|docker|kubectl` share.
+struct SetupTargetOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The profile whose sign-in the client gets.", valueName: "name"))
+    var profile: String?
+
+    @Option(help: ArgumentHelp("The group whose sign-in the client gets.", valueName: "name"))
+    var group: String?
+
+    @Option(help: ArgumentHelp("The user name sent with the token (default oauth2; git and docker).", valueName: "name"))
+    var username: String?
+
+    @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
+    var scopes: [String] = []
+
+    /// The mapping keys these options set, for authkit's config file.
+    var entries: [(String, String)] {
         var entries: [(String, String)] = []
         if let profile { entries.append(("profile", profile)) }
         if let group { entries.append(("group", group)) }
@@ -174,17 +190,7 @@ struct SetupGitCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The git host, as https://host[:port][/path].", valueName: "url"))
     var host: String
 
-    @Option(help: ArgumentHelp("The profile whose sign-in git gets.", valueName: "name"))
-    var profile: String?
-
-    @Option(help: ArgumentHelp("The group whose sign-in git gets.", valueName: "name"))
-    var group: String?
-
-    @Option(help: ArgumentHelp("The user name sent with the token (default oauth2).", valueName: "name"))
-    var username: String?
-
-    @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
-    var scopes: [String] = []
+    @OptionGroup var target: SetupTargetOptions
 
     @Flag(name: .customLong("print"), help: "Only show what would be written.")
     var printOnly = false
@@ -200,7 +206,7 @@ struct SetupGitCommand: AsyncParsableCommand {
         let helper = "!\(Setup.shellQuoted(Setup.executablePath())) credential git"
         do throws(Setup.Failure) {
             let section = try Setup.addSection(
-                kind: "credential", name: host, entries: Setup.entries(profile: profile, group: group, username: username, scopes: scopes),
+                kind: "credential", name: host, entries: target.entries,
                 print: printOnly)
             if printOnly {
                 Terminal.printOut("git config --global --replace-all \(Setup.shellQuoted(key)) ''\ngit config --global --add \(Setup.shellQuoted(key)) \(Setup.shellQuoted(helper))\n\(section)")
@@ -242,17 +248,7 @@ struct SetupDockerCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The registry, as docker names it (registry.example.com, localhost:5000).", valueName: "host"))
     var registry: String
 
-    @Option(help: ArgumentHelp("The profile whose sign-in docker gets.", valueName: "name"))
-    var profile: String?
-
-    @Option(help: ArgumentHelp("The group whose sign-in docker gets.", valueName: "name"))
-    var group: String?
-
-    @Option(help: ArgumentHelp("The user name sent with the token (default oauth2).", valueName: "name"))
-    var username: String?
-
-    @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
-    var scopes: [String] = []
+    @OptionGroup var target: SetupTargetOptions
 
     @Option(name: .customLong("link-dir"), help: ArgumentHelp("Where to link docker-credential-authkit (default: authkit's own directory).", valueName: "dir"))
     var linkDirectory: String?
@@ -299,7 +295,7 @@ struct SetupDockerCommand: AsyncParsableCommand {
             object["credHelpers"] = .object(helpers)
             let text = JSONValue.object(object).serialized(options: [.prettyPrinted]) + "\n"
             let section = try Setup.addSection(
-                kind: "registry", name: registry, entries: Setup.entries(profile: profile, group: group, username: username, scopes: scopes),
+                kind: "registry", name: registry, entries: target.entries,
                 print: printOnly)
             if printOnly {
                 Terminal.printOut("# \(path)\n\(text)ln -s \(Setup.shellQuoted(executable)) \(Setup.shellQuoted(link))\n\(section)")
@@ -352,23 +348,16 @@ struct SetupKubectlCommand: AsyncParsableCommand {
     @Option(name: .customLong("token-type"), help: "access-token (default) or id-token.")
     var tokenType: CredentialKubectlCommand.TokenType = .accessToken
 
-    @Option(help: ArgumentHelp("The profile whose sign-in kubectl gets.", valueName: "name"))
-    var profile: String?
-
-    @Option(help: ArgumentHelp("The group whose sign-in kubectl gets.", valueName: "name"))
-    var group: String?
-
-    @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
-    var scopes: [String] = []
+    @OptionGroup var target: SetupTargetOptions
 
     @Flag(name: .customLong("print"), help: "Only show the exec section.")
     var printOnly = false
 
     func run() async throws {
         var arguments = ["credential", "kubectl"]
-        if let profile { arguments += ["--profile", profile] }
-        if let group { arguments += ["--group", group] }
-        for scope in scopes { arguments += ["--scope", scope] }
+        if let profile = target.profile { arguments += ["--profile", profile] }
+        if let group = target.group { arguments += ["--group", group] }
+        for scope in target.scopes { arguments += ["--scope", scope] }
         if tokenType == .idToken { arguments += ["--token-type", "id-token"] }
         let executable = Setup.executablePath()
         do throws(Setup.Failure) {

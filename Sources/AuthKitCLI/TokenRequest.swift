@@ -128,48 +128,15 @@ struct TokenRequest: Equatable {
 enum TokenFastPath {
     static func parse(_ arguments: [String]) -> TokenRequest? {
         guard arguments.first == "token" else { return nil }
-        var request = TokenRequest()
-        var index = 1
-        func value(_ argument: String, _ name: String) -> String? {
-            if argument.hasPrefix(name + "=") { return String(argument.dropFirst(name.count + 1)) }
-            guard argument == name, index + 1 < arguments.count else { return nil }
-            index += 1
-            let next = arguments[index]
-            return next.hasPrefix("-") ? nil : next
+        var scanner = FastPathScanner(arguments: arguments, index: 1)
+        var options = SharedFastPathOptions(minTTL: TokenRequest().minTTL)
+        while scanner.index < arguments.count {
+            // token has no options of its own on the fast path: anything else is ArgumentParser's.
+            guard case .handled = scanner.shared(arguments[scanner.index], into: &options) else { return nil }
+            scanner.index += 1
         }
-        while index < arguments.count {
-            let argument = arguments[index]
-            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
-            switch name {
-            case "--profile":
-                guard let text = value(argument, name), request.profile == nil else { return nil }
-                request.profile = text
-            case "--group":
-                guard let text = value(argument, name), request.group == nil else { return nil }
-                request.group = text
-            case "--account":
-                guard let text = value(argument, name), request.account == nil else { return nil }
-                request.account = text
-            case "--min-ttl":
-                guard let text = value(argument, name), let seconds = Int(text), TokenRequest.minTTLRange.contains(seconds)
-                else { return nil }
-                request.minTTL = seconds
-            case "--scope":
-                guard let text = value(argument, name) else { return nil }
-                request.scopes.append(text)
-            case "--insecure-storage":
-                guard argument == name, !request.insecureStorage, request.storage == nil || request.storage == .plainFile else { return nil }
-                request.insecureStorage = true
-            case "--storage":
-                guard let text = value(argument, name), request.storage == nil, let choice = StorageChoice(rawValue: text),
-                    !request.insecureStorage || choice == .plainFile
-                else { return nil }
-                request.storage = choice
-            default:
-                return nil
-            }
-            index += 1
-        }
-        return request
+        return TokenRequest(
+            profile: options.profile, group: options.group, insecureStorage: options.insecureStorage, storage: options.storage,
+            account: options.account, minTTL: options.minTTL, scopes: options.scopes)
     }
 }

@@ -46,25 +46,12 @@ import Testing
 
     /// keyctl blocked: one line naming the alternatives, exit 3.
     @Test func aBlockedKeyctlExitsThree() async throws {
-        let helper = try NoKeyctlCLI.build()
+        let helper = try NoKeyctl.build()
         let result = try ProcessRunner.run(helper, [TestPaths.product("authkit").path, "token", "--storage", "kernel-keyring", "--group", "com.example.x"], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
         #expect(result.status == 3, "\(result.status): \(result.stderr)")
         #expect(result.stderr.contains("kernel keyring cannot be used here") && result.stderr.contains("--storage"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
     }
-}
-
-/// Tests/Peers/no_keyctl.c for the CLI tests.
-enum NoKeyctlCLI {
-    static let built: Result<URL, any Error> = Result {
-        let output = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("authkit-cli-no-keyctl-\(getpid())")
-        let source = TestPaths.packageRoot.appendingPathComponent("Tests/Peers/no_keyctl.c")
-        let result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/cc"), ["-O", "-o", output.path, source.path], timeout: 60)
-        guard result.status == 0 else { throw HarnessFailure("cannot compile no_keyctl.c: \(result.stderr)") }
-        return output
-    }
-
-    static func build() throws -> URL { try built.get() }
 }
 
 extension HostileTextTests {

@@ -124,15 +124,3 @@ import Glibc
     }
 }
 
-/// Tests/Peers/no_keyctl.c, compiled once per test process.
-enum NoKeyctl {
-    static let built: Result<URL, any Error> = Result {
-        let output = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("authkit-no-keyctl-\(getpid())")
-        let source = TestPaths.packageRoot.appendingPathComponent("Tests/Peers/no_keyctl.c")
-        let result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/cc"), ["-O", "-o", output.path, source.path], timeout: 60)
-        guard result.status == 0 else { throw HarnessError("cannot compile no_keyctl.c: \(result.stderr)") }
-        return output
-    }
-
-    static func build() throws -> URL { try built.get() }
-}

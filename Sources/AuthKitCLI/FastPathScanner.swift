@@ -1,0 +1,73 @@
+import AuthKit
+
+/// The options `token` and the credential plug-ins share, as their fast paths parse them.
+struct SharedFastPathOptions: Equatable {
+    var profile: String?
+    var group: String?
+    var account: String?
+    var scopes: [String] = []
+    var minTTL: Int
+    var insecureStorage = false
+    var storage: StorageChoice?
+}
+
+/// One scanner for ``TokenFastPath`` and ``CredentialFastPath``: the same rules for `--name
+/// value` and `--name=value`, and the same refusals (a repeated option, a value that looks
+/// like a flag, a number out of range), so both fast paths decline exactly what ArgumentParser
+/// would reject and leave it to ArgumentParser to say so.
+struct FastPathScanner {
+    let arguments: [String]
+    var index: Int
+
+    enum Outcome {
+        /// A shared option, taken into the options.
+        case handled
+        /// Not one of the shared options: the caller's own, or unknown.
+        case notShared
+        /// A shared option with a missing, repeated or malformed value: decline the fast path.
+        case malformed
+    }
+
+    /// The option's value, from `--name=value` or the next argument (which must not be a flag).
+    mutating func value(_ argument: String, _ name: String) -> String? {
+        if argument.hasPrefix(name + "=") { return String(argument.dropFirst(name.count + 1)) }
+        guard argument == name, index + 1 < arguments.count else { return nil }
+        index += 1
+        let next = arguments[index]
+        return next.hasPrefix("-") ? nil : next
+    }
+
+    /// The option name of `argument` (`--group=x` → `--group`).
+    static func name(of argument: String) -> String {
+        argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+    }
+
+    mutating func shared(_ argument: String, into options: inout SharedFastPathOptions) -> Outcome {
+        let name = Self.name(of: argument)
+        switch name {
+        case "--profile", "--group", "--account":
+            guard let text = value(argument, name) else { return .malformed }
+            let keyPath: WritableKeyPath<SharedFastPathOptions, String?> =
+                name == "--profile" ? \.profile : name == "--group" ? \.group : \.account
+            guard options[keyPath: keyPath] == nil else { return .malformed }
+            options[keyPath: keyPath] = text
+        case "--scope":
+            guard let text = value(argument, name) else { return .malformed }
+            options.scopes.append(text)
+        case "--min-ttl":
+            guard let text = value(argument, name), let seconds = Int(text), TokenRequest.minTTLRange.contains(seconds) else { return .malformed }
+            options.minTTL = seconds
+        case "--insecure-storage":
+            guard argument == name, !options.insecureStorage, options.storage == nil || options.storage == .plainFile else { return .malformed }
+            options.insecureStorage = true
+        case "--storage":
+            guard let text = value(argument, name), options.storage == nil, let choice = StorageChoice(rawValue: text),
+                !options.insecureStorage || choice == .plainFile
+            else { return .malformed }
+            options.storage = choice
+        default:
+            return .notShared
+        }
+        return .handled
+    }
+}
