@@ -34,6 +34,10 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
     /// request refreshes again.
     case refreshRejected(String)
     case graph(GraphError)
+    /// The provider does not accept this client (`invalid_client`, RFC 6749 §5.2; Entra's
+    /// AADSTS700016, "application not found"): a configuration problem, known before the
+    /// browser opens. Carries the provider's (cleaned) description.
+    case clientRejected(clientID: String, code: String, description: String?)
     /// The request needs something the stored sign-in lacks (e.g. no Graph URL configured).
     case unsupported(String)
 
@@ -47,19 +51,27 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
         case storage
         /// The provider, the network or Graph failed (exit 4).
         case provider
+        /// The provider rejected the configuration: an unknown client, a wrong secret (exit 7).
+        case configurationRejected
     }
 
     public var category: Category {
         switch self {
         case .configuration, .unsupported:
             return .usage
+        case .clientRejected:
+            return .configurationRejected
         case .notSignedIn, .loginRequired, .identityChanged:
             return .loginNeeded
         case .authorization(let error):
             switch error {
-            case .timedOut, .cancelled, .stateMismatch, .missingState: return .loginNeeded
+            case .timedOut, .noCallback, .cancelled, .stateMismatch, .missingState: return .loginNeeded
             // The person declined (RFC 6749 §4.1.2.1): not signed in, as with a denied device code.
             case .providerError(let code, _, _) where code == "access_denied": return .loginNeeded
+            // The provider says this client may not sign in this way (RFC 6749 §4.1.2.1): the
+            // app registration or authkit's settings need fixing, not the network.
+            case .providerError(let code, _, _) where code == "unauthorized_client" || code == "unsupported_response_type":
+                return .configurationRejected
             case .invalidRequest: return .usage
             default: return .provider
             }
@@ -126,6 +138,9 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             return "the provider's refreshed sign-in was not used: \(reason); its new refresh token is kept and the next request tries again"
         case .graph(let error):
             return error.description
+        case .clientRejected(let clientID, let code, let description):
+            return "the provider does not accept the client id ‘\(clientID)’ (\(code)\(description.map { ": \($0)" } ?? "")); "
+                + "check --client-id and, for a confidential client, its secret — the provider's app registration must list this client"
         case .unsupported(let reason):
             return reason
         }

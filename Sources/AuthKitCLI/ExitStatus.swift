@@ -18,6 +18,9 @@ enum ExitStatus {
     static let signatureRejected = ExitCode(5)
     /// `jwt verify`: the signature is good but the claims are not (expired, wrong audience …).
     static let claimsRejected = ExitCode(6)
+    /// The provider rejected the configuration (`invalid_client`: an unknown client id or a
+    /// wrong secret), unlike an outage (4): fix the settings, not the network.
+    static let configurationRejected = ExitCode(7)
     /// `token`: even a fresh token from the provider lives less than `--min-ttl`.
     static let tokenTooShort = ExitCode(8)
 }

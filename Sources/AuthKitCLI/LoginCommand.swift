@@ -62,8 +62,8 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(name: .customLong("device-code"), help: "Sign in with a code entered on another device (RFC 8628).")
     var deviceCode = false
 
-    @Option(help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
-    var timeout: Int = 300
+    @Option(help: ArgumentHelp("Give up waiting for the browser or the device after this many seconds.", valueName: "seconds"))
+    var timeout: Int = 180
 
     @Flag(help: "Print the signed-in account as JSON on standard output.")
     var json = false

@@ -109,6 +109,7 @@ func exitCode(for error: AuthKitError) -> ExitCode {
     case .loginNeeded: return ExitStatus.loginNeeded
     case .storage: return ExitStatus.storageUnavailable
     case .provider: return ExitStatus.providerError
+    case .configurationRejected: return ExitStatus.configurationRejected
     }
 }
 

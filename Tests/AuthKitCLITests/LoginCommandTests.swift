@@ -214,3 +214,31 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 }
+
+/// Issue 13: a client the provider does not know fails in seconds, before the browser opens,
+/// with its own exit code (7), not a five-minute wait ending in a misleading hint.
+@Suite struct ClientPreflightTests {
+    @Test func anUnknownClientIDFailsFastWithExitSeven() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        let arguments = ["login", "--issuer", world.provider.issuer.absoluteString, "--client-id", "no-such-client", "--group", world.group, "--no-browser"]
+        let started = Date()
+        let login = try await world.authkit(arguments, environment: world.browserEnvironment(user: "ada"), timeout: 30)
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(login.status == 7, "\(login.status): \(login.stderr)")
+        #expect(login.stderr.contains("does not accept the client id ‘no-such-client’"), "\(login.stderr)")
+        #expect(!login.stderr.contains("/authorize?"), "the URL was shown: \(login.stderr)")
+        try await world.assertNoSecretsLeaked()
+    }
+
+    /// The right client id is not refused by the pre-flight (authlib answers it invalid_grant).
+    @Test func theRightClientSignsInDespiteThePreflight() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn(user: "ada")
+        let log = try await world.provider.log()
+        #expect(log.count(endpoint: "token_preflight") == 1, "one pre-flight before the browser")
+        #expect(log.count(grantType: "authorization_code") == 1, "and one real code exchange")
+        try await world.assertNoSecretsLeaked()
+    }
+}

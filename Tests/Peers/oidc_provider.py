@@ -429,13 +429,17 @@ class State:
     # --- faults ---------------------------------------------------------------------------
 
     def take_fault(
-        self, kind: str, endpoint: str | None = None, grant_type: str | None = None, after: bool = False
+        self, kind: str, endpoint: str | None = None, grant_type: str | None = None, after: bool = False,
+        named_only: bool = False,
     ) -> dict | None:
         """The first active fault of this kind matching the endpoint/grant filters (and
-        `after`: applied once the request was processed); one-shot faults are consumed here."""
+        `after`: applied once the request was processed); one-shot faults are consumed here.
+        `named_only`: only a fault that names this endpoint (the pre-flight probe)."""
         with self.lock:
             for fault in self.faults:
                 if fault["kind"] != kind or bool(fault.get("after")) != after:
+                    continue
+                if named_only and fault.get("endpoint") != endpoint:
                     continue
                 if fault.get("endpoint") and endpoint and fault["endpoint"] != endpoint:
                     continue
@@ -980,19 +984,19 @@ def drop_connection() -> None:
     flask.abort(500)
 
 
-def apply_transport_faults(endpoint: str, grant_type: str | None = None) -> flask.Response | None:
+def apply_transport_faults(endpoint: str, grant_type: str | None = None, named_only: bool = False) -> flask.Response | None:
     """Delay, HTTP 500, error, malformed body or a dropped connection, as the tests asked.
     These act before the request is processed: nothing (no code, no refresh token) is used up."""
-    if fault := STATE.take_fault("delay", endpoint, grant_type):
+    if fault := STATE.take_fault("delay", endpoint, grant_type, named_only=named_only):
         time.sleep(max(0, int(fault.get("ms", 1000))) / 1000)
-    if STATE.take_fault("close", endpoint, grant_type):
+    if STATE.take_fault("close", endpoint, grant_type, named_only=named_only):
         drop_connection()
-    if fault := STATE.take_fault("http_500", endpoint, grant_type):
+    if fault := STATE.take_fault("http_500", endpoint, grant_type, named_only=named_only):
         return flask.Response(fault.get("body", "Internal Server Error"), status=500, mimetype="text/plain")
-    if fault := STATE.take_fault("malformed", endpoint, grant_type):
+    if fault := STATE.take_fault("malformed", endpoint, grant_type, named_only=named_only):
         body = fault.get("body", '{"access_token": "truncated')
         return flask.Response(body, status=int(fault.get("status", 200)), mimetype=fault.get("content_type", "application/json"))
-    if fault := STATE.take_fault("error", endpoint, grant_type):
+    if fault := STATE.take_fault("error", endpoint, grant_type, named_only=named_only):
         body = {"error": fault.get("error", "server_error")}
         if "error_description" in fault:
             body["error_description"] = fault["error_description"]
@@ -1097,6 +1101,19 @@ def install_routes() -> None:
     @route("/token", methods=["POST"])
     def token():
         grant_type = flask.request.form.get("grant_type")
+        code = flask.request.form.get("code")
+        if grant_type == "authorization_code" and code is not None:
+            with STATE.lock:
+                issued = code in STATE.codes
+            if not issued:
+                # authkit's client pre-flight (a code this provider never issued, sent before
+                # the browser opens): logged as its own endpoint, so the tests' counts of code
+                # exchanges and their faults ("the next token request fails") see only the
+                # real exchange; a fault reaches it only if it names "token_preflight".
+                mark("token_preflight")
+                if response := apply_transport_faults("token_preflight", named_only=True):
+                    return response
+                return handle_token(grant_type)
         mark("token", grant_type)
         if response := apply_transport_faults("token", grant_type):
             return response

@@ -9,6 +9,10 @@ public enum AuthorizationError: Error, Sendable, Equatable, CustomStringConverti
     case cannotListen(String)
     /// No valid callback arrived in time.
     case timedOut(seconds: Int)
+    /// The browser sign-in's wait ran out: the message names the likely causes a person can
+    /// check — a client id the provider does not know, or a redirect URI not registered for it
+    /// (both end at an error page in the browser, which never comes back to authkit).
+    case noCallback(seconds: Int, clientID: String, redirectURI: String)
     /// The callback carried no `state`.
     case missingState
     /// The callback's `state` is not the one this sign-in sent (a forged or stale callback).
@@ -37,6 +41,11 @@ public enum AuthorizationError: Error, Sendable, Equatable, CustomStringConverti
         case .timedOut(let seconds):
             return "no sign-in completed within \(Self.duration(seconds)); run the login again "
                 + "(use --paste if the browser runs on another machine, or --device-code)"
+        case .noCallback(let seconds, let clientID, let redirectURI):
+            return "no sign-in came back within \(Self.duration(seconds)); if the browser showed an error, check that the "
+                + "provider knows the client id ‘\(clientID)’ and accepts the redirect URI \(redirectURI) "
+                + "(registered as a loopback URI, any port); run the login again, with --paste or --device-code "
+                + "if the browser runs on another machine"
         case .missingState:
             return "the sign-in callback carried no state parameter; it was not an answer to this sign-in"
         case .stateMismatch:

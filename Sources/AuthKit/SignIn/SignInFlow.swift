@@ -29,9 +29,9 @@ public struct SignInFlow: Sendable {
     public struct Options: Sendable {
         public var mode: Mode = .browser
         /// How long to wait for the browser, a pasted URL or the device approval.
-        public var timeout: Duration = .seconds(300)
+        public var timeout: Duration = .seconds(180)
         public var leeway: Duration = IDTokenValidator.defaultLeeway
-        public init(mode: Mode = .browser, timeout: Duration = .seconds(300)) {
+        public init(mode: Mode = .browser, timeout: Duration = .seconds(180)) {
             self.mode = mode
             self.timeout = timeout
         }
@@ -155,6 +155,45 @@ public struct SignInFlow: Sendable {
         return SignInResult(account: Account(record: record, location: location), location: location, grantedScopes: record.scopes)
     }
 
+    /// Asks the token endpoint about the client before the browser opens (issue 13): a
+    /// provider that does not know the client id shows its error in the browser and never
+    /// redirects, so the wait would only time out. One stateless request — an
+    /// `authorization_code` grant with a made-up code and verifier — answered `invalid_client`
+    /// (RFC 6749 §5.2) or with Entra's AADSTS700016 ("application not found in the directory",
+    /// Microsoft identity platform error codes) ends the sign-in. Anything else goes on:
+    /// glewlwyd, for one, answers `unauthorized_client` to a known client with a bad code.
+    private func preflight(tokens: TokenEndpointClient, clientID: String, redirectURI: String) async throws(AuthKitError) {
+        var probe = tokens
+        probe.timeout = .seconds(10)
+        guard let code = try? SecureRandom.token(), let verifier = try? SecureRandom.token(byteCount: 48) else { return }
+        do {
+            _ = try await probe.request([
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("code_verifier", verifier),
+            ])
+        } catch {
+            if let rejection = Self.clientRejection(error, clientID: clientID) { throw rejection }
+            session.logger.debug("client pre-flight answered; the sign-in goes on", metadata: ["answer": "\(Self.errorCode(error))"])
+        }
+    }
+
+    /// `invalid_client`, or Entra's "application not found", as a ``AuthKitError/clientRejected(clientID:code:description:)``.
+    /// `exchange`: the answer to a real code exchange or device poll, where
+    /// `unauthorized_client` (RFC 6749 §5.2: this client may not use this grant) is a
+    /// configuration problem too — unlike in the pre-flight, where glewlwyd answers it to any
+    /// bad code.
+    static func clientRejection(_ error: TokenEndpointError, clientID: String, exchange: Bool = false) -> AuthKitError? {
+        guard case .oauth(let code, let description, _) = error else { return nil }
+        guard code == "invalid_client" || description?.contains("AADSTS700016") == true
+            || (exchange && code == "unauthorized_client")
+        else { return nil }
+        return .clientRejected(clientID: clientID, code: code, description: description)
+    }
+
+    static func errorCode(_ error: TokenEndpointError) -> String {
+        if case .oauth(let code, _, _) = error { return code }
+        return "no OAuth error"
+    }
+
     private func browserSignIn(
         metadata: ProviderMetadata, clientID: String, tokens: TokenEndpointClient, options: Options,
         pasted: AsyncStream<String>?, onEvent: @escaping @Sendable (Event) -> Void
@@ -174,6 +213,12 @@ public struct SignInFlow: Sendable {
             await receiver.close()
             throw .authorization(error)
         }
+        do throws(AuthKitError) {
+            try await preflight(tokens: tokens, clientID: clientID, redirectURI: receiver.redirectURI)
+        } catch {
+            await receiver.close()
+            throw error
+        }
         let outcome: BrowserLauncher.Outcome? = options.mode == .browser ? browser.open(request.url.absoluteString) : nil
         onEvent(.openURL(request.url, browser: outcome))
         let expectation = CallbackExpectation(
@@ -189,6 +234,9 @@ public struct SignInFlow: Sendable {
                 pasted: acceptsPaste ? pasted : nil, onEvent: onEvent)
         } catch {
             await receiver.close()
+            if case .timedOut(let seconds) = error {
+                throw .authorization(.noCallback(seconds: seconds, clientID: clientID, redirectURI: receiver.redirectURI))
+            }
             throw .authorization(error)
         }
         await receiver.close()
@@ -197,7 +245,7 @@ public struct SignInFlow: Sendable {
         do {
             return (try await tokens.exchange(grant, verifier: request.verifier, redirectURI: receiver.redirectURI), request.nonce)
         } catch {
-            throw .tokenEndpoint(error)
+            throw Self.clientRejection(error, clientID: clientID, exchange: true) ?? .tokenEndpoint(error)
         }
     }
 
@@ -272,6 +320,9 @@ public struct SignInFlow: Sendable {
                 throw error
             }
         } catch {
+            if case .request(let request) = error, let rejection = Self.clientRejection(request, clientID: profile.clientID ?? "", exchange: true) {
+                throw rejection
+            }
             throw .device(error)
         }
     }

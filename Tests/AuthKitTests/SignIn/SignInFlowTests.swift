@@ -285,11 +285,14 @@ struct SignInFlowTests {
             if case .openURL(let url, _) = event { urls.put(url) }
         }
         let error = try expectFailure(result)
-        guard case .authorization(.timedOut(seconds: 1)) = error else {
-            Issue.record("expected timedOut, got \(error)")
+        guard case .authorization(.noCallback(seconds: 1, let clientID, let redirectURI)) = error else {
+            Issue.record("expected noCallback, got \(error)")
             return
         }
-        #expect(error.description.contains("no sign-in completed within 1 s"))
+        // The likely causes, with the exact redirect URI this sign-in used (issue 13).
+        #expect(error.description.contains("no sign-in came back within 1 s"))
+        #expect(error.description.contains("client id ‘\(clientID)’") && error.description.contains(redirectURI))
+        #expect(redirectURI.hasPrefix("http://127.0.0.1:"))
         #expect(error.category == .loginNeeded)
         let url = try #require(await urls.next(timeout: .seconds(1)))
         let port = try #require(URLComponents(string: TestHTTP.queryItems(url)["redirect_uri"] ?? "")?.port)
@@ -628,8 +631,9 @@ struct BadAnswer: Sendable, CustomStringConvertible {
         BadAnswer(name: "token endpoint answers 500", fault: .http500("token")) {
             if case .tokenEndpoint(.httpStatus(500)) = $0 { return true } else { return false }
         },
+        // invalid_client at the code exchange is the configuration, not an outage (issue 13, exit 7).
         BadAnswer(name: "token endpoint: RFC 6749 §5.2 invalid_client", fault: .error("invalid_client", description: "Unknown client", status: 401)) {
-            if case .tokenEndpoint(.oauth("invalid_client", "Unknown client", 401)) = $0 { return true } else { return false }
+            if case .clientRejected(_, "invalid_client", "Unknown client") = $0 { return true } else { return false }
         },
         BadAnswer(name: "token endpoint drops the connection", fault: .close("token")) {
             if case .tokenEndpoint(.transport) = $0 { return true } else { return false }
