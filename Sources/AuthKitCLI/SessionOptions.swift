@@ -77,7 +77,11 @@ struct SessionSettings: Equatable {
         if insecureStorage { overrides.storage = .plainFile }
         if let storage { overrides.storage = storage }
         do {
-            return try ProfileResolver.load(environment: environment).resolve(overrides)
+            let resolver = try ProfileResolver.load(environment: environment)
+            let resolved = try resolver.resolve(overrides)
+            // A broken profile this command does not use: said, not fatal (issue 13).
+            for warning in resolver.warnings(using: resolved) { Terminal.printError("authkit: warning: \(warning)") }
+            return resolved
         } catch {
             throw .configuration(error)
         }

@@ -80,7 +80,7 @@ import Testing
         let home = try Home()
         let path = home.configFile.path
         try home.write("[profile work]\nissuer https://login.example.com\n")
-        try await Self.expectUsageError(home.authkit(["status"]), ["\(path):2: expected key = value"])
+        try await Self.expectUsageError(home.authkit(["status", "--profile", "work"]), ["\(path):2: expected key = value"])
 
         try home.write("# mine\n[profile work]\nissuer = https://login.example.com\nclientid = abc\n")
         try await Self.expectUsageError(home.authkit(["status", "--profile", "work"]), ["\(path):4: ‘clientid’: unknown key (did you mean client_id?)"])
@@ -89,7 +89,7 @@ import Testing
         try await Self.expectUsageError(home.authkit(["status"]), ["\(path):1: unknown section [profiles work]"])
 
         try home.write("[profile work]\nissuer = \"https://login.example.com\n")
-        try await Self.expectUsageError(home.authkit(["status"]), ["\(path):2:", "‘issuer’"])
+        try await Self.expectUsageError(home.authkit(["status", "--profile", "work"]), ["\(path):2:", "‘issuer’"])
 
         try home.write("[profile work]\nissuer = ftp://login.example.com\nclient_id = abc\n")
         try await Self.expectUsageError(home.authkit(["login", "--profile", "work"]), ["\(path):2: ‘issuer’:"])
@@ -102,6 +102,32 @@ import Testing
 
         try home.write("[profile work]\nstorage = floppy\n")
         try await Self.expectUsageError(home.authkit(["status", "--profile", "work"]), ["\(path):2: ‘storage’: use secret-service, kernel-keyring or plain-file"])
+    }
+
+    /// Issue 13: a typo in a profile the command does not use is a warning, not a failure; the
+    /// command that uses that profile still fails on it.
+    @Test func aBrokenProfileBlocksOnlyTheCommandsThatUseIt() async throws {
+        let home = try Home()
+        let path = home.configFile.path
+        try home.write("""
+            [defaults]
+            profile = work
+
+            [profile work]
+            issuer = https://login.example.com
+            client_id = abc
+
+            [profile other]
+            isuer = https://other.example.com
+            """)
+        for arguments in [["token"], ["logout"], ["status"]] {
+            let result = try await home.authkit(arguments)
+            #expect(result.status != 2, "\(arguments): \(result.stderr)")
+            let warnings = result.stderr.split(separator: "\n").filter { $0.hasPrefix("authkit: warning: ") }
+            #expect(warnings == ["authkit: warning: \(path):9: ‘isuer’: unknown key (did you mean issuer?); known keys: client_id, client_secret, domain_hint, graph_url, group, issuer, login_hint, prompt, redirect_host, redirect_path, scopes, storage, tenant (in [profile other], not used here; commands using it fail until it is fixed)"],
+                    "\(arguments): \(result.stderr)")
+        }
+        try await Self.expectUsageError(home.authkit(["token", "--profile", "other"]), ["\(path):9: ‘isuer’: unknown key (did you mean issuer?)"])
     }
 
     @Test func unknownProfilesSayWhichExist() async throws {

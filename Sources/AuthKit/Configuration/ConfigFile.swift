@@ -44,6 +44,11 @@ public struct ConfigFile: Sendable, Equatable {
     public var credentials: [String: Section] = [:]
     /// `[registry "registry.example.com"]` sections: the same for docker registries.
     public var registries: [String: Section] = [:]
+    /// Problems inside `[profile NAME]` sections (an unknown key, a line that is not
+    /// `key = value`, a key set twice), by profile. Only a command that uses that profile fails
+    /// on them; for every other command they are warnings (``ProfileResolver/warnings(using:)``),
+    /// so a typo in one profile does not block the others.
+    public var profileProblems: [String: [ConfigurationError]] = [:]
 
     /// Keys of `[credential "URL"]` and `[registry "HOST"]` sections.
     public static let credentialKeys: Set<String> = ["profile", "group", "account", "scopes", "username"]
@@ -98,6 +103,7 @@ public struct ConfigFile: Sendable, Equatable {
         var registries: [String: Section] = [:]
         var current: (kind: String, name: String)?
         var lineNumber = 0
+        var profileProblems: [String: [ConfigurationError]] = [:]
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
             lineNumber += 1
             let where_ = "\(path):\(lineNumber)"
@@ -141,19 +147,16 @@ public struct ConfigFile: Sendable, Equatable {
                 }
                 continue
             }
-            guard let equals = line.firstIndex(of: "=") else {
-                throw ConfigurationError(location: where_, problem: "expected key = value")
+            let key: String, value: String
+            do throws(ConfigurationError) {
+                (key, value) = try keyAndValue(line, location: where_, section: current)
+            } catch {
+                // Inside a profile: that profile's problem (an error only where it is used).
+                guard let section = current, section.kind == "profile" else { throw error }
+                profileProblems[section.name, default: []].append(error)
+                continue
             }
-            let key = line[..<equals].trimmingASCIIWhitespace()
-            let value = try parseValue(line[line.index(after: equals)...], location: where_, key: key)
-            guard let section = current else {
-                throw ConfigurationError(location: where_, key: key, problem: "a key outside any section; start with [defaults] or [profile NAME]")
-            }
-            let allowed = section.kind == "defaults" ? defaultsKeys : section.kind == "profile" ? profileKeys : credentialKeys
-            guard allowed.contains(key) else {
-                let suggestion = allowed.sorted().first { Self.similar($0, key) }.map { " (did you mean \($0)?)" } ?? ""
-                throw ConfigurationError(location: where_, key: key, problem: "unknown key\(suggestion); known keys: \(allowed.sorted().joined(separator: ", "))")
-            }
+            guard let section = current else { continue }
             let entry = Entry(value: value, line: lineNumber)
             if section.kind == "defaults" {
                 guard defaults?.entries[key] == nil else { throw ConfigurationError(location: where_, key: key, problem: "set twice") }
@@ -164,7 +167,8 @@ public struct ConfigFile: Sendable, Equatable {
                 if section.kind == "credential" { credentials[section.name]?.entries[key] = entry } else { registries[section.name]?.entries[key] = entry }
             } else {
                 guard profiles[section.name]?.entries[key] == nil else {
-                    throw ConfigurationError(location: where_, key: key, problem: "set twice")
+                    profileProblems[section.name, default: []].append(ConfigurationError(location: where_, key: key, problem: "set twice"))
+                    continue
                 }
                 profiles[section.name]?.entries[key] = entry
             }
@@ -172,7 +176,28 @@ public struct ConfigFile: Sendable, Equatable {
         var file = ConfigFile(path: path, defaults: defaults, profiles: profiles)
         file.credentials = credentials
         file.registries = registries
+        file.profileProblems = profileProblems
         return file
+    }
+
+    /// One `key = value` line of `section`, checked against the keys that section allows.
+    private static func keyAndValue(
+        _ line: String, location: String, section: (kind: String, name: String)?
+    ) throws(ConfigurationError) -> (String, String) {
+        guard let equals = line.firstIndex(of: "=") else {
+            throw ConfigurationError(location: location, problem: "expected key = value")
+        }
+        let key = line[..<equals].trimmingASCIIWhitespace()
+        let value = try parseValue(line[line.index(after: equals)...], location: location, key: key)
+        guard let section else {
+            throw ConfigurationError(location: location, key: key, problem: "a key outside any section; start with [defaults] or [profile NAME]")
+        }
+        let allowed = section.kind == "defaults" ? defaultsKeys : section.kind == "profile" ? profileKeys : credentialKeys
+        guard allowed.contains(key) else {
+            let suggestion = allowed.sorted().first { Self.similar($0, key) }.map { " (did you mean \($0)?)" } ?? ""
+            throw ConfigurationError(location: location, key: key, problem: "unknown key\(suggestion); known keys: \(allowed.sorted().joined(separator: ", "))")
+        }
+        return (key, value)
     }
 
     /// `credential "https://dev.azure.com"` → ("credential", "https://dev.azure.com").

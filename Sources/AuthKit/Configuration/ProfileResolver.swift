@@ -78,6 +78,9 @@ public struct ProfileResolver: Sendable {
         } else if let entry = file.defaults?.entries["profile"] {
             (profileName, profileSource) = (entry.value, "\(file.path):\(entry.line)")
         }
+        if let profileName, let problem = file.profileProblems[profileName]?.first {
+            throw problem
+        }
         let section = profileName.flatMap { file.profiles[$0] }
         let builtIn = profileName.flatMap { Profile.builtIn[$0] }
         if let profileName, section == nil, builtIn == nil {
@@ -202,6 +205,15 @@ public struct ProfileResolver: Sendable {
         profile.domainHint = value("domain_hint")
         profile.sources = sources
         return profile
+    }
+
+    /// One line per broken `[profile NAME]` section other than `profile`'s, for a command that
+    /// does not use it: where the first problem is, and that only that profile is affected.
+    public func warnings(using profile: Profile) -> [String] {
+        file.profileProblems.keys.sorted().compactMap { name in
+            guard name != profile.name, let problem = file.profileProblems[name]?.first else { return nil }
+            return "\(problem) (in [profile \(name)], not used here; commands using it fail until it is fixed)"
+        }
     }
 
     static func checkIssuer(_ issuer: String, location: String) throws(ConfigurationError) -> String {
