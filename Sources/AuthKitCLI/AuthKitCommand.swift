@@ -28,6 +28,7 @@ struct AuthKitCommand: AsyncParsableCommand {
             CredentialCommand.self,
             ExecCommand.self,
             SetupCommand.self,
+            ConfigCommand.self,
             JWTCommand.self,
         ]
     )

@@ -49,9 +49,11 @@ enum HelpTopics {
             """),
         ("config", """
             The config file: $AUTHKIT_CONFIG, else $XDG_CONFIG_HOME/authkit/config, else
-            ~/.config/authkit/config. INI style; unknown sections and keys are errors naming
-            the file and line. Used only when it and its directory are yours (or root's)
-            and nobody else can write them.
+            ~/.config/authkit/config (`authkit config path`). INI style; unknown sections
+            and keys are errors naming the file and line (in a profile the command does not
+            use: a warning). Used only when it and its directory are yours (or root's) and
+            nobody else can write them. `authkit config` shows the effective settings and
+            where each one comes from.
 
               [defaults]
               profile = work                  # also group, storage

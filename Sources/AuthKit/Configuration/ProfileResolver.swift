@@ -203,6 +203,7 @@ public struct ProfileResolver: Sendable {
         profile.loginHint = value("login_hint")
         profile.prompt = value("prompt")
         profile.domainHint = value("domain_hint")
+        if profileName != nil { sources["profile"] = profileSource }
         profile.sources = sources
         return profile
     }

@@ -1,0 +1,132 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `authkit config`: the effective settings and where each one came from (like `git config
+/// --show-origin` and `az config get`), and `authkit config path`.
+struct ConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config",
+        abstract: "Show the effective settings and where each one comes from.",
+        discussion: """
+            Lists the settings a command would use with the same flags and environment: the \
+            profile, issuer, tenant, client id, scopes, group, storage and the rest, each with \
+            its source: a flag, an AUTHKIT_* variable, file:line of the config file, a built-in \
+            profile, or authkit's default. A client secret is shown as "(set)", never its value. \
+            Reads only the config file and the environment: no network, no token store.
+
+            Examples:
+              authkit config
+              authkit config --profile work --json
+              authkit config path
+
+            See `authkit help config` for the file's format.
+            """,
+        subcommands: [ConfigShowCommand.self, ConfigPathCommand.self],
+        defaultSubcommand: ConfigShowCommand.self
+    )
+}
+
+/// `authkit config show` (the default): the effective settings with their sources.
+struct ConfigShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Show the effective settings and their sources (the default).")
+
+    @OptionGroup var session: SessionOptions
+
+    @Flag(help: "Print a JSON object instead of text.")
+    var json = false
+
+    func run() throws {
+        let profile: Profile
+        do { profile = try session.resolveProfile() } catch { throw failure(error) }
+        let environment = ProcessInfo.processInfo.environment
+        let path = ConfigFile.location(environment: environment)
+        let exists = FileManager.default.fileExists(atPath: path)
+        let settings = Self.settings(of: profile)
+        if json {
+            let report = ConfigReport(
+                configFile: .init(path: path, exists: exists),
+                settings: settings.map { .init(key: $0.key, value: $0.value, source: $0.source) })
+            do throws(JSONOutputError) {
+                Terminal.printOut(try JSONOutput.render(report))
+            } catch {
+                Terminal.printError("authkit: \(error)")
+                throw ExitStatus.usage
+            }
+            return
+        }
+        var rows = settings.map { [$0.key, $0.value ?? "", $0.source] }
+        rows.insert(["setting", "value", "source"], at: 0)
+        Terminal.printOut(TableFormatter.format(rows))
+        Terminal.printOut("\nconfig file: \(path)\(exists ? "" : " (not found; `authkit help config` shows its format)")")
+    }
+
+    /// Each setting with its value (nil: not set) and where it came from.
+    static func settings(of profile: Profile) -> [(key: String, value: String?, source: String)] {
+        func source(_ key: String, default fallback: String = "not set") -> String {
+            profile.sources[key] ?? fallback
+        }
+        return [
+            ("profile", profile.name, source("profile")),
+            ("issuer", profile.issuer, source("issuer")),
+            ("tenant", profile.tenant, source("tenant")),
+            ("client_id", profile.clientID, source("client_id")),
+            ("client_secret", profile.clientSecret == nil ? nil : "(set)", source("client_secret")),
+            ("scopes", profile.scopes.joined(separator: " "), source("scopes", default: "built-in default")),
+            ("group", profile.group, source("group", default: "built-in default")),
+            ("storage", profile.storage.rawValue, source("storage", default: "built-in default")),
+            ("redirect_host", profile.redirectHost.rawValue, source("redirect_host", default: "built-in default")),
+            ("redirect_path", profile.redirectPath, source("redirect_path", default: "built-in default")),
+            ("graph_url", profile.graphBaseURL, source("graph_url")),
+            ("login_hint", profile.loginHint, source("login_hint")),
+            ("prompt", profile.prompt, source("prompt")),
+            ("domain_hint", profile.domainHint, source("domain_hint")),
+        ]
+    }
+}
+
+/// `authkit config path`: where the config file is (whether or not it exists).
+struct ConfigPathCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "path",
+        abstract: "Print the config file's path (AUTHKIT_CONFIG, else $XDG_CONFIG_HOME/authkit/config, else ~/.config/authkit/config).")
+
+    func run() throws {
+        Terminal.printOut(ConfigFile.location(environment: ProcessInfo.processInfo.environment))
+    }
+}
+
+/// `authkit config --json`: stable field names (README, "config --json").
+struct ConfigReport: Encodable {
+    struct File: Encodable {
+        var path: String
+        var exists: Bool
+    }
+    struct Setting: Encodable {
+        var key: String
+        var value: String?
+        var source: String
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(key, forKey: .key)
+            try container.encode(value, forKey: .value)  // null when not set
+            try container.encode(source, forKey: .source)
+        }
+        enum CodingKeys: String, CodingKey { case key, value, source }
+    }
+    var configFile: File
+    var settings: [Setting]
+
+    enum CodingKeys: String, CodingKey {
+        case configFile = "config_file"
+        case settings
+    }
+}
