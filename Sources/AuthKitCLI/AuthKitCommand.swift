@@ -29,6 +29,7 @@ struct AuthKitCommand: AsyncParsableCommand {
             ExecCommand.self,
             SetupCommand.self,
             ConfigCommand.self,
+            CompletionCommand.self,
             JWTCommand.self,
         ]
     )

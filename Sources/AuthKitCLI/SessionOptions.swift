@@ -14,12 +14,12 @@ import Foundation
 struct SessionOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "The profile to use (a [profile NAME] section of the config file, or the built-in `microsoft`).",
-        valueName: "name"))
+        valueName: "name"), completion: .custom(ShellCompletion.profiles))
     var profile: String?
 
     @Option(help: ArgumentHelp(
         "The group whose shared sign-in to use, e.g. com.example.shared (default: the profile's, else `authkit`).",
-        valueName: "name"))
+        valueName: "name"), completion: .custom(ShellCompletion.groups))
     var group: String?
 
     @Option(help: ArgumentHelp(
