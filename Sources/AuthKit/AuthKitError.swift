@@ -145,4 +145,18 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             return reason
         }
     }
+
+    /// What went wrong in one clause, for a one-line report (`authkit: SUMMARY`): the same as
+    /// ``description`` except where the error carries a separate ``hint`` or long library text
+    /// (the token store's), which ``description`` keeps in full.
+    public var summary: String {
+        if case .storage(let error) = self { return error.summary }
+        return description
+    }
+
+    /// What the user can do about it, when that is said apart from ``summary`` (`hint: …`).
+    public var hint: String? {
+        if case .storage(let error) = self { return error.hint }
+        return nil
+    }
 }

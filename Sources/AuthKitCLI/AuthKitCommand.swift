@@ -50,11 +50,13 @@ struct AuthKitCommand: AsyncParsableCommand {
             let name = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? ""
             let client = ["docker-credential-authkit": "docker", "git-credential-authkit": "git"][name]
             let arguments = client.map { ["credential", $0] + CommandLine.arguments.dropFirst() } ?? Array(CommandLine.arguments.dropFirst())
-            if HelpTopics.handle(arguments, commands: configuration.subcommands.map { $0.configuration.commandName ?? "" }) { return }
+            let commands = configuration.subcommands.map { $0.configuration.commandName ?? "" }
+            if HelpTopics.handle(arguments, commands: commands) { return }
             if let (client, flags) = CredentialFastPath.parse(arguments) {
                 try await CredentialFastPath.run(client: client, flags: flags)
                 return
             }
+            if arguments.first != "---completion" { HelpTopics.checkCommandLine(arguments, commands: commands) }
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
@@ -68,7 +70,7 @@ struct AuthKitCommand: AsyncParsableCommand {
                 if !message.isEmpty { print(message) }
                 Glibc.exit(0)
             }
-            if !message.isEmpty { Terminal.printError(message) }
+            if !message.isEmpty { Terminal.printError(Voice.argumentParserMessage(message)) }
             // ArgumentParser reports usage errors as EX_USAGE (64); authkit documents 2.
             Glibc.exit(code == .validationFailure ? ExitStatus.usage.rawValue : code.rawValue)
         }

@@ -36,7 +36,7 @@ struct CompletionCommand: ParsableCommand {
 
     func run() throws {
         guard let shell = CompletionShell(rawValue: shell) else { return }
-        Terminal.printOut(AuthKitCommand.completionScript(for: shell))
+        Terminal.printData(AuthKitCommand.completionScript(for: shell))
     }
 }
 

@@ -55,7 +55,7 @@ struct ConfigShowCommand: ParsableCommand {
                 configFile: .init(path: path, exists: exists),
                 settings: settings.map { .init(key: $0.key, value: $0.value, source: $0.source) })
             do throws(JSONOutputError) {
-                Terminal.printOut(try JSONOutput.render(report))
+                Terminal.printData(try JSONOutput.render(report))
             } catch {
                 Terminal.printError("authkit: \(error)")
                 throw ExitStatus.usage

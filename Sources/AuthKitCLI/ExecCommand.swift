@@ -64,7 +64,7 @@ struct ExecCommand: AsyncParsableCommand {
                 account: account, minimumLifetime: .seconds(minTTL), scopes: scopes.isEmpty ? nil : scopes)
         } catch {
             if error.category == .loginNeeded {
-                Terminal.printError("authkit: \(error); run `\(loginCommand(session))` to sign in")
+                Terminal.printError(Voice.error(error.summary, hint: "run `\(loginCommand(session))` to sign in"))
                 throw ExitStatus.loginNeeded
             }
             throw failure(error)
@@ -74,9 +74,10 @@ struct ExecCommand: AsyncParsableCommand {
         setenv(variable, token.value, 1)
         let arguments = words.map { strdup($0) } + [nil]
         execvp(words[0], arguments)
-        let reason = String(cString: strerror(errno))
+        let failure = errno  // before anything else can change it
+        let reason = String(cString: strerror(failure))
         unsetenv(variable)
-        Terminal.printError("authkit: cannot run \(words[0]): \(reason)")
-        throw ExitCode(errno == ENOENT ? 127 : 126)
+        Terminal.printError(Voice.error("cannot run \(words[0]): \(reason)"))
+        throw ExitCode(failure == ENOENT ? 127 : 126)
     }
 }

@@ -83,9 +83,28 @@ enum HelpTopics {
             exit(0)
         }
         guard !commands.contains(name), !name.hasPrefix("-") else { return false }
-        let known = commands + topics.map(\.name)
+        let known = commands + topics.map(\.name).filter { !commands.contains($0) }
         let suggestion = known.first { ConfigFile.similar($0, name) || $0.hasPrefix(name) }.map { " (did you mean \($0)?)" } ?? ""
-        Terminal.printError("authkit: no command or help topic ‘\(name)’\(suggestion); known: \(known.joined(separator: ", "))")
+        Terminal.printError(Voice.error("no command or help topic ‘\(name)’\(suggestion)", hint: "known: \(known.joined(separator: ", "))"))
         exit(ExitStatus.usage.rawValue)
+    }
+
+    /// Before ArgumentParser: an unknown command gets a "did you mean" (exit 2), and
+    /// `--version` belongs to `authkit` itself, not to a subcommand (`authkit status --version`
+    /// would print the version and hide the mistake). Words after `--` are never looked at
+    /// (`authkit exec -- tool --version`).
+    static func checkCommandLine(_ arguments: [String], commands: [String]) {
+        let own = arguments.prefix { $0 != "--" }
+        if let first = own.first, !first.hasPrefix("-"), first != "help", !commands.contains(first) {
+            let suggestion = commands.first { ConfigFile.similar($0, first) || (first.count >= 2 && $0.hasPrefix(first)) }
+            Terminal.printError(Voice.error(
+                "unknown command ‘\(first)’" + (suggestion.map { " (did you mean \($0)?)" } ?? ""),
+                hint: "commands: \(commands.joined(separator: ", ")); see `authkit --help`"))
+            exit(ExitStatus.usage.rawValue)
+        }
+        if let first = own.first, !first.hasPrefix("-"), own.dropFirst().contains("--version") {
+            Terminal.printError(Voice.error("--version is an option of authkit itself, not of a command", hint: "run `authkit --version`"))
+            exit(ExitStatus.usage.rawValue)
+        }
     }
 }

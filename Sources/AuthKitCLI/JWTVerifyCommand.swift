@@ -117,7 +117,7 @@ struct JWTVerifyCommand: ParsableCommand {
                 output["header"] = .object(validated.header.json)
                 output["claims"] = .object(validated.claims.json)
             }
-            Terminal.printOut(JSONValue.object(output).serialized())
+            Terminal.printData(JSONValue.object(output).serialized())
         } catch {
             Terminal.printError("authkit: token rejected: \(error)")
             throw error.category == .claims ? ExitStatus.claimsRejected : ExitStatus.signatureRejected

@@ -9,6 +9,9 @@ import Glibc
 /// stored. Tokens, codes, verifiers and secrets are never logged. Without the variable
 /// nothing is logged below warnings.
 enum LogSetup {
+    /// The command's own log (errors' full text at debug).
+    static let logger = Logger(label: "authkit")
+
     static func bootstrapFromEnvironment() {
         // getenv, not ProcessInfo: this runs on every start, including `authkit token`'s.
         guard let raw = getenv("AUTHKIT_LOG") else { return }
@@ -16,7 +19,7 @@ enum LogSetup {
         guard !value.isEmpty else { return }
         guard let level = Logger.Level(rawValue: value) else {
             // A typo must not silently mean "debug" (or nothing): say so, as for any bad setting.
-            Terminal.printError("authkit: AUTHKIT_LOG=‘\(value)’ is not a log level; use trace, debug, info, notice, warning, error or critical")
+            Terminal.printError(Voice.error("AUTHKIT_LOG=‘\(value)’ is not a log level", hint: "use trace, debug, info, notice, warning, error or critical"))
             exit(2)
         }
         LoggingSystem.bootstrap { label in

@@ -119,7 +119,7 @@ struct LoginCommand: AsyncParsableCommand {
         Terminal.printError(lines.joined(separator: "\n"))
         if json {
             do throws(JSONOutputError) {
-                Terminal.printOut(try JSONOutput.render(AccountReport(account, now: Date())))
+                Terminal.printData(try JSONOutput.render(AccountReport(account, now: Date())))
             } catch {
                 Terminal.printError("authkit: \(error)")
             }

@@ -22,9 +22,22 @@ struct SearchCommand: AsyncParsableCommand {
             Needs the User.ReadBasic.All permission: the built-in microsoft profile asks for it; \
             otherwise sign in with `authkit login --scope User.ReadBasic.All`.
 
-            Output: an aligned table, or with --json one JSON object per line.
+            Output (--format): `table`, aligned to the terminal's width (long cells end in …), \
+            when standard output is a terminal; `tsv`, one user per line with tab-separated \
+            fields NAME, USERNAME, MAIL, PHONE and no header, when it is not (a pipe, a file); \
+            `json`, one JSON object per line (--json). A missing value is an empty cell.
+
+            Examples:
+              authkit search ada
+              authkit search "O'Brien" --top 5 --format json
+              authkit search ad | cut -f3        # mail addresses
             """
     )
+
+    /// How the users are printed.
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case table, tsv, json
+    }
 
     @OptionGroup var session: SessionOptions
 
@@ -37,10 +50,14 @@ struct SearchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The account to search as, when the group holds several.", valueName: "name"))
     var account: String?
 
-    @Flag(help: "Print one JSON object per user and line.")
+    @Option(help: ArgumentHelp("table, tsv or json (default: table on a terminal, else tsv).", valueName: "format"))
+    var format: Format?
+
+    @Flag(help: "The same as --format json.")
     var json = false
 
     func validate() throws {
+        if json, let format, format != .json { throw ValidationError("--json means --format json; it contradicts --format \(format.rawValue)") }
         guard (1...999).contains(top) else { throw ValidationError("--top must be between 1 and 999") }
         guard !text.allSatisfy({ $0 == " " || $0 == "\t" }) else { throw ValidationError("the search text is empty") }
     }
@@ -70,7 +87,11 @@ struct SearchCommand: AsyncParsableCommand {
                 throw failure(error)
             }
         }
-        json ? printJSONLines(users) : printTable(users)
+        switch json ? .json : format ?? (Terminal.stdoutIsTerminal ? .table : .tsv) {
+        case .json: printJSONLines(users)
+        case .tsv: printTSV(users)
+        case .table: printTable(users)
+        }
     }
 
     /// GraphClient reports a failure to get a token as `GraphError.token` (text only), which
@@ -104,25 +125,38 @@ struct SearchCommand: AsyncParsableCommand {
     private func printJSONLines(_ users: [GraphUser]) {
         for user in users {
             do throws(JSONOutputError) {
-                Terminal.printOut(try JSONOutput.render(SearchRow(user: user), pretty: false))
+                Terminal.printData(try JSONOutput.render(SearchRow(user: user), pretty: false))
             } catch {
                 Terminal.printError("authkit: \(error)")
             }
         }
     }
 
+    /// NAME, USERNAME, MAIL, PHONE of one user, cleaned for a terminal; "" where missing.
+    private static func cells(_ user: GraphUser) -> [String] {
+        let phones = user.businessPhones + (user.mobilePhone.map { ["\($0) (mobile)"] } ?? [])
+        return [user.displayName, user.userPrincipalName, user.mail, phones.isEmpty ? nil : phones.joined(separator: ", ")]
+            .map { ProviderText.clean($0, limit: 200) ?? "" }
+    }
+
+    private func reportNone() {
+        Terminal.printError("authkit: no users found whose name or mail starts with ‘\(ProviderText.clean(text, limit: 200) ?? "")’")
+    }
+
     private func printTable(_ users: [GraphUser]) {
-        guard !users.isEmpty else {
-            Terminal.printError("No users found whose name or mail starts with ‘\(ProviderText.clean(text, limit: 200) ?? "")’.")
-            return
-        }
+        guard !users.isEmpty else { return reportNone() }
         let header = ["NAME", "USERNAME", "MAIL", "PHONE"]
-        let rows = users.map { user -> [String] in
-            let phones = user.businessPhones + (user.mobilePhone.map { ["\($0) (mobile)"] } ?? [])
-            return [user.displayName, user.userPrincipalName, user.mail, phones.isEmpty ? nil : phones.joined(separator: ", ")]
-                .map { ProviderText.clean($0, limit: 200) ?? "–" }
+        let ascii = Voice.asciiOnly(fd: 1)
+        Terminal.printOut(TableFormatter.format([header] + users.map(Self.cells), maxWidth: Terminal.columns, ellipsis: ascii ? "..." : "…"))
+    }
+
+    /// For scripts: one line per user, fields separated by tabs (none inside a field), no header.
+    private func printTSV(_ users: [GraphUser]) {
+        guard !users.isEmpty else { return reportNone() }
+        let lines = users.map { user in
+            Self.cells(user).map { $0.replacing("\t", with: " ") }.joined(separator: "\t")
         }
-        Terminal.printOut(TableFormatter.format([header] + rows))
+        Terminal.printData(lines.joined(separator: "\n"))
     }
 }
 

@@ -99,11 +99,12 @@ struct SessionSettings: Equatable {
     }
 }
 
-/// Reports an AuthKit error on standard error and turns it into the documented exit code.
+/// Reports an AuthKit error on standard error — `authkit: SUMMARY` and at most one `hint:`
+/// line — and turns it into the documented exit code. The full text (a library's long
+/// message) goes to the debug log (`AUTHKIT_LOG=debug`).
 func failure(_ error: AuthKitError, hint: String? = nil) -> ExitCode {
-    var message = "authkit: \(error)"
-    if let hint { message += "\n\(hint)" }
-    Terminal.printError(message)
+    if error.summary != error.description { LogSetup.logger.debug("the full error", metadata: ["error": "\(error)"]) }
+    Terminal.printError(Voice.error(error.summary, hint: hint ?? error.hint))
     return exitCode(for: error)
 }
 

@@ -209,7 +209,7 @@ struct SetupGitCommand: AsyncParsableCommand {
                 kind: "credential", name: host, entries: target.entries,
                 print: printOnly)
             if printOnly {
-                Terminal.printOut("git config --global --replace-all \(Setup.shellQuoted(key)) ''\ngit config --global --add \(Setup.shellQuoted(key)) \(Setup.shellQuoted(helper))\n\(section)")
+                Terminal.printData("git config --global --replace-all \(Setup.shellQuoted(key)) ''\ngit config --global --add \(Setup.shellQuoted(key)) \(Setup.shellQuoted(helper))\n\(section)")
                 return
             }
             let current = try Setup.run("git", ["config", "--global", "--get-all", key])
@@ -298,7 +298,7 @@ struct SetupDockerCommand: AsyncParsableCommand {
                 kind: "registry", name: registry, entries: target.entries,
                 print: printOnly)
             if printOnly {
-                Terminal.printOut("# \(path)\n\(text)ln -s \(Setup.shellQuoted(executable)) \(Setup.shellQuoted(link))\n\(section)")
+                Terminal.printData("# \(path)\n\(text)ln -s \(Setup.shellQuoted(executable)) \(Setup.shellQuoted(link))\n\(section)")
                 return
             }
             if changed {
@@ -367,7 +367,7 @@ struct SetupKubectlCommand: AsyncParsableCommand {
                 var text = "exec:\n  apiVersion: \(apiVersion)\n  command: \(executable)\n  args:\n"
                 for argument in arguments { text += "  - \(argument)\n" }
                 if apiVersion == CredentialKubectlCommand.v1 { text += "  interactiveMode: Never\n" }
-                Terminal.printOut(text)
+                Terminal.printData(text)
                 return
             }
             let user = try Setup.run("kubectl", ["config", "view", "-o", "jsonpath={.contexts[?(@.name==\"\(context)\")].context.user}"])

@@ -107,7 +107,7 @@ struct StatusCommand: AsyncParsableCommand {
 
     private func printJSON(_ report: StatusReport) {
         do throws(JSONOutputError) {
-            Terminal.printOut(try JSONOutput.render(report))
+            Terminal.printData(try JSONOutput.render(report))
         } catch {
             Terminal.printError("authkit: \(error)")
         }

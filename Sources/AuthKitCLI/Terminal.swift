@@ -15,14 +15,25 @@ import Glibc
 /// Writes go straight to the file descriptors (no stdio buffering), so output interleaves
 /// correctly with child processes and is complete even when the process exits right after.
 enum Terminal {
-    /// Writes `text` and a newline to standard error.
+    /// Writes `text` and a newline to standard error (ASCII typography where
+    /// ``Voice/asciiOnly(fd:)`` says so).
     static func printError(_ text: String) {
-        let safe = ProviderText.displayable(text)
+        var safe = ProviderText.displayable(text)
+        if Voice.asciiOnly(fd: 2) { safe = Voice.ascii(safe) }
         write(fd: 2, safe.hasSuffix("\n") ? safe : safe + "\n")
     }
 
-    /// Writes `text` and a newline to standard output.
+    /// Writes text for a person and a newline to standard output (ASCII typography where
+    /// ``Voice/asciiOnly(fd:)`` says so).
     static func printOut(_ text: String) {
+        var safe = ProviderText.displayable(text)
+        if Voice.asciiOnly(fd: 1) { safe = Voice.ascii(safe) }
+        write(fd: 1, safe.hasSuffix("\n") ? safe : safe + "\n")
+    }
+
+    /// Writes data for a program (JSON, TSV, shell snippets, scripts) and a newline to
+    /// standard output: made displayable, never rewritten otherwise.
+    static func printData(_ text: String) {
         let safe = ProviderText.displayable(text)
         write(fd: 1, safe.hasSuffix("\n") ? safe : safe + "\n")
     }
@@ -48,4 +59,13 @@ enum Terminal {
     static var stderrIsTerminal: Bool { isatty(2) == 1 }
     /// True when standard output is a terminal.
     static var stdoutIsTerminal: Bool { isatty(1) == 1 }
+
+    /// The width of the terminal on standard output (TIOCGWINSZ), else `COLUMNS`, else none
+    /// (output to a file or pipe is not cut).
+    static var columns: Int? {
+        var size = winsize()
+        if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let text = getenv("COLUMNS"), let value = Int(String(cString: text)), value > 0 { return value }
+        return nil
+    }
 }

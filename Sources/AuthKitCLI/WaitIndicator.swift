@@ -65,7 +65,7 @@ final class WaitIndicator: Sendable {
             state.lineDrawn = false
             return drawn
         }
-        Terminal.write(fd: 2, (redraw ? "\r\u{1B}[K" : "") + text + "\n")
+        Terminal.write(fd: 2, (redraw ? "\r\u{1B}[K" : "") + (Voice.asciiOnly(fd: 2) ? Voice.ascii(text) : text) + "\n")
     }
 
     private func start(deadline: Date, message: String) {
@@ -91,10 +91,11 @@ final class WaitIndicator: Sendable {
             guard let deadline = state.deadline else { return nil }
             let left = Self.remaining(deadline)
             if interactive {
-                let frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+                let ascii = Voice.asciiOnly(fd: 2)
+                let frames = ascii ? ["|", "/", "-", "\\"] : ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
                 state.frame = (state.frame + 1) % frames.count
                 state.lineDrawn = true
-                return "\r\u{1B}[K\(frames[state.frame]) \(state.message)… \(left) left"
+                return "\r\u{1B}[K\(frames[state.frame]) \(state.message)\(ascii ? "..." : "…") \(left) left"
             }
             let minutes = max(0, Int(clamping: deadline.timeIntervalSinceNow) / 60)
             guard state.lastPlainMinute != minutes else { return nil }
@@ -102,7 +103,7 @@ final class WaitIndicator: Sendable {
             state.lastPlainMinute = minutes
             return first ? nil : "\(state.message) (\(left) left)…\n"
         }
-        if let output { Terminal.write(fd: 2, output) }
+        if let output { Terminal.write(fd: 2, Voice.asciiOnly(fd: 2) ? Voice.ascii(output) : output) }
     }
 
     func stop() {

@@ -36,76 +36,80 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The kernel refused a record over the user's key quota; the previous record was kept.
     case kernelKeyringQuota(detail: String)
 
+    /// The whole message: ``summary`` and, when there is one, ``hint``, with library detail
+    /// (GLib's text) in full.
     public var description: String {
+        let text = parts(detail: { $0 })
+        return text.hint.map { "\(text.summary); \($0)" } ?? text.summary
+    }
+
+    /// What went wrong, in one clause starting in lower case; long library text (GLib's
+    /// messages) shortened to its first line and 100 characters. The full text is in
+    /// ``description``.
+    public var summary: String { parts(detail: Self.shortened).summary }
+
+    /// What the user can do about it, if anything, in one clause.
+    public var hint: String? { parts(detail: Self.shortened).hint }
+
+    private func parts(detail shorten: (String) -> String) -> (summary: String, hint: String?) {
         switch self {
         case .invalidGroup(let name, let reason):
-            return "‘\(name)’ is not a valid group name: \(reason). Use a reverse-DNS name such as com.example.shared."
+            return ("‘\(name)’ is not a valid group name: \(reason)", "use a reverse-DNS name such as com.example.shared")
         case .invalidKey(let field, let reason):
-            return "The \(field) of the item cannot be stored: \(reason)."
+            return ("the \(field) of the item cannot be stored: \(reason)", nil)
         case .invalidSecret(let reason):
-            return "The secret cannot be stored: \(reason)."
+            return ("the secret cannot be stored: \(reason)", nil)
         case .noSessionBus(let detail):
-            return """
-                No D-Bus session bus, so the Secret Service cannot be reached (\(detail)). \
-                On a server, over SSH or in CI, use the kernel's keyring instead: --storage kernel-keyring \
-                (or AUTHKIT_STORAGE=kernel-keyring; memory only, shared by your sessions). Or start a bus with \
-                `dbus-run-session -- bash` and unlock a keyring in it with \
-                `gnome-keyring-daemon --unlock --components=secrets` (type the password, then Ctrl-D); or, \
-                knowing the tokens are then kept unencrypted, choose the plain-file store with --insecure-storage \
-                (--storage plain-file).
-                """
+            return ("no D-Bus session bus, so the Secret Service cannot be reached (\(shorten(detail)))",
+                    "on a server, over SSH or in CI use --storage kernel-keyring (memory only, shared by your sessions); "
+                        + "on a desktop start a bus with `dbus-run-session -- bash` and unlock a keyring in it with "
+                        + "`gnome-keyring-daemon --unlock --components=secrets`; --insecure-storage keeps the tokens unencrypted in a file")
         case .noSecretService(let detail):
-            return """
-                No Secret Service on the session bus: nothing provides org.freedesktop.secrets (\(detail)). \
-                Install and start one (gnome-keyring, KeePassXC with Secret Service integration, or KDE's ksecretd), \
-                or, knowing the tokens are then kept unencrypted, choose the plain-file store with --insecure-storage.
-                """
+            return ("no Secret Service on the session bus: nothing provides org.freedesktop.secrets (\(shorten(detail)))",
+                    "install and start one (gnome-keyring, KeePassXC with Secret Service integration, or KDE's ksecretd), "
+                        + "or use --storage kernel-keyring; --insecure-storage keeps the tokens unencrypted in a file")
         case .locked(let collection):
             let name = collection.isEmpty ? "holding the item" : "‘\(collection)’"
-            return """
-                The keyring collection \(name) is locked. Unlock it (Seahorse, your desktop's prompt, \
-                or `gnome-keyring-daemon --unlock --replace` in a terminal session) and try again.
-                """
+            return ("the keyring collection \(name) is locked",
+                    "unlock it (Seahorse, your desktop's prompt, or `gnome-keyring-daemon --unlock --replace` in a terminal session) and try again")
         case .unlockDismissed(let collection):
-            return """
-                The keyring collection ‘\(collection)’ is locked and the unlock prompt was dismissed or could not \
-                be shown (no display?). Unlock it yourself (Seahorse, or `gnome-keyring-daemon --unlock --replace` \
-                in a terminal session) and try again.
-                """
+            return ("the keyring collection ‘\(collection)’ is locked and the unlock prompt was dismissed or could not be shown (no display?)",
+                    "unlock it yourself (Seahorse, or `gnome-keyring-daemon --unlock --replace` in a terminal session) and try again")
         case .timedOut(let operation, let seconds):
-            return """
-                The Secret Service did not answer within \(Self.format(seconds)) s while trying to \(operation). \
-                Its provider may be hung: restart it (e.g. `gnome-keyring-daemon --replace`) and try again.
-                """
+            return ("the Secret Service did not answer within \(Self.format(seconds)) s while trying to \(operation)",
+                    "its provider may be hung: restart it (e.g. `gnome-keyring-daemon --replace`) and try again")
         case .providerFailure(let operation, let message):
-            return "The Secret Service failed to \(operation): \(message)"
+            return ("the Secret Service failed to \(operation): \(shorten(message))", nil)
         case .corruptItem(let label, let reason):
-            return """
-                The stored item ‘\(label)’ cannot be used: \(reason). It was left in place; remove it with \
-                `authkit logout` (or Seahorse) and sign in again.
-                """
+            return ("the stored item ‘\(label)’ cannot be used: \(reason); it was left in place",
+                    "remove it with `authkit logout` (or Seahorse) and sign in again")
         case .plainFilePermissions(let path, let mode, let expected):
-            return """
-                \(path) has mode \(Self.octal(mode)), which lets other users in; authkit needs \(Self.octal(expected)). \
-                Run `chmod \(Self.octal(expected)) \(path)` if you trust its contents, or remove it.
-                """
+            return ("\(path) has mode \(Self.octal(mode)), which lets other users in; authkit needs \(Self.octal(expected))",
+                    "run `chmod \(Self.octal(expected)) \(path)` if you trust its contents, or remove it")
         case .plainFileOwner(let path, let owner):
-            return "\(path) belongs to user id \(owner), not to you; authkit will not use it. Remove it or fix its owner."
+            return ("\(path) belongs to user id \(owner), not to you; authkit will not use it", "remove it or fix its owner")
         case .plainFileIO(let path, let operation, let errno):
-            return "Could not \(operation) \(path): \(Self.errnoText(errno))."
+            return ("could not \(operation) \(path): \(Self.errnoText(errno))", nil)
         case .kernelKeyringUnavailable(let detail):
-            return """
-                The kernel keyring cannot be used here: \(detail). Use --storage secret-service on a desktop, \
-                or, knowing the tokens are then kept unencrypted, --storage plain-file.
-                """
+            return ("the kernel keyring cannot be used here: \(detail)",
+                    "use --storage secret-service on a desktop, or, knowing the tokens are then kept unencrypted, --storage plain-file")
         case .kernelKeyringQuota(let detail):
-            return "The kernel keyring is full: \(detail)."
+            return ("the kernel keyring is full: \(detail)", nil)
         case .plainFileCorrupt(let path, let reason):
-            return """
-                The plain token file \(path) cannot be read (\(reason)). It was left as it is and will not be \
-                overwritten: move it away or delete it, then sign in again.
-                """
+            return ("the plain token file \(path) cannot be read (\(reason)); it was left as it is and will not be overwritten",
+                    "move it away or delete it, then sign in again")
         }
+    }
+
+    /// GLib's text cut to what a person reads at a glance: the D-Bus error name prefix
+    /// (`GDBus.Error:org.freedesktop…: `) dropped, the first line, at most 100 characters.
+    static func shortened(_ text: String) -> String {
+        var rest = Substring(text)
+        if rest.hasPrefix("GDBus.Error:"), let colon = rest.dropFirst("GDBus.Error:".count).firstIndex(of: ":") {
+            rest = rest[rest.index(after: colon)...].drop { $0 == " " }
+        }
+        if let newline = rest.firstIndex(where: { $0 == "\n" || $0 == "\r" }) { rest = rest[..<newline] }
+        return rest.count > 100 ? String(rest.prefix(99)) + "…" : String(rest)
     }
 
     private static func octal(_ mode: UInt32) -> String {

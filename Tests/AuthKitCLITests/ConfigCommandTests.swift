@@ -75,6 +75,6 @@ import Testing
     @Test func aBadSettingIsTheSameUsageErrorAsEverywhere() async throws {
         let home = try Home()
         try home.write("[profile work]\nissuer = http://login.example.com\n")
-        ConfigurationErrorTests.expectUsageError(try await home.authkit(["config", "--profile", "work"]), ["\(home.configFile.path):2: ‘issuer’:"])
+        ConfigurationErrorTests.expectUsageError(try await home.authkit(["config", "--profile", "work"]), ["\(home.configFile.path):2: 'issuer':"])
     }
 }

@@ -21,7 +21,7 @@ import Testing
         let plain = try await world.authkit(["exec", "--group", world.group, "--", "/bin/sh", "-c", #"[ -n "$AUTHKIT_TOKEN" ] && exit 42"#])
         #expect(plain.status == 42, "\(plain.status)")
         let missing = try await world.authkit(["exec", "--group", world.group, "--", "/nonexistent/command"])
-        #expect(missing.status == 127 && missing.stderr.contains("cannot run"))
+        #expect(missing.status == 127 && missing.stderr.contains("cannot run"), "\(missing.status): \(missing.stderr)")
         let badName = try await world.authkit(["exec", "--group", world.group, "--env", "1X", "--", "true"])
         #expect(badName.status == 2)
         try await world.assertNoSecretsLeaked()

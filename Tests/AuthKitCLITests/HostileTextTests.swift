@@ -112,11 +112,11 @@ import Glibc
         let report = try CLIOutput.jsonObject(status.stdout)
         let account = try #require((report["accounts"] as? [[String: Any]])?.first)
         let problem = try #require(account["problem"] as? String, "\(status.stdout)")
-        #expect(problem.contains("duplicate member name ‘access_token’"), "\(problem)")
+        #expect(problem.contains("duplicate member name ‘access_token’"), "JSON data keeps its text: \(problem)")
         #expect(!status.stdout.contains("planted-by-another-process"))
         let token = try await world.authkit(["token", "--group", world.group])
         #expect(token.status != 0 && token.stdout.isEmpty)
-        #expect(token.stderr.contains("duplicate member name ‘access_token’"), "\(token.stderr)")
+        #expect(token.stderr.contains("duplicate member name 'access_token'"), "\(token.stderr)")
         // Still there: nothing but logout deletes a sign-in.
         #expect(try world.keyring.probe(["lookup"] + key).status == 0)
         let logout = try await world.authkit(["logout", "--group", world.group])

@@ -27,7 +27,7 @@ import Testing
         try await world.signIn()
         let graph = try #require(world.graph)
 
-        let ada = try await world.authkit(["search", "ada", "--group", world.group])
+        let ada = try await world.authkit(["search", "ada", "--group", world.group, "--format", "table"])
         #expect(ada.status == 0, "\(ada.stderr)")
         let lines = CLIOutput.lines(ada.stdout)
         #expect(lines.first?.hasPrefix("NAME ") == true)
@@ -41,7 +41,7 @@ import Testing
 
         // O'Brien: the quote doubled inside the OData literal, never closing it.
         try await graph.clearRequests()
-        let obrien = try await world.authkit(["search", "O'Brien", "--group", world.group])
+        let obrien = try await world.authkit(["search", "O'Brien", "--group", world.group, "--format", "table"])
         #expect(obrien.status == 0, "\(obrien.stderr)")
         #expect(obrien.stdout.contains("Seán O'Brien"))
         #expect(obrien.stdout.contains("Patrick O'Brien-Murphy"))
@@ -51,15 +51,15 @@ import Testing
 
         // An injection attempt is just an odd name: no match, no 400 from Graph.
         try await graph.clearRequests()
-        let injection = try await world.authkit(["search", "x') or startswith(mail,'", "--group", world.group])
+        let injection = try await world.authkit(["search", "x') or startswith(mail,'", "--group", world.group, "--format", "table"])
         #expect(injection.status == 0, "\(injection.stderr)")
         #expect(injection.stdout.isEmpty)
-        #expect(injection.stderr.contains("No users found"))
+        #expect(injection.stderr.contains("authkit: no users found"))
         #expect(try await graph.requests().map(\.status) == [200])
 
         // Columns line up in terminal columns, also with Korean and Japanese names (m…: Megan,
         // Miriam, minjun.kim@ (김민준), mohammed…).
-        let mixed = try await world.authkit(["search", "m", "--group", world.group])
+        let mixed = try await world.authkit(["search", "m", "--group", world.group, "--format", "table"])
         #expect(mixed.status == 0, "\(mixed.stderr)")
         let table = CLIOutput.lines(mixed.stdout)
         #expect(mixed.stdout.contains("김민준"))
@@ -72,6 +72,41 @@ import Testing
             let start = try #require(row.range(of: username))
             #expect(Self.columns(row[..<start.lowerBound]) == usernameColumn, "misaligned: \(row)")
         }
+        try await world.assertNoSecretsLeaked()
+    }
+
+    /// Issue 13: piped, the default is TSV for scripts (no header, tab-separated, an empty
+    /// field where Graph has no value); a table fits the terminal's width, cutting long cells
+    /// with an ellipsis (ASCII "..." off a terminal), never wrapping; no dash for a missing value.
+    @Test func tsvWhenPipedAndATableThatFitsTheWidth() async throws {
+        let world = try await CLIHarness.start(graph: true)
+        defer { world.stop() }
+        try await world.signIn()
+        let tsv = try await world.authkit(["search", "ada", "--group", world.group])
+        #expect(tsv.status == 0, "\(tsv.stderr)")
+        let rows = CLIOutput.lines(tsv.stdout).map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+        #expect(rows.map { $0.first?.prefix(while: { $0 != " " }) } == ["Ada", "Adam", "Adaeze"])
+        #expect(rows.count == 3 && rows.allSatisfy { $0.count == 4 }, "\(rows)")
+        #expect(!tsv.stdout.contains("NAME"), "no header")
+        #expect(!tsv.stdout.contains("–"))
+        let json = try await world.authkit(["search", "ada", "--group", world.group, "--format", "json"])
+        #expect(CLIOutput.lines(json.stdout).count == 3 && json.stdout.hasPrefix("{"))
+        let missing = rows.contains { $0.contains("") }
+        #expect(missing, "some fixture user lacks a mail or phone: an empty field, \(rows)")
+
+        for width in [60, 40] {
+            let table = try await world.authkit(["search", "m", "--group", world.group, "--format", "table"], environment: ["COLUMNS": "\(width)"])
+            #expect(table.status == 0, "\(table.stderr)")
+            let lines = CLIOutput.lines(table.stdout)
+            #expect(lines.count > 3)
+            for line in lines {
+                #expect(Self.columns(Substring(line)) <= width, "wider than \(width): \(line)")
+            }
+            #expect(table.stdout.contains("..."), "cut cells end in an ellipsis")
+            #expect(!table.stdout.contains("…") && !table.stdout.contains("–"), "ASCII off a terminal")
+        }
+        let contradiction = try await world.authkit(["search", "ada", "--group", world.group, "--json", "--format", "tsv"])
+        #expect(contradiction.status == 2 && contradiction.stderr.contains("contradicts --format tsv"))
         try await world.assertNoSecretsLeaked()
     }
 
@@ -132,7 +167,7 @@ import Testing
         #expect(requests.count == 2)
 
         try await graph.clearRequests()
-        let few = try await world.authkit(["search", "Pager", "--top", "5", "--group", world.group])
+        let few = try await world.authkit(["search", "Pager", "--top", "5", "--group", world.group, "--format", "table"])
         #expect(CLIOutput.lines(few.stdout).count == 6, "header and five rows")
         requests = try await graph.requests()
         #expect(requests.count == 1)
@@ -173,7 +208,7 @@ import Testing
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("User.ReadBasic.All"))
-        #expect(result.stderr.contains("Run `authkit login --group \(world.group) --scope User.ReadBasic.All` to grant it."))
+        #expect(result.stderr.contains("hint: run `authkit login --group \(world.group) --scope User.ReadBasic.All` to grant it\n"))
         try await world.assertNoSecretsLeaked()
     }
 
@@ -218,7 +253,7 @@ import Testing
         let result = try await world.authkit(["search", "ada", "--group", world.group])
         #expect(result.status == 1, "the refresh token is dead: a login is needed, not a provider failure: \(result.stderr)")
         #expect(result.stderr.contains("must sign in again"))
-        #expect(result.stderr.contains("Run `authkit login --group \(world.group)` to sign in."))
+        #expect(result.stderr.contains("hint: run `authkit login --group \(world.group)` to sign in\n"))
         #expect(try await world.graph?.requests().isEmpty == true, "no request went to Graph without a token")
         try await world.assertNoSecretsLeaked()
     }
@@ -228,7 +263,7 @@ import Testing
         defer { world.stop() }
         let nobody = try await world.authkit(["search", "ada", "--group", world.group])
         #expect(nobody.status == 1)
-        #expect(nobody.stderr.contains("Run `authkit login --group \(world.group)` to sign in."))
+        #expect(nobody.stderr.contains("hint: run `authkit login --group \(world.group)` to sign in\n"))
 
         // Signed in without a Graph URL (no profile with graph_url): a usage error that says what to set.
         let login = try await world.authkit(world.loginArguments(), environment: ScriptedBrowser(user: "ada", for: world.provider).environment, timeout: 60)

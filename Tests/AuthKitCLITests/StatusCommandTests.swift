@@ -87,7 +87,7 @@ import Testing
         #expect(text.stderr.isEmpty)
         let expected = [
             "Group \(world.group)",
-            "  ✓ Signed in as Ada Lovelace (ada@example.test)",
+            "  Signed in as Ada Lovelace (ada@example.test)",
             "    issuer:         \(world.provider.issuer.absoluteString)",
             "    client:         \(CLIHarness.clientID)",
             "    scopes:         openid profile offline_access User.ReadBasic.All",
@@ -108,7 +108,7 @@ import Testing
         }
         #expect(lines.count == expected.count + 1)
         #expect(lines.last?.hasPrefix("    storage:        ") == true)
-        #expect(lines.last?.contains("‘Login’") == true, "the collection is named: \(lines.last ?? "")")
+        #expect(lines.last?.contains("'Login'") == true, "the collection is named: \(lines.last ?? "")")
 
         let json = try await world.authkit(["status", "--group", world.group, "--json"])
         #expect(json.status == 0, "\(json.stderr)")
@@ -161,7 +161,7 @@ import Testing
         try await Task.sleep(for: .seconds(2))
         let text = try await world.authkit(["status", "--group", world.group])
         #expect(text.status == 1, "\(text.stdout)\(text.stderr)")
-        #expect(text.stdout.contains("  ✗ Signed in as Ada Lovelace (ada@example.test)"))
+        #expect(text.stdout.contains("  x Signed in as Ada Lovelace (ada@example.test)"), "ASCII off a terminal")
         #expect(text.stdout.contains("    refresh token:  absent"))
         let json = try await world.authkit(["status", "--group", world.group, "--json"])
         #expect(json.status == 1)
@@ -183,7 +183,7 @@ import Testing
         let text = try await offload { try ProcessRunner.run(TestPaths.product("authkit"), ["status"], environment: environment, timeout: 30) }
         #expect(text.status == 3, "\(text.stderr)")
         #expect(text.stdout.isEmpty)
-        #expect(text.stderr.contains("No D-Bus session bus"))
+        #expect(text.stderr.contains("no D-Bus session bus"))
         #expect(text.stderr.contains("dbus-run-session"), "it says how to get one")
         #expect(text.stderr.contains("--insecure-storage"))
 
@@ -194,8 +194,8 @@ import Testing
         Self.checkSchema(report)
         #expect(report["group"] == .string("authkit"))
         #expect(report["signed_in"] == .null, "unknown: the store could not be read")
-        #expect(report["error"].string?.contains("No D-Bus session bus") == true)
-        #expect(json.stderr.contains("No D-Bus session bus"))
+        #expect(report["error"].string?.contains("no D-Bus session bus") == true)
+        #expect(json.stderr.contains("no D-Bus session bus"))
 
         let token = try await offload { try ProcessRunner.run(TestPaths.product("authkit"), ["token"], environment: environment, timeout: 30) }
         #expect(token.status == 3)
@@ -218,8 +218,8 @@ import Testing
         // No display, so no unlock prompt can be shown: the store is unavailable, and says why.
         let text = try await world.authkit(["status", "--group", world.group])
         #expect(text.status == 3, "\(text.stdout)\(text.stderr)")
-        #expect(text.stderr.contains("‘Login’ is locked"), "\(text.stderr)")
-        #expect(text.stderr.contains("Unlock it"), "\(text.stderr)")
+        #expect(text.stderr.contains("'Login' is locked"), "\(text.stderr)")
+        #expect(text.stderr.contains("unlock it"), "\(text.stderr)")
         let json = try await world.authkit(["status", "--group", world.group, "--json"])
         #expect(json.status == 3)
         let report = try PeerJSON(data: Data(json.stdout.utf8))

@@ -75,7 +75,7 @@ import Testing
         let refreshed = try await world.authkit(["token", "--group", world.group, "--min-ttl", "86400", "--allow-shorter"], environment: debug)
         #expect(refreshed.status == 0, "\(refreshed.stderr)")
         for line in ["access token needs a refresh", "holding the group's lock", "refreshing", "refreshed and stored"] {
-            #expect(refreshed.stderr.contains(line), "missing ‘\(line)’ in \(refreshed.stderr)")
+            #expect(refreshed.stderr.contains(line), "missing '\(line)' in \(refreshed.stderr)")
         }
         // Without the variable, nothing but the token.
         let quiet = try await world.authkit(["token", "--group", world.group])

@@ -263,16 +263,24 @@ public struct ConfigFile: Sendable, Equatable {
     /// One edit apart (a typo): same length with one substitution, or one insertion/deletion.
     package static func similar(_ a: String, _ b: String) -> Bool {
         let x = Array(a), y = Array(b)
-        if x == y { return false }
-        if abs(x.count - y.count) > 1 { return false }
-        var i = 0, j = 0, edits = 0
-        while i < x.count && j < y.count {
-            if x[i] == y[j] { i += 1; j += 1; continue }
-            edits += 1
-            if edits > 1 { return false }
-            if x.count > y.count { i += 1 } else if y.count > x.count { j += 1 } else { i += 1; j += 1 }
+        if x == y || abs(x.count - y.count) > 1 { return false }
+        // Optimal string alignment distance: an insertion, deletion, substitution or a swap of
+        // two neighbours ("stauts" for "status") is one edit.
+        var previous2 = [Int](repeating: 0, count: y.count + 1)
+        var previous = Array(0...y.count)
+        for i in 1...max(x.count, 1) where !x.isEmpty {
+            var current = [Int](repeating: 0, count: y.count + 1)
+            current[0] = i
+            for j in stride(from: 1, through: y.count, by: 1) {
+                let cost = x[i - 1] == y[j - 1] ? 0 : 1
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                if i > 1, j > 1, x[i - 1] == y[j - 2], x[i - 2] == y[j - 1] {
+                    current[j] = min(current[j], previous2[j - 2] + 1)
+                }
+            }
+            (previous2, previous) = (previous, current)
         }
-        return edits + (x.count - i) + (y.count - j) <= 1
+        return (x.isEmpty ? y.count : previous[y.count]) <= 1
     }
 }
 
