@@ -113,6 +113,7 @@ struct LoginCommand: AsyncParsableCommand {
         lines.append("  issuer:  \(account.issuer)")
         lines.append("  scopes:  \(result.grantedScopes.joined(separator: " "))")
         lines.append("  stored:  \(result.location)")
+        if let why = result.location.fallbackExplanation { LogSetup.logger.debug("where the sign-in is stored", metadata: ["detail": "\(why)"]) }
         if result.location.isPlainFile {
             lines.append("  WARNING: the tokens are in a plain file, not encrypted; anyone who can read it can use them.")
         }

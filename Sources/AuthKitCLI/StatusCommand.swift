@@ -57,9 +57,9 @@ struct StatusCommand: AsyncParsableCommand {
         if usable { return }
         // A sign-in behind a locked collection is not gone: the store is unavailable until unlocked.
         if let locked = accounts.first(where: { $0.location.isLocked }) {
-            Terminal.printError(
-                "The keyring holding the sign-in is locked (\(locked.location)). Unlock it (your desktop's Passwords and Keys, "
-                    + "or `gnome-keyring-daemon --unlock` in a shell without one) and try again.")
+            Terminal.printError(Voice.error(
+                "the keyring holding the sign-in is locked (\(locked.location))",
+                hint: "unlock it (your desktop's Passwords and Keys, or `gnome-keyring-daemon --unlock` in a shell without one) and try again"))
             throw ExitStatus.storageUnavailable
         }
         throw ExitStatus.loginNeeded

@@ -29,6 +29,16 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
+    /// Why the items are not in the group's own collection, when that is known (e.g. the
+    /// provider could not show the password prompt that creating one needs): for logs.
+    public var fallbackExplanation: String? {
+        if case .collection(_, _, false, _, let reason) = self {
+            return "the group's own collection is not used" + (reason.map { " (it could not be created: \($0))" } ?? "")
+        }
+        return nil
+    }
+
+    /// True when the collection holding the items is locked.
     public var isLocked: Bool {
         if case .collection(_, _, _, let isLocked, _) = self { return isLocked }
         return false
@@ -38,11 +48,11 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .collection(let label, _, true, let isLocked, _):
             return "Secret Service collection ‘\(label)’" + (isLocked ? " (locked)" : "")
-        case .collection(let label, let path, false, let isLocked, let reason):
+        case .collection(let label, let path, false, let isLocked, _):
+            // Plain words for a person (issue 13): the sign-in is encrypted in the user's
+            // keyring; why the group's own collection is not used is ``fallbackExplanation``.
             let name = label.isEmpty ? path : label
-            let locked = isLocked ? " (locked)" : ""
-            if let reason { return "default collection ‘\(name)’\(locked) (group collection could not be created: \(reason))" }
-            return "Secret Service collection ‘\(name)’\(locked), not the group’s own collection"
+            return "Secret Service keyring ‘\(name)’" + (isLocked ? " (locked)" : " (encrypted)")
         case .plainFile(let path):
             return "PLAIN FILE \(path), not encrypted"
         case .kernelKeyring(let keyring, let expiry):

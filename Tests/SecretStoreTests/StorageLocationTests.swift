@@ -8,7 +8,10 @@ import Testing
                 .description == "Secret Service collection ‘com.example.shared’")
         let fallback = StorageLocation.collection(
             label: "Login", objectPath: "/login", isGroupCollection: false, isLocked: false, fallbackReason: "no prompter")
-        #expect(fallback.description == "default collection ‘Login’ (group collection could not be created: no prompter)")
+        // Issue 13: plain words, no "default collection … could not be created" jargon; the
+        // reason is kept for logs.
+        #expect(fallback.description == "Secret Service keyring ‘Login’ (encrypted)")
+        #expect(fallback.fallbackExplanation == "the group's own collection is not used (it could not be created: no prompter)")
         #expect(!fallback.isGroupCollection)
         let plain = StorageLocation.plainFile(path: "/home/ada/.local/state/authkit/g.json")
         #expect(plain.isPlainFile)
