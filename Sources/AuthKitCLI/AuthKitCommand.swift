@@ -17,6 +17,17 @@ struct AuthKitCommand: AsyncParsableCommand {
             signature against the provider's published keys, and keeps the tokens in the \
             Secret Service (gnome-keyring, KeePassXC …) under a group name that several tools \
             can share.
+
+            Settings come from flags, then AUTHKIT_* variables, then the config file:
+              authkit help environment   the variables
+              authkit help config        the file, ~/.config/authkit/config
+              authkit config             the effective settings and their sources
+              authkit help exit-codes    what each exit status means
+
+            Examples:
+              authkit login --issuer https://accounts.example.com --client-id my-cli
+              authkit token | sed 's/^/Authorization: Bearer /' | curl -H @- URL
+              authkit exec --env GITHUB_TOKEN -- gh api user
             """,
         version: AuthKitVersion.current,
         subcommands: [

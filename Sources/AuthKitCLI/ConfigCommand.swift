@@ -36,7 +36,8 @@ struct ConfigCommand: ParsableCommand {
 struct ConfigShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
-        abstract: "Show the effective settings and their sources (the default).")
+        abstract: "Show the effective settings and their sources (the default).",
+        usage: "authkit config [show] [--json] [<options>]")
 
     @OptionGroup var session: SessionOptions
 

@@ -8,6 +8,7 @@ struct CredentialDockerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "docker",
         abstract: "A docker credential helper: the shared sign-in's access token for mapped registries.",
+        usage: "authkit credential docker [<options>] get|store|erase|list",
         discussion: """
             docker runs `docker-credential-authkit get|store|erase|list` (a link to authkit, \
             made by `authkit setup docker`). get reads the registry on standard input and \

@@ -7,6 +7,7 @@ struct CredentialGitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "git",
         abstract: "A git credential helper: the shared sign-in's access token as the password.",
+        usage: "authkit credential git [<options>] get|store|erase",
         discussion: """
             git runs it with get, store or erase and key=value lines on standard input. \
             get answers username= and password= (the access token, at least --min-ttl seconds \

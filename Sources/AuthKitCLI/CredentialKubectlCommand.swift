@@ -14,6 +14,7 @@ struct CredentialKubectlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kubectl",
         abstract: "A kubectl exec credential plug-in: an ExecCredential with the shared sign-in's token.",
+        usage: "authkit credential kubectl [--token-type <type>] [<options>]",
         discussion: """
             kubectl runs it for a user whose kubeconfig entry has an exec section (write one \
             with `authkit setup kubectl --context NAME`). It answers one ExecCredential of the \

@@ -10,6 +10,7 @@ struct ExecCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "exec",
         abstract: "Run a command with a fresh access token in an environment variable.",
+        usage: "authkit exec [--env <NAME>] [<options>] -- <command> [<argument> ...]",
         discussion: """
             Runs CMD with the shared sign-in's access token (refreshed first when needed) in \
             the environment variable --env (default AUTHKIT_TOKEN), never on a command line, \
@@ -36,7 +37,8 @@ struct ExecCommand: AsyncParsableCommand {
     @Option(name: .customLong("env"), help: ArgumentHelp("The variable that carries the token.", valueName: "NAME"))
     var variable: String = "AUTHKIT_TOKEN"
 
-    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
+    // Only the words after `--`: `authkit exec --help` is help, never a command named --help.
+    @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
     var command: [String] = []
 
     func validate() throws {

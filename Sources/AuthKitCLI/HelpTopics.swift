@@ -11,23 +11,24 @@ import Glibc
 enum HelpTopics {
     static let topics: [(name: String, text: String)] = [
         ("environment", """
-            Environment variables authkit reads (a flag wins over a variable, a variable over the
-            config file):
+            Environment variables authkit reads (a flag wins over a variable, a variable
+            over the config file):
 
-              AUTHKIT_CONFIG         the config file (default $XDG_CONFIG_HOME/authkit/config,
-                                     else ~/.config/authkit/config)
-              AUTHKIT_PROFILE        the profile to use (a [profile NAME] section, or microsoft)
+              AUTHKIT_CONFIG         the config file (default
+                                     $XDG_CONFIG_HOME/authkit/config, else
+                                     ~/.config/authkit/config)
+              AUTHKIT_PROFILE        the profile to use ([profile NAME], or microsoft)
               AUTHKIT_ISSUER         the issuer URL (may contain {tenantid})
               AUTHKIT_TENANT         the tenant for a {tenantid} issuer (default common)
               AUTHKIT_CLIENT_ID      the client id
-              AUTHKIT_CLIENT_SECRET  a client secret, for providers that insist (never a flag)
+              AUTHKIT_CLIENT_SECRET  a client secret, if the provider insists (never a flag)
               AUTHKIT_SCOPES         the scopes, space-separated
               AUTHKIT_GROUP          the group whose sign-in to share (default authkit)
               AUTHKIT_STORAGE        secret-service, kernel-keyring or plain-file
               AUTHKIT_GRAPH_URL      the Microsoft Graph base URL for search
-              AUTHKIT_LOG            debug (or trace, info, notice, warning, error, critical):
-                                     what the shared session does, to standard error; never
-                                     a token
+              AUTHKIT_LOG            debug (or trace, info, notice, warning, error,
+                                     critical): what the shared session does, to
+                                     standard error; never a token
               BROWSER                the browser login opens (else xdg-open)
               XDG_RUNTIME_DIR, XDG_STATE_HOME, XDG_CONFIG_HOME, HOME
                                      where locks, the plain file and the config live
@@ -44,7 +45,8 @@ enum HelpTopics {
               5  jwt verify: token malformed, or its signature or key rejected
               6  jwt verify: signature good, claims rejected (expired, wrong audience ...)
               7  the provider rejected the configuration: unknown client id, wrong secret
-              8  token: even a fresh token lives less than --min-ttl (--allow-shorter takes it)
+              8  token: even a fresh token lives less than --min-ttl (--allow-shorter
+                 prints it anyway)
             `authkit exec` exits with its command's status (127: the command was not found).
             """),
         ("config", """

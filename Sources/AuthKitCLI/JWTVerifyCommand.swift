@@ -19,6 +19,7 @@ struct JWTVerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Verify a JWT's signature against a JWK set, then its id_token claims.",
+        usage: "authkit jwt verify --jwks <file> [<options>] [<token> | -]",
         discussion: """
             Checks TOKEN's signature with the keys in the JWK set FILE (the document at the \
             provider's jwks_uri) and then, unless --signature-only, checks it as an OpenID Connect \

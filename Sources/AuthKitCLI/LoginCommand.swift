@@ -26,7 +26,8 @@ struct LoginCommand: AsyncParsableCommand {
 
             No configuration file is needed:
               authkit login --issuer https://accounts.example.com --client-id my-cli
-              authkit login --profile microsoft --client-id 6731de76-14a6-49ae-97bc-6eba6914391e
+              authkit login --profile microsoft \\
+                  --client-id 6731de76-14a6-49ae-97bc-6eba6914391e
 
             Over SSH, without a local browser: --paste (open the URL anywhere, then paste the \
             address the browser ends on) or --device-code (enter a code on another device).

@@ -6,6 +6,7 @@ struct LogoutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logout",
         abstract: "Sign out: revoke the refresh token where supported and remove the stored tokens.",
+        usage: "authkit logout [--account <name> | --all] [<options>]",
         discussion: """
             Removes the group's sign-in from the token store; every tool of the group sees the \
             sign-out at once. Where the provider advertises a revocation endpoint (RFC 7009), \

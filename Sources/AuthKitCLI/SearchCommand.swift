@@ -13,6 +13,7 @@ struct SearchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "search",
         abstract: "Search the directory (Microsoft Graph users) by name or mail.",
+        usage: "authkit search <text> [--top <n>] [--format <format>] [<options>]",
         discussion: """
             Lists users whose display name, given name, surname, mail or user principal name \
             starts with TEXT (case-insensitive), with their display name, user principal name, \

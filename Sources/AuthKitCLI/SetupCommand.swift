@@ -177,6 +177,7 @@ struct SetupGitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "git",
         abstract: "Make git use the shared sign-in for one host.",
+        usage: "authkit setup git --host <url> [--print] [<options>]",
         discussion: """
             Writes, with `git config --global`, an empty credential.URL.helper (so no other \
             helper answers for this host) and then authkit's, and maps the host in authkit's \
@@ -236,6 +237,7 @@ struct SetupDockerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "docker",
         abstract: "Make docker use the shared sign-in for one registry.",
+        usage: "authkit setup docker --registry <host> [--print] [<options>]",
         discussion: """
             Adds credHelpers["REGISTRY"] = "authkit" to docker's config.json ($DOCKER_CONFIG, \
             else ~/.docker) — never credsStore, every other key kept, written atomically; a \
@@ -330,6 +332,7 @@ struct SetupKubectlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kubectl",
         abstract: "Make kubectl use the shared sign-in for one context's user.",
+        usage: "authkit setup kubectl --context <name> [--print] [<options>]",
         discussion: """
             Sets the exec section of the user the context names, with `kubectl config` (so the \
             rest of the kubeconfig stays as kubectl keeps it): apiVersion \

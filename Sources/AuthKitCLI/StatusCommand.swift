@@ -13,6 +13,7 @@ struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show who is signed in in the group and whether the sign-in is usable.",
+        usage: "authkit status [--json] [<options>]",
         discussion: """
             For each account of the group: who, issuer and tenant, scopes, when the access \
             token expires, whether a refresh token is present, when the id_token was verified, \

@@ -6,6 +6,7 @@ struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract: "Print a valid access token of the shared sign-in (refreshing it if needed).",
+        usage: "authkit token [--min-ttl <seconds>] [--scope <scope> ...] [<options>]",
         discussion: """
             Prints the access token and a newline on standard output, nothing else, so that \
             scripts can use it directly:

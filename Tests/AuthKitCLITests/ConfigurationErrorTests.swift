@@ -188,12 +188,46 @@ import Testing
     func topicsExist(topic: String) throws {
         let result = try ProcessRunner.run(TestPaths.product("authkit"), ["help", topic], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
         #expect(result.status == 0 && !result.stdout.isEmpty, "\(result.stderr)")
-        #expect(result.stdout.split(separator: "\n").allSatisfy { $0.count <= 100 })
+        #expect(result.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 }, "fits 80 columns")
         if topic == "environment" {
             for name in ["AUTHKIT_CONFIG", "AUTHKIT_PROFILE", "AUTHKIT_CLIENT_ID", "AUTHKIT_ISSUER", "AUTHKIT_GROUP", "AUTHKIT_STORAGE", "AUTHKIT_LOG"] {
                 #expect(result.stdout.contains(name), "\(name) missing")
             }
         }
+    }
+
+    static let commands = [
+        [], ["login"], ["status"], ["token"], ["logout"], ["search"], ["credential"], ["credential", "git"],
+        ["credential", "docker"], ["credential", "kubectl"], ["exec"], ["setup"], ["setup", "git"], ["setup", "docker"],
+        ["setup", "kubectl"], ["config"], ["config", "show"], ["config", "path"], ["completion"], ["jwt"], ["jwt", "verify"],
+    ]
+
+    /// Every --help fits an 80-column terminal (ArgumentParser wraps prose, but not usage
+    /// lines or indented examples), and the top one names the settings' sources and the codes.
+    @Test func everyHelpFitsEightyColumns() throws {
+        for command in Self.commands {
+            let result = try ProcessRunner.run(
+                TestPaths.product("authkit"), command + ["--help"], environment: ["HOME": NSTemporaryDirectory(), "COLUMNS": "80"], timeout: 30)
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            for line in result.stdout.split(separator: "\n") where line.count > 80 {
+                Issue.record("authkit \(command.joined(separator: " ")) --help: \(line.count) columns: \(line)")
+            }
+        }
+        let top = try ProcessRunner.run(TestPaths.product("authkit"), ["--help"], environment: ["HOME": NSTemporaryDirectory(), "COLUMNS": "80"], timeout: 30)
+        for fragment in ["~/.config/authkit/config", "authkit help environment", "authkit help exit-codes", "authkit config", "Examples:"] {
+            #expect(top.stdout.contains(fragment), "\(fragment) missing from --help")
+        }
+    }
+
+    @Test func versionOnlyAtTheTopAndDidYouMeanForCommands() throws {
+        let environment = ["HOME": NSTemporaryDirectory()]
+        let version = try ProcessRunner.run(TestPaths.product("authkit"), ["status", "--version"], environment: environment, timeout: 30)
+        #expect(version.status == 2 && version.stderr == "authkit: --version is an option of authkit itself, not of a command\nhint: run `authkit --version`\n", "\(version.stderr)")
+        let passedOn = try ProcessRunner.run(TestPaths.product("authkit"), ["exec", "--help"], environment: environment, timeout: 30)
+        #expect(passedOn.status == 0 && passedOn.stdout.hasPrefix("OVERVIEW:"), "`exec --help` is help, not a command: \(passedOn.stderr)")
+        let typo = try ProcessRunner.run(TestPaths.product("authkit"), ["stauts"], environment: environment, timeout: 30)
+        #expect(typo.status == 2 && typo.stderr.hasPrefix("authkit: unknown command 'stauts' (did you mean status?)\nhint: "), "\(typo.stderr)")
+        #expect(typo.stderr.split(separator: "\n").count == 2, "one error line and one hint")
     }
 
     @Test func unknownTopicsAndLogLevelsAreUsageErrors() throws {
