@@ -76,6 +76,20 @@ public final class SecretServiceStore: SecretStore {
             try Self.status(for: group, options, thread)
         }
     }
+
+    /// The collection a save would write to, unlocked now (the provider's prompt) if it is
+    /// locked: a locked keyring fails here, before a sign-in starts, not after it.
+    public nonisolated(nonsending) func prepareToSave(in group: SecretGroup) async throws(SecretStoreError) -> StorageStatus {
+        let options = self.options
+        return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
+            let status = try Self.status(for: group, options, thread)
+            guard case .collection(_, let path, _, true, _) = status.location else { return status }
+            let collections = try thread.session.collections(options, thread)
+            defer { thread.session.release(collections) }
+            try Self.unlock([path], collections, options, thread)
+            return try Self.status(for: group, options, thread)
+        }
+    }
 }
 
 // MARK: - On the libsecret thread

@@ -28,6 +28,19 @@ public protocol SecretStore: Sendable {
 
     /// Where the group's items are or would be written, and whether that place is usable.
     nonisolated(nonsending) func storageStatus(for group: SecretGroup) async throws(SecretStoreError) -> StorageStatus
+
+    /// Makes sure a save for `group` can succeed now, before anything worth keeping exists (a
+    /// sign-in checks this before the browser opens): like ``storageStatus(for:)``, and a
+    /// locked collection is unlocked through the provider's prompt, or the error says why not
+    /// (``SecretStoreError/locked(collection:)``, ``SecretStoreError/unlockDismissed(collection:)``).
+    nonisolated(nonsending) func prepareToSave(in group: SecretGroup) async throws(SecretStoreError) -> StorageStatus
+}
+
+extension SecretStore {
+    /// A store without locks: its status is the answer.
+    public nonisolated(nonsending) func prepareToSave(in group: SecretGroup) async throws(SecretStoreError) -> StorageStatus {
+        try await storageStatus(for: group)
+    }
 }
 
 extension SecretStore {

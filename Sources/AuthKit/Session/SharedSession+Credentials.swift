@@ -92,11 +92,12 @@ extension SharedSession {
     /// Checks that the store can be reached now — a session bus and a Secret Service, the
     /// kernel keyring not blocked, the plain file's directory private — so that `login` fails
     /// in a second, before the person consents in a browser, rather than after (issue 13). A
-    /// locked collection is no error here: saving asks to unlock it.
+    /// locked collection is unlocked now, through the provider's prompt (on a desktop the
+    /// prompt comes before the browser); where no prompt can be shown, that is the error.
     @discardableResult
     public func checkStore() async throws(AuthKitError) -> StorageStatus {
         do {
-            return try await store.storageStatus(for: group)
+            return try await store.prepareToSave(in: group)
         } catch {
             throw .storage(error)
         }
