@@ -36,9 +36,9 @@ struct LogoutCommand: AsyncParsableCommand {
             if account == nil && !all {
                 let accounts = try await shared.accounts()
                 if accounts.count > 1 {
-                    Terminal.printError(
-                        "authkit: the group \(profile.group) holds \(accounts.count) accounts (\(accounts.map(\.account).joined(separator: ", "))); "
-                            + "name one with --account or use --all")
+                    Terminal.printError(Voice.error(
+                        "the group \(profile.group) holds \(accounts.count) accounts (\(accounts.map(\.account).joined(separator: ", ")))",
+                        hint: "name one with --account, or use --all"))
                     throw ExitStatus.usage
                 }
             }

@@ -64,7 +64,7 @@ import Testing
         let text = try await world.authkit(["status", "--group", world.group])
         #expect(text.status == 1)
         #expect(text.stdout == "Nobody is signed in in the group \(world.group).\n")
-        #expect(text.stderr == "Run `authkit login --group \(world.group)` to sign in.\n")
+        #expect(text.stderr == "hint: run `authkit login --group \(world.group)` to sign in\n")
 
         let json = try await world.authkit(["status", "--group", world.group, "--json"])
         #expect(json.status == 1)
