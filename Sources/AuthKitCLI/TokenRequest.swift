@@ -108,7 +108,7 @@ struct TokenRequest: Equatable {
         guard json else { return (token.value, token.expiresAt) }
         let issuer = try await shared.accounts().first { $0.account == token.account }?.issuer
         do throws(JSONOutputError) {
-            return (try JSONOutput.render(TokenReport(token: token, issuer: issuer, now: Date()), pretty: false), token.expiresAt)
+            return (try JSONOutput.render(TokenReport(token: token, issuer: issuer, now: Date())), token.expiresAt)
         } catch {
             throw .unsupported(error.description)
         }

@@ -64,6 +64,19 @@ import Testing
         #expect(!result.stdout.contains("do-not-show-this-secret"))
     }
 
+    @Test func jsonIsIndentedOnATerminal() async throws {
+        let home = try Home()
+        try home.write(Self.file)
+        // script(1) gives authkit a pseudo-terminal, as a person's shell would.
+        let command = "\(TestPaths.product("authkit").path) config --json"
+        let environment = home.environment
+        let result = try await offload {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"], environment: environment, timeout: 30)
+        }
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(result.stdout.contains("\n  \"settings\""), "indented for a person: \(result.stdout)")
+    }
+
     @Test func pathFollowsTheEnvironment() async throws {
         let home = try Home()
         let standard = try await home.authkit(["config", "path"])
