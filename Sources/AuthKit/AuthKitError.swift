@@ -138,9 +138,8 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             return "the provider's refreshed sign-in was not used: \(reason); its new refresh token is kept and the next request tries again"
         case .graph(let error):
             return error.description
-        case .clientRejected(let clientID, let code, let description):
-            return "the provider does not accept the client id ‘\(clientID)’ (\(code)\(description.map { ": \($0)" } ?? "")); "
-                + "check --client-id and, for a confidential client, its secret — the provider's app registration must list this client"
+        case .clientRejected:
+            return "\(summary); \(hint ?? "")"
         case .unsupported(let reason):
             return reason
         }
@@ -150,13 +149,30 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
     /// ``description`` except where the error carries a separate ``hint`` or long library text
     /// (the token store's), which ``description`` keeps in full.
     public var summary: String {
-        if case .storage(let error) = self { return error.summary }
-        return description
+        switch self {
+        case .storage(let error):
+            return error.summary
+        case .clientRejected(let clientID, let code, let description):
+            return "the provider does not accept the client id ‘\(clientID)’ (\(code)\(description.map { ": \($0)" } ?? ""))"
+        case .authorization(.noCallback(let seconds, _, _)):
+            return "no sign-in came back within \(AuthorizationError.duration(seconds))"
+        default:
+            return description
+        }
     }
 
     /// What the user can do about it, when that is said apart from ``summary`` (`hint: …`).
     public var hint: String? {
-        if case .storage(let error) = self { return error.hint }
-        return nil
+        switch self {
+        case .storage(let error):
+            return error.hint
+        case .clientRejected:
+            return "check --client-id and, for a confidential client, its secret: the provider's app registration must list this client"
+        case .authorization(.noCallback(_, let clientID, let redirectURI)):
+            return "if the browser showed an error, check that the provider knows the client id ‘\(clientID)’ and accepts "
+                + "the redirect URI \(redirectURI) (a loopback URI, any port); on another machine use --paste or --device-code"
+        default:
+            return nil
+        }
     }
 }

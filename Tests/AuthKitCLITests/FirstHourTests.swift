@@ -34,7 +34,8 @@ import Testing
         #expect(wrongSeconds < 10, "the provider said invalid_client: no waiting (\(wrongSeconds) s)")
         let wrongLines = wrong.stderr.split(separator: "\n").filter { $0.hasPrefix("authkit:") || $0.hasPrefix("hint:") }
         #expect(wrongLines.first?.hasPrefix("authkit: the provider does not accept the client id 'my-cli-typo' (invalid_client") == true, "\(wrong.stderr)")
-        #expect(wrongLines.count == 1, "\(wrong.stderr)")
+        #expect(wrongLines.count == 2 && wrongLines.last == "hint: check --client-id and, for a confidential client, its secret: the provider's app registration must list this client",
+                "\(wrong.stderr)")
         #expect(!wrong.stderr.contains("/authorize"), "no URL was shown")
 
         // 4. The right one: signed in, told who and where.

@@ -72,7 +72,7 @@ public enum AuthorizationError: Error, Sendable, Equatable, CustomStringConverti
         }
     }
 
-    private static func duration(_ seconds: Int) -> String {
+    static func duration(_ seconds: Int) -> String {
         seconds % 60 == 0 && seconds >= 60 ? "\(seconds / 60) min" : "\(seconds) s"
     }
 }
