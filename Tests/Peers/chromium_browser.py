@@ -18,7 +18,8 @@ and writes a JSON report of what chromium ended on to AUTHKIT_TEST_CHROMIUM_REPO
                                "headers": {…}}]  (the receiver's redirects on the way),
                 "resources": [URLs the page loaded: performance.getEntriesByType("resource")],
                 "console": [console messages]}],
-     "requests": ["http://127.0.0.1:PORT/path", …] (every request chromium made, no query),
+     "requests": ["http://127.0.0.1:PORT/path", …] (every request a page made, no query;
+                  chromium's own chrome:// pages left out),
      "foreign_requests": [the ones to anything but 127.0.0.1 / localhost / ::1]}
 
 AUTHKIT_TEST_CHROMIUM_SCENARIO picks extra pages (each recorded under its name):
@@ -138,7 +139,7 @@ class Chromium:
             message = json.loads(entry["message"])["message"]
             if message.get("method") == "Network.requestWillBeSent":
                 url = message["params"]["request"]["url"]
-                if not url.startswith("data:"):
+                if urlsplit(url).scheme not in ("data", "chrome", "devtools", "about"):  # not chromium's own pages
                     self.requests.append(cut(url))
             out.append(message)
         return out
