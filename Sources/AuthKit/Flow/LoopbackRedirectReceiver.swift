@@ -65,7 +65,7 @@ public final class LoopbackRedirectReceiver: Sendable {
     public let path: String
     /// Where the result pages are served: `/authkit/` followed by the result word, or
     /// `/authkit-result/` when the callback path itself starts with `/authkit/`.
-    public var resultPathPrefix: String { state.resultPrefix }
+    var resultPathPrefix: String { state.resultPrefix }
 
     private let channel: any Channel
     private let state: ReceiverState
