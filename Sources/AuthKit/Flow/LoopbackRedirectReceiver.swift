@@ -20,8 +20,9 @@ import Synchronization
 /// * After the wait ends the listener stays open until ``close()``, which waits for the
 ///   browser to fetch the result page it was sent to — at most ``Limits/resultPageGrace``
 ///   after the redirect, and not at all when no redirect was sent (paste mode, timeout).
-/// * Anything else — another path, a missing or wrong `state`, a second callback — gets an
-///   error page and does not end or satisfy the wait, however many come: only the right
+/// * Anything else — another path, a missing or wrong `state`, a second callback — is refused
+///   (an error page, through the redirect above when it has a query) and does not end or
+///   satisfy the wait, however many come: only the right
 ///   callback, the timeout or cancellation end it (issue 14: any local user can reach the
 ///   port, and must not be able to jam the sign-in). Work per request is bounded (target and
 ///   body size, a few seconds to send a whole request), connections are capped and the
@@ -365,7 +366,7 @@ final class ReceiverState: Sendable {
 
     static let malformedReply = Reply(
         status: .badRequest, title: "Malformed callback",
-        message: "This request is not a valid sign-in callback, so it was ignored. The terminal shows why.")
+        message: "This request is not a valid sign-in callback, so it was ignored. The sign-in in progress goes on.")
 
     /// The page at the result path for `result`, given how the sign-in stands. The two
     /// outcome pages show only the outcome that happened.
@@ -463,6 +464,8 @@ final class ReceiverState: Sendable {
             finish(outcome, redirected: true, failedReply: failedReply)
             reply(answer)
         case .resultPageFetched(let answer):
+            // Whoever fetches it first releases close(): another local user could only make
+            // that wait shorter (the browser may then find the listener closed), never longer.
             reply(answer)
             releaseResultWaiters()
         }
