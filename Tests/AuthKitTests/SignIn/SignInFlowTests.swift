@@ -418,7 +418,7 @@ struct SignInFlowTests {
         let secrets = try await harness.provider.issuedSecrets()
         let provider = harness.provider
         try await offPool { provider.stop() }
-        _ = try await TestHTTP.get(redirect)
+        _ = try await Self.followReceiver(TestHTTP.get(redirect), port: try #require(redirect.port))
         let error = try expectFailure(await running.value)
         guard case .tokenEndpoint(.transport(let transport)) = error else {
             Issue.record("expected a transport error at the token endpoint, got \(error)")
