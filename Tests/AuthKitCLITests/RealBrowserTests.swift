@@ -35,6 +35,7 @@ import Testing
         var redirects: [Redirect]
         var resources: [String]
         var console: [String]
+        var history: [String]
     }
 
     struct Redirect: Decodable {
@@ -106,6 +107,13 @@ import Testing
             #expect(!page.html.lowercased().contains(marker), "\(page.name) has \(marker)")
         }
         #expect(!page.console.contains { $0.contains("Content Security Policy") }, "\(page.name): \(page.console)")
+
+        // The tab's back/forward list ends on the clean address and has no callback with a query.
+        #expect(page.history.last == page.url, "\(page.name): \(page.history)")
+        let port = address.port
+        for entry in page.history where URLComponents(string: entry)?.port == port {
+            #expect(URLComponents(string: entry)?.query == nil, "\(page.name): the history keeps a callback with a query")
+        }
     }
 
     /// `Content-Security-Policy` allowing nothing but inline style, and the other headers.

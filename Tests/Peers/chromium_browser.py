@@ -17,7 +17,8 @@ and writes a JSON report of what chromium ended on to AUTHKIT_TEST_CHROMIUM_REPO
                                "location": "/authkit/signed-in", "location_has_query": false,
                                "headers": {…}}]  (the receiver's redirects on the way),
                 "resources": [URLs the page loaded: performance.getEntriesByType("resource")],
-                "console": [console messages]}],
+                "console": [console messages],
+                "history": [the tab's back/forward list; the receiver's entries whole]}],
      "requests": ["http://127.0.0.1:PORT/path", …] (every request a page made, no query;
                   chromium's own chrome:// pages left out),
      "foreign_requests": [the ones to anything but 127.0.0.1 / localhost / ::1]}
@@ -200,6 +201,13 @@ class Chromium:
                     page["headers"] = {k.lower(): v for k, v in response.get("headers", {}).items()}
         for entry in driver.get_log("browser"):
             page["console"].append(redact(f"{entry.get('level')}: {entry.get('message')}"))
+        # The tab's back/forward list (DevTools Page.getNavigationHistory): the receiver's
+        # entries as they are (that is what the tests check for a code), the others cut.
+        history = driver.execute_cdp_cmd("Page.getNavigationHistory", {})
+        page["history"] = [
+            entry["url"] if origin(entry["url"]) == receiver else cut(entry["url"])
+            for entry in history.get("entries", [])
+        ]
         self.report["pages"].append(page)
         return page
 
