@@ -8,7 +8,8 @@ provider's `username` + `decision`, oidc-provider-mock's `sub` / `action=deny`),
 redirects until one leaves the provider's host:port — that is the client's loopback
 receiver — and then:
 
-* by default GETs it and exits 0 when the receiver answered 2xx (status and page text on stderr);
+* by default GETs it (following the receiver's redirects on its own host:port, to its result
+  page) and exits 0 when the receiver answered 2xx (status and page text on stderr);
 * with --print-redirect prints that URL on stdout instead of following it (paste mode).
 
 Exit codes: 0 receiver answered 2xx (or URL printed) · 1 could not connect / timed out ·
@@ -259,7 +260,17 @@ def finish(browser: Browser, redirect: str, print_redirect: bool, redirect_file:
             f.write(redirect + "\n")
         print(f"browser: redirect to {redacted(redirect)} written to {redirect_file}", file=sys.stderr)
         return 0
-    status, _, text = browser.request("GET", redirect)
+    status, headers, text = browser.request("GET", redirect)
+    # The receiver answers the callback with a redirect to a clean result page on itself.
+    for _ in range(3):
+        if status not in (301, 302, 303, 307, 308) or "location" not in headers:
+            break
+        following = urljoin(redirect, headers["location"])
+        if origin(following) != origin(redirect):
+            print(f"browser: receiver redirected away, to {redacted(following)}", file=sys.stderr)
+            return 3
+        redirect = following
+        status, headers, text = browser.request("GET", redirect)
     parser = FormParser()
     parser.feed(text)
     print(f"browser: receiver {redacted(redirect)} answered {status}: {' '.join(parser.text)[:500]}", file=sys.stderr)

@@ -7,10 +7,22 @@ import Synchronization
 ///
 /// * Binds 127.0.0.1 only, on a port the OS chooses; one sign-in per receiver.
 /// * Exactly one callback ends the wait: a GET on the expected path whose `state` matches
-///   (compared in constant time) — answered with a short page, after which the listener
-///   closes. A provider error with the right `state` ends it too (with that error).
-/// * Anything else — another path, a missing or wrong `state`, a second callback — gets an
-///   error page and does not end or satisfy the wait, however many come: only the right
+///   (compared in constant time). A provider error with the right `state` ends it too (with
+///   that error).
+/// * A request on the callback path with a query (it may carry the code) is never answered
+///   with a page: it gets `303 See Other` to a clean result path on this receiver
+///   (``resultPathPrefix`` + one word: `signed-in`, `failed`, `ignored`, `already-used`,
+///   `malformed`), which serves the page — so the code leaves the address bar and the
+///   history entry as soon as the browser arrives. `signed-in` and `failed` show a page only
+///   once the sign-in has ended that way (a neighbour cannot make the browser claim a
+///   success). Every response carries a strict Content-Security-Policy, `no-store`,
+///   `no-referrer` and `nosniff`.
+/// * After the wait ends the listener stays open until ``close()``, which waits for the
+///   browser to fetch the result page it was sent to — at most ``Limits/resultPageGrace``
+///   after the redirect, and not at all when no redirect was sent (paste mode, timeout).
+/// * Anything else — another path, a missing or wrong `state`, a second callback — is refused
+///   (an error page, through the redirect above when it has a query) and does not end or
+///   satisfy the wait, however many come: only the right
 ///   callback, the timeout or cancellation end it (issue 14: any local user can reach the
 ///   port, and must not be able to jam the sign-in). Work per request is bounded (target and
 ///   body size, a few seconds to send a whole request), connections are capped and the
@@ -33,6 +45,10 @@ public final class LoopbackRedirectReceiver: Sendable {
         public var maxConnections = 32
         /// Time a connection has to send one whole request.
         public var requestTimeout: TimeAmount = .seconds(5)
+        /// Longest time ``LoopbackRedirectReceiver/close()`` keeps serving after the callback
+        /// that ended the wait, for the browser to fetch the result page it was redirected to
+        /// (counted from the redirect; `close()` returns as soon as the page was fetched).
+        public var resultPageGrace: Duration = .seconds(2)
 
         public init() {}
     }
@@ -48,6 +64,9 @@ public final class LoopbackRedirectReceiver: Sendable {
     public let redirectURI: String
     public let port: Int
     public let path: String
+    /// Where the result pages are served: `/authkit/` followed by the result word, or
+    /// `/authkit-result/` when the callback path itself starts with `/authkit/`.
+    var resultPathPrefix: String { state.resultPrefix }
 
     private let channel: any Channel
     private let state: ReceiverState
@@ -131,10 +150,17 @@ public final class LoopbackRedirectReceiver: Sendable {
         return try result.get()
     }
 
-    /// Stops listening (idempotent). The receiver closes by itself once the wait ends.
+    /// Stops listening (idempotent). When the wait ended with a redirect to a result page,
+    /// first waits for the browser to fetch that page, at most ``Limits/resultPageGrace``
+    /// after the redirect. Ends a wait still in progress (as cancelled).
     public func close() async {
         state.finish(.failure(.cancelled))
+        await state.awaitResultPage()
         try? await channel.close().get()
+    }
+
+    deinit {
+        channel.close(promise: nil)
     }
 }
 
@@ -143,11 +169,26 @@ public final class LoopbackRedirectReceiver: Sendable {
 final class ReceiverState: Sendable {
     typealias Outcome = Result<AuthorizationGrant, AuthorizationError>
 
-    /// How a request is answered.
+    /// How a request is answered: a page, or (with `location`) a redirect to a result page.
     struct Reply: Sendable {
         var status: HTTPResponseStatus
         var title: String
         var message: String
+        var location: String? = nil
+    }
+
+    /// The pages a callback is redirected to, by the word in their path.
+    enum ResultPage: String, Sendable, CaseIterable {
+        /// The sign-in ended with this callback's code (shown only after a success).
+        case signedIn = "signed-in"
+        /// The provider answered with an error for this sign-in (shown only after that).
+        case failed
+        /// A callback with a state that is not this sign-in's.
+        case ignored
+        /// A callback after the sign-in ended.
+        case alreadyUsed = "already-used"
+        /// A request on the callback path that is not a valid callback.
+        case malformed
     }
 
     private struct Pending {
@@ -166,15 +207,32 @@ final class ReceiverState: Sendable {
         var connections: [(id: ObjectIdentifier, channel: any Channel, complete: Bool)] = []
         var listener: (any Channel)?
         var waited = false
+        /// The page shown at ``ResultPage/failed`` once the provider's error ended the wait.
+        var failedReply: Reply?
+        /// When the callback that ended the wait was redirected, until its result page is
+        /// fetched (or the grace period is over).
+        var resultPendingSince: ContinuousClock.Instant?
+        var resultWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     let path: String
+    let resultPrefix: String
     let limits: LoopbackRedirectReceiver.Limits
     private let guarded = Mutex(Guarded())
 
     init(path: String, limits: LoopbackRedirectReceiver.Limits) {
         self.path = path
+        self.resultPrefix = path.hasPrefix("/authkit/") ? "/authkit-result/" : "/authkit/"
         self.limits = limits
+    }
+
+    func resultPath(_ result: ResultPage) -> String { resultPrefix + result.rawValue }
+
+    /// A `303 See Other` to the page for `result`: the request's query (the code, the state)
+    /// goes no further than this receiver.
+    func redirect(to result: ResultPage) -> Reply {
+        Reply(status: .seeOther, title: "Sign-in response received",
+              message: "authkit has received the sign-in response.", location: resultPath(result))
     }
 
     func attach(listener: any Channel) {
@@ -235,26 +293,96 @@ final class ReceiverState: Sendable {
         for request in queued { handle(target: request.target, reply: request.reply) }
     }
 
-    /// Ends the wait once; later calls do nothing. Closes the listener.
-    func finish(_ outcome: Outcome) {
+    /// Ends the wait once; later calls do nothing. Closes the listener, unless the callback
+    /// that ended the wait was redirected (`redirected`): then it stays open for the result
+    /// page until ``LoopbackRedirectReceiver/close()``.
+    func finish(_ outcome: Outcome, redirected: Bool = false, failedReply: Reply? = nil) {
         let (continuation, listener, queued): (CheckedContinuation<Outcome, Never>?, (any Channel)?, [Pending]) =
             guarded.withLock { state in
                 guard state.outcome == nil else { return (nil, nil, []) }
                 state.outcome = outcome
+                state.failedReply = failedReply
+                if redirected { state.resultPendingSince = .now }
                 let continuation = state.continuation
                 state.continuation = nil
                 let queued = state.pending
                 state.pending = []
-                return (continuation, state.listener, queued)
+                return (continuation, redirected ? nil : state.listener, queued)
             }
         continuation?.resume(returning: outcome)
         listener?.close(promise: nil)
-        for request in queued { request.reply(Self.finishedReply) }
+        for request in queued { handle(target: request.target, reply: request.reply) }
+    }
+
+    /// Returns once the result page of the callback that ended the wait was fetched, at most
+    /// ``LoopbackRedirectReceiver/Limits/resultPageGrace`` after its redirect; at once when
+    /// there was no redirect.
+    func awaitResultPage() async {
+        guard let since = guarded.withLock({ $0.resultPendingSince }) else { return }
+        let remaining = since + limits.resultPageGrace - ContinuousClock.now
+        guard remaining > .zero else {
+            releaseResultWaiters()
+            return
+        }
+        let timer = Task { [self] in
+            try? await Task.sleep(for: remaining)
+            releaseResultWaiters()
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = guarded.withLock { state -> Bool in
+                guard state.resultPendingSince != nil else { return true }
+                state.resultWaiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        timer.cancel()
+    }
+
+    /// The result page was fetched or the grace period is over: nothing more to wait for.
+    private func releaseResultWaiters() {
+        let waiters = guarded.withLock { state in
+            state.resultPendingSince = nil
+            defer { state.resultWaiters = [] }
+            return state.resultWaiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     static let finishedReply = Reply(
         status: .gone, title: "Sign-in already finished",
         message: "This sign-in has already finished. You can close this window.")
+
+    static let notFoundReply = Reply(status: .notFound, title: "Not found", message: "Not found.")
+
+    static let signedInReply = Reply(
+        status: .ok, title: "Signed in",
+        message: "Sign-in complete. You can close this window and return to the terminal.")
+
+    static let ignoredReply = Reply(
+        status: .badRequest, title: "Not this sign-in",
+        message: "This request does not answer the sign-in in progress, so it was ignored. "
+            + "If you started a new login, use the newest browser window.")
+
+    static let malformedReply = Reply(
+        status: .badRequest, title: "Malformed callback",
+        message: "This request is not a valid sign-in callback, so it was ignored. The sign-in in progress goes on.")
+
+    /// The page at the result path for `result`, given how the sign-in stands. The two
+    /// outcome pages show only the outcome that happened.
+    private static func page(_ result: ResultPage, outcome: Outcome?, failedReply: Reply?) -> Reply {
+        switch result {
+        case .signedIn:
+            if case .success = outcome { return signedInReply }
+            return notFoundReply
+        case .failed:
+            if case .failure = outcome, let failedReply { return failedReply }
+            return notFoundReply
+        case .ignored: return ignoredReply
+        case .alreadyUsed: return finishedReply
+        case .malformed: return malformedReply
+        }
+    }
 
     /// Judges one GET request for `target` (path and query) and answers it through `reply`.
     func handle(target: String, reply: @escaping @Sendable (Reply) -> Void) {
@@ -262,17 +390,32 @@ final class ReceiverState: Sendable {
         let requestPath = String(parts[0])
         let query = parts.count > 1 ? String(parts[1]) : ""
 
+        // A query on the callback path may carry the code: answer with a redirect, never a page.
+        let redirects = requestPath == path && !query.isEmpty
+
         enum Decision {
             case deferred
             case answer(Reply)
             case refuse(Reply, AuthorizationError?, (@Sendable (LoopbackRedirectReceiver.Event) -> Void)?)
-            case finish(Reply, Outcome)
+            case finish(Reply, Outcome, failedReply: Reply?)
+            case resultPageFetched(Reply)
         }
 
         let decision: Decision = guarded.withLock { state in
-            if state.outcome != nil { return .answer(Self.finishedReply) }
+            if requestPath.hasPrefix(resultPrefix) {
+                guard let result = ResultPage(rawValue: String(requestPath.dropFirst(resultPrefix.count))) else {
+                    return .answer(Self.notFoundReply)
+                }
+                let page = Self.page(result, outcome: state.outcome, failedReply: state.failedReply)
+                // The browser arrived at the result of the callback that ended the wait.
+                if state.resultPendingSince != nil, page.status != .notFound, result == .signedIn || result == .failed {
+                    return .resultPageFetched(page)
+                }
+                return .answer(page)
+            }
+            if state.outcome != nil { return .answer(redirects ? redirect(to: .alreadyUsed) : Self.finishedReply) }
             if requestPath == "/favicon.ico" {
-                return .answer(Reply(status: .notFound, title: "Not found", message: "Not found."))
+                return .answer(Self.notFoundReply)
             }
             guard let expectation = state.expectation else {
                 // The browser was faster than the caller: judge it once the expectation is known.
@@ -295,21 +438,16 @@ final class ReceiverState: Sendable {
             do throws(AuthorizationError) {
                 callback = try AuthorizationCallback(query: query, path: requestPath)
             } catch {
-                return refused(Reply(status: .badRequest, title: "Malformed callback", message: error.description), error)
+                return refused(redirects ? redirect(to: .malformed) : Self.malformedReply, error)
             }
             switch expectation.evaluate(callback) {
             case .accepted(let grant):
-                return .finish(
-                    Reply(status: .ok, title: "Signed in",
-                          message: "Sign-in complete. You can close this window and return to the terminal."),
-                    .success(grant))
+                return .finish(redirect(to: .signedIn), .success(grant), failedReply: nil)
             case .ignored(let error):
-                return refused(
-                    Reply(status: .badRequest, title: "Not this sign-in",
-                          message: "This request does not answer the sign-in in progress, so it was ignored. "
-                              + "If you started a new login, use the newest browser window."), error)
+                return refused(redirect(to: .ignored), error)
             case .failed(let error):
-                return .finish(Reply(status: .badRequest, title: "Sign-in failed", message: error.description), .failure(error))
+                let page = Reply(status: .badRequest, title: "Sign-in failed", message: error.description)
+                return .finish(redirect(to: .failed), .failure(error), failedReply: page)
             }
         }
 
@@ -321,9 +459,15 @@ final class ReceiverState: Sendable {
         case .refuse(let answer, let error, let onEvent):
             reply(answer)
             if let error { onEvent?(.refused(error)) }
-        case .finish(let answer, let outcome):
+        case .finish(let answer, let outcome, let failedReply):
+            // Recorded before the redirect goes out, so the result page it leads to is ready.
+            finish(outcome, redirected: true, failedReply: failedReply)
             reply(answer)
-            finish(outcome)
+        case .resultPageFetched(let answer):
+            // Whoever fetches it first releases close(): another local user could only make
+            // that wait shorter (the browser may then find the listener closed), never longer.
+            reply(answer)
+            releaseResultWaiters()
         }
     }
 }
@@ -391,7 +535,8 @@ private final class CallbackHTTPHandler: ChannelInboundHandler, @unchecked Senda
         headers.add(name: "Connection", value: "close")
         headers.add(name: "Referrer-Policy", value: "no-referrer")
         headers.add(name: "X-Content-Type-Options", value: "nosniff")
-        headers.add(name: "Content-Security-Policy", value: "default-src 'none'; style-src 'unsafe-inline'")
+        headers.add(name: "Content-Security-Policy", value: CallbackPage.contentSecurityPolicy)
+        if let location = reply.location { headers.add(name: "Location", value: location) }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: reply.status, headers: headers))), promise: nil)
         var buffer = context.channel.allocator.buffer(capacity: body.count)
         buffer.writeBytes(body)
@@ -405,6 +550,12 @@ private final class CallbackHTTPHandler: ChannelInboundHandler, @unchecked Senda
 
 /// The small pages the browser shows after the redirect.
 enum CallbackPage {
+    /// Nothing but the page's own inline style: no script, image, font, frame, form target or
+    /// connection anywhere (`form-action`, `frame-ancestors` and `base-uri` do not fall back to
+    /// `default-src`, so they are named).
+    static let contentSecurityPolicy =
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+
     static func html(title: String, message: String) -> String {
         """
         <!doctype html><html lang="en"><head><meta charset="utf-8"><title>authkit: \(escape(title))</title>

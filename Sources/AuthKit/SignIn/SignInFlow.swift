@@ -239,13 +239,21 @@ public struct SignInFlow: Sendable {
             }
             throw .authorization(error)
         }
-        await receiver.close()
         onEvent(.exchanging)
         session.logger.debug("redeeming the authorization code", metadata: ["redirect_uri": "\(receiver.redirectURI)"])
+        let exchanged: Result<TokenResponse, TokenEndpointError>
         do {
-            return (try await tokens.exchange(grant, verifier: request.verifier, redirectURI: receiver.redirectURI), request.nonce)
+            exchanged = .success(try await tokens.exchange(grant, verifier: request.verifier, redirectURI: receiver.redirectURI))
         } catch {
-            throw Self.clientRejection(error, clientID: clientID, exchange: true) ?? .tokenEndpoint(error)
+            exchanged = .failure(error)
+        }
+        // The browser was sent from the callback URL (which carries the code) to a clean result
+        // page: the receiver serves it meanwhile, and close() waits (at most 2 s after the
+        // redirect, usually not at all by now) until the browser has it.
+        await receiver.close()
+        switch exchanged {
+        case .success(let response): return (response, request.nonce)
+        case .failure(let error): throw Self.clientRejection(error, clientID: clientID, exchange: true) ?? .tokenEndpoint(error)
         }
     }
 

@@ -23,6 +23,28 @@ struct LoopbackRedirectReceiverTests {
 
     func body(_ response: HTTPResponse) -> String { String(decoding: response.body, as: UTF8.self) }
 
+    /// A callback's answer: a 303 to a result page on the receiver, with no query (the code
+    /// stays behind) and the same strict headers as every page.
+    func expectRedirect(_ response: HTTPResponse, to word: String, _ receiver: LoopbackRedirectReceiver) {
+        #expect(response.status == 303)
+        #expect(response.headers["Location"] == receiver.resultPathPrefix + word)
+        expectStrictHeaders(response)
+    }
+
+    func expectStrictHeaders(_ response: HTTPResponse) {
+        #expect(response.headers["Cache-Control"] == "no-store")
+        #expect(response.headers["Referrer-Policy"] == "no-referrer")
+        #expect(response.headers["X-Content-Type-Options"] == "nosniff")
+        #expect(response.headers["Content-Security-Policy"]?.hasPrefix("default-src 'none'; style-src 'unsafe-inline';") == true)
+    }
+
+    /// Follows a redirect as a browser would (a new request to the same receiver).
+    func follow(_ receiver: LoopbackRedirectReceiver, _ response: HTTPResponse) async throws -> HTTPResponse {
+        let location = try #require(response.headers["Location"], "no Location in a \(response.status)")
+        #expect(location.hasPrefix("/") && !location.contains("?"))
+        return try await get(receiver, location)
+    }
+
     @Test("listens on 127.0.0.1 with an OS-chosen port and the given path")
     func redirectURI() async throws {
         let receiver = try await LoopbackRedirectReceiver.start(path: "/callback")
@@ -32,6 +54,10 @@ struct LoopbackRedirectReceiverTests {
         let named = try await LoopbackRedirectReceiver.start(path: "/", redirectHost: .localhost)
         defer { Task { await named.close() } }
         #expect(named.redirectURI == "http://localhost:\(named.port)/")
+        #expect(receiver.resultPathPrefix == "/authkit/")
+        let nested = try await LoopbackRedirectReceiver.start(path: "/authkit/callback")
+        defer { Task { await nested.close() } }
+        #expect(nested.resultPathPrefix == "/authkit-result/", "never the callback path's own folder")
     }
 
     @Test("wrong path, missing state, wrong state and a replayed callback do not end the wait; the genuine one does")
@@ -46,22 +72,50 @@ struct LoopbackRedirectReceiverTests {
         let wrongState = try await get(receiver, "/callback?code=x&state=bad-state")
         let replay = try await get(receiver, "/callback?code=old-code&state=state-of-an-earlier-login")
         let duplicate = try await get(receiver, "/callback?code=x&code=y&state=good-state")
-        for response in [wrongPath, noState, wrongState, replay, duplicate] {
-            #expect((400..<500).contains(response.status))
-            #expect(response.headers["Cache-Control"] == "no-store")
-        }
+        #expect(wrongPath.status == 404)
+        expectStrictHeaders(wrongPath)
+        // Callbacks that carry a query are redirected to a clean page, even when refused.
+        expectRedirect(noState, to: "ignored", receiver)
+        expectRedirect(wrongState, to: "ignored", receiver)
+        expectRedirect(replay, to: "ignored", receiver)
+        expectRedirect(duplicate, to: "malformed", receiver)
+        let ignoredPage = try await follow(receiver, wrongState)
+        #expect(ignoredPage.status == 400)
+        #expect(body(ignoredPage).contains("Not this sign-in"))
+        expectStrictHeaders(ignoredPage)
+        let malformedPage = try await follow(receiver, duplicate)
+        #expect(malformedPage.status == 400)
+        #expect(body(malformedPage).contains("Malformed callback"))
+        // Before the sign-in ended, its success page shows nothing (a neighbour's link to it
+        // cannot make the browser claim a success).
+        #expect(try await get(receiver, receiver.resultPathPrefix + "signed-in").status == 404)
+        #expect(try await get(receiver, receiver.resultPathPrefix + "failed").status == 404)
+
         let genuine = try await get(receiver, "/callback?code=the-code&state=good-state")
-        #expect(genuine.status == 200)
-        #expect(body(genuine).contains("Sign-in complete"))
+        expectRedirect(genuine, to: "signed-in", receiver)
+        #expect(!body(genuine).contains("the-code"))
         let grant = try await wait.value
         #expect(grant.code == "the-code")
         #expect(refusals.count == 4)  // the wrong path is refused without an event
+        let page = try await follow(receiver, genuine)
+        #expect(page.status == 200)
+        #expect(body(page).contains("Sign-in complete"))
+        expectStrictHeaders(page)
+        #expect(try await get(receiver, receiver.resultPathPrefix + "failed").status == 404, "only the outcome that happened")
 
-        // After the genuine callback the listener is closed (or answers "already finished"; a
-        // connection the kernel accepted just before the close is reset).
+        // The listener stays up until close(): the callback again is "already used".
+        let late = try await get(receiver, "/callback?code=the-code&state=good-state")
+        expectRedirect(late, to: "already-used", receiver)
+        let used = try await follow(receiver, late)
+        #expect(used.status == 410)
+        #expect(body(used).contains("already finished"))
+
+        // After close() nothing listens (a connection the kernel accepted just before the
+        // close is reset).
+        await receiver.close()
         do {
-            let late = try await get(receiver, "/callback?code=the-code&state=good-state")
-            #expect(late.status == 410)
+            let after = try await get(receiver, "/callback?code=the-code&state=good-state")
+            Issue.record("answered \(after.status) after close()")
         } catch let error as HTTPError {
             switch error {
             case .cannotConnect, .connectionLost: break
@@ -70,17 +124,58 @@ struct LoopbackRedirectReceiverTests {
         }
     }
 
+    @Test("close() waits for the browser to fetch the result page, at most the grace period, and not at all without a redirect")
+    func closeWaitsForTheResultPage() async throws {
+        // Fetched: close() returns without waiting out a long grace period.
+        var patient = LoopbackRedirectReceiver.Limits()
+        patient.resultPageGrace = .seconds(60)
+        let fetched = try await LoopbackRedirectReceiver.start(limits: patient)
+        let wait = Task { try await fetched.waitForCallback(expectation(), timeout: .seconds(20)) }
+        let redirect = try await get(fetched, "/?code=c&state=good-state")
+        _ = try await wait.value
+        let closing = Task { await fetched.close() }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(try await follow(fetched, redirect).status == 200, "still served while close() waits")
+        let started = ContinuousClock.now
+        await closing.value
+        #expect(ContinuousClock.now - started < .seconds(30), "a bound: close() returned once the page was fetched")
+
+        // Not fetched: close() gives up after the grace period (counted from the redirect).
+        var brief = LoopbackRedirectReceiver.Limits()
+        brief.resultPageGrace = .milliseconds(700)
+        let abandoned = try await LoopbackRedirectReceiver.start(limits: brief)
+        let abandonedWait = Task { try await abandoned.waitForCallback(expectation(), timeout: .seconds(20)) }
+        let redirected = ContinuousClock.now
+        expectRedirect(try await get(abandoned, "/?code=c&state=good-state"), to: "signed-in", abandoned)
+        _ = try await abandonedWait.value
+        await abandoned.close()
+        let waited = ContinuousClock.now - redirected
+        #expect(waited >= .milliseconds(600), "close() waited for the browser: \(waited)")
+        #expect(waited < .seconds(30), "a bound: \(waited)")
+
+        // No redirect was sent (the wait timed out): close() does not wait at all.
+        let unused = try await LoopbackRedirectReceiver.start(limits: patient)
+        _ = try? await unused.waitForCallback(expectation(), timeout: .seconds(1))
+        let closeStarted = ContinuousClock.now
+        await unused.close()
+        #expect(ContinuousClock.now - closeStarted < .seconds(30), "a bound: the 60 s grace was not waited out")
+    }
+
     @Test("a provider error with the right state ends the wait with that error, escaped in the page")
     func providerError() async throws {
         let receiver = try await LoopbackRedirectReceiver.start(path: "/")
         let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(20)) }
-        let response = try await get(receiver, "/?error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E&state=good-state")
-        #expect(response.status == 400)
-        #expect(!body(response).contains("<script>"))
-        #expect(body(response).contains("&lt;script&gt;"))
+        let redirect = try await get(receiver, "/?error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E&state=good-state")
+        expectRedirect(redirect, to: "failed", receiver)
         await #expect(throws: AuthorizationError.providerError(code: "access_denied", description: "<script>alert(1)</script>", uri: nil)) {
             _ = try await wait.value
         }
+        let response = try await follow(receiver, redirect)
+        #expect(response.status == 400)
+        #expect(body(response).contains("Sign-in failed"))
+        #expect(!body(response).contains("<script>"))
+        #expect(body(response).contains("&lt;script&gt;"))
+        #expect(try await get(receiver, receiver.resultPathPrefix + "signed-in").status == 404, "only the outcome that happened")
     }
 
     @Test("a wrong iss with the right state fails the sign-in")
@@ -98,7 +193,7 @@ struct LoopbackRedirectReceiverTests {
         try await Task.sleep(for: .milliseconds(200))
         let grant = try await receiver.waitForCallback(expectation(), timeout: .seconds(20))
         #expect(grant.code == "early")
-        #expect(try await early.value.status == 200)
+        #expect(try await early.value.status == 303)
     }
 
     @Test("no callback in time ends the wait with timedOut")
@@ -119,7 +214,7 @@ struct LoopbackRedirectReceiverTests {
         try await Task.sleep(for: .milliseconds(100))
         for index in 0..<200 { _ = try? await get(receiver, "/?code=x&state=forged-\(index)") }
         let genuine = try await get(receiver, "/?code=real&state=good-state")
-        #expect(genuine.status == 200)
+        expectRedirect(genuine, to: "signed-in", receiver)
         #expect(try await wait.value.code == "real")
         #expect(reported.value == LoopbackRedirectReceiver.Limits().maxReportedRefusals)
     }
@@ -139,7 +234,7 @@ struct LoopbackRedirectReceiverTests {
         }
         let started = ContinuousClock.now
         let genuine = try await get(receiver, "/?code=real&state=good-state")
-        #expect(genuine.status == 200)
+        expectRedirect(genuine, to: "signed-in", receiver)
         #expect(try await wait.value.code == "real")
         #expect(ContinuousClock.now - started < .seconds(25), "a bound: starved, the callback would wait for the 30 s idle eviction or be reset")
     }
@@ -154,7 +249,7 @@ struct LoopbackRedirectReceiverTests {
         _ = line.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         close(fd)
         let genuine = try await get(receiver, "/?code=real&state=good-state")
-        #expect(genuine.status == 200)
+        expectRedirect(genuine, to: "signed-in", receiver)
         #expect(try await wait.value.code == "real")
     }
 
@@ -178,7 +273,7 @@ struct LoopbackRedirectReceiverTests {
         let huge = try await get(receiver, "/?code=x&state=good-state&pad=" + String(repeating: "a", count: 20_000))
         #expect(huge.status == 414)
         let genuine = try await get(receiver, "/?code=ok&state=good-state")
-        #expect(genuine.status == 200)
+        expectRedirect(genuine, to: "signed-in", receiver)
         #expect(try await wait.value.code == "ok")
     }
 

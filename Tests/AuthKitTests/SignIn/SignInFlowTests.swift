@@ -146,6 +146,15 @@ struct SignInFlowTests {
 
     // MARK: The redirect
 
+    /// The receiver answers a callback with a 303 to its clean result page (no query): follow
+    /// it as a browser would.
+    static func followReceiver(_ response: TestHTTPResponse, port: Int) async throws -> TestHTTPResponse {
+        guard response.status == 303 else { return response }
+        let location = try #require(response.headers["location"])
+        #expect(location.hasPrefix("/") && !location.contains("?"), "\(location)")
+        return try await TestHTTP.get(try #require(URL(string: "http://127.0.0.1:\(port)\(location)")))
+    }
+
     @Test("wrong state, missing state, wrong path and replayed callbacks don't end the wait; the genuine one still completes")
     func strayCallbacksDoNotEndTheWait() async throws {
         let harness = try await SignInHarness.start()
@@ -175,14 +184,14 @@ struct SignInFlowTests {
             URL(string: "http://127.0.0.1:\(receiverPort)/?\(try #require(otherRedirect.query))")!,
         ]
         for stray in strays {
-            let answer = try await TestHTTP.get(stray)
+            let answer = try await Self.followReceiver(TestHTTP.get(stray), port: receiverPort)
             #expect((400..<500).contains(answer.status), "\(stray.path) answered \(answer.status)")
             #expect(answer.text.contains("<h1>"))
         }
         // The wait is still on: nothing was exchanged.
         #expect(try await harness.provider.log().count(endpoint: "token") == 0)
 
-        let genuine = try await TestHTTP.get(redirect)
+        let genuine = try await Self.followReceiver(TestHTTP.get(redirect), port: receiverPort)
         #expect(genuine.status == 200)
         #expect(genuine.text.contains("Sign-in complete"))
         let result = try await running.value.get()
@@ -190,7 +199,7 @@ struct SignInFlowTests {
 
         // The genuine callback replayed: not a second sign-in (the listener is closed, or says so).
         do {
-            let replay = try await TestHTTP.get(redirect)
+            let replay = try await Self.followReceiver(TestHTTP.get(redirect), port: receiverPort)
             #expect(replay.status == 410)
         } catch is TestHTTPError {}
         #expect(try await harness.provider.log().count(grantType: "authorization_code") == 1)
@@ -412,7 +421,7 @@ struct SignInFlowTests {
         let secrets = try await harness.provider.issuedSecrets()
         let provider = harness.provider
         try await offPool { provider.stop() }
-        _ = try await TestHTTP.get(redirect)
+        _ = try await Self.followReceiver(TestHTTP.get(redirect), port: try #require(redirect.port))
         let error = try expectFailure(await running.value)
         guard case .tokenEndpoint(.transport(let transport)) = error else {
             Issue.record("expected a transport error at the token endpoint, got \(error)")
@@ -564,7 +573,7 @@ struct SignInFlowTests {
         let state = try #require(query["state"])
         let iss = harness.provider.issuer.absoluteString
         let callback = try #require(URL(string: "http://127.0.0.1:\(port)/?" + FormEncoding.encode([("state", state), ("iss", iss)])))
-        let answer = try await TestHTTP.get(callback)
+        let answer = try await Self.followReceiver(TestHTTP.get(callback), port: port)
         #expect(answer.status == 400)
         let error = try expectFailure(await running.value)
         guard case .authorization(.malformedCallback) = error else {
