@@ -23,44 +23,44 @@ import Foundation
 /// Values may be bare (the rest of the line, trimmed; ` #` starts a comment) or double-quoted
 /// with `\"` and `\\` escapes. Unknown sections and keys are errors, so a typo never goes
 /// unnoticed.
-public struct ConfigFile: Sendable, Equatable {
-    public struct Entry: Sendable, Equatable {
-        public var value: String
-        public var line: Int
+package struct ConfigFile: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
+        package var value: String
+        package var line: Int
     }
 
-    public struct Section: Sendable, Equatable {
-        public var name: String
-        public var line: Int
-        public var entries: [String: Entry]
+    package struct Section: Sendable, Equatable {
+        package var name: String
+        package var line: Int
+        package var entries: [String: Entry]
     }
 
     /// Where the file is (for messages), whether or not it exists.
-    public var path: String
-    public var defaults: Section?
-    public var profiles: [String: Section]
+    package var path: String
+    package var defaults: Section?
+    package var profiles: [String: Section]
     /// `[credential "https://dev.azure.com"]` sections: which sign-in `authkit credential git`
     /// (bare form) gives to which git host, by URL as written.
-    public var credentials: [String: Section] = [:]
+    package var credentials: [String: Section] = [:]
     /// `[registry "registry.example.com"]` sections: the same for docker registries.
-    public var registries: [String: Section] = [:]
+    package var registries: [String: Section] = [:]
     /// Problems inside `[profile NAME]` sections (an unknown key, a line that is not
     /// `key = value`, a key set twice), by profile. Only a command that uses that profile fails
     /// on them; for every other command they are warnings (``ProfileResolver/warnings(using:)``),
     /// so a typo in one profile does not block the others.
-    public var profileProblems: [String: [ConfigurationError]] = [:]
+    package var profileProblems: [String: [ConfigurationError]] = [:]
 
     /// Keys of `[credential "URL"]` and `[registry "HOST"]` sections.
-    public static let credentialKeys: Set<String> = ["profile", "group", "account", "scopes", "username"]
+    package static let credentialKeys: Set<String> = ["profile", "group", "account", "scopes", "username"]
 
-    public static let profileKeys: Set<String> = [
+    package static let profileKeys: Set<String> = [
         "issuer", "tenant", "client_id", "client_secret", "scopes", "group", "redirect_path", "redirect_host",
         "graph_url", "storage", "login_hint", "prompt", "domain_hint",
     ]
-    public static let defaultsKeys: Set<String> = ["profile", "group", "storage"]
+    package static let defaultsKeys: Set<String> = ["profile", "group", "storage"]
 
     /// The file's location for this environment.
-    public static func location(environment: [String: String]) -> String {
+    package static func location(environment: [String: String]) -> String {
         if let explicit = environment["AUTHKIT_CONFIG"], !explicit.isEmpty { return explicit }
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/authkit/config" }
         return (environment["HOME"] ?? "") + "/.config/authkit/config"
@@ -68,7 +68,7 @@ public struct ConfigFile: Sendable, Equatable {
 
     /// Reads and parses the file; a missing file is an empty configuration (unless
     /// `AUTHKIT_CONFIG` names it explicitly).
-    public static func load(environment: [String: String]) throws(ConfigurationError) -> ConfigFile {
+    package static func load(environment: [String: String]) throws(ConfigurationError) -> ConfigFile {
         let path = location(environment: environment)
         let bytes: [UInt8]
         do {
@@ -96,7 +96,7 @@ public struct ConfigFile: Sendable, Equatable {
     }
 
     /// Parses configuration text. `path` is used in error messages.
-    public static func parse(_ text: String, path: String) throws(ConfigurationError) -> ConfigFile {
+    package static func parse(_ text: String, path: String) throws(ConfigurationError) -> ConfigFile {
         var defaults: Section?
         var profiles: [String: Section] = [:]
         var credentials: [String: Section] = [:]

@@ -48,10 +48,10 @@ public struct ProfileOverrides: Sendable, Equatable {
 /// | storage | `--insecure-storage` | `AUTHKIT_STORAGE` | `storage` |
 /// | Graph URL | — | `AUTHKIT_GRAPH_URL` | `graph_url` |
 public struct ProfileResolver: Sendable {
-    public var file: ConfigFile
-    public var environment: [String: String]
+    package var file: ConfigFile
+    package var environment: [String: String]
 
-    public init(file: ConfigFile, environment: [String: String]) {
+    package init(file: ConfigFile, environment: [String: String]) {
         self.file = file
         self.environment = environment
     }

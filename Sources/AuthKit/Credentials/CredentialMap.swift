@@ -12,19 +12,19 @@
 /// [registry "registry.example.com"]
 /// group = com.example.shared
 /// ```
-public struct CredentialTarget: Sendable, Equatable {
+package struct CredentialTarget: Sendable, Equatable {
     /// The section's name as written (the URL or registry host), for messages.
-    public var entry: String
+    package var entry: String
     /// The profile whose sign-in to use (its group and store), when set.
-    public var profile: String?
+    package var profile: String?
     /// The group, when set (else the profile's).
-    public var group: String?
+    package var group: String?
     /// The account, when the group holds several.
-    public var account: String?
+    package var account: String?
     /// Scopes other than the sign-in's own (a per-resource token), when set.
-    public var scopes: [String]?
+    package var scopes: [String]?
     /// The user name to pair with the token (`oauth2` unless set).
-    public var username: String
+    package var username: String
 
     /// A target from a config section's entries.
     init(entry: String, section: ConfigFile.Section) {
@@ -38,7 +38,7 @@ public struct CredentialTarget: Sendable, Equatable {
     }
 
     /// A target with everything given (the plug-ins' flag form).
-    public init(entry: String, profile: String?, group: String?, account: String?, scopes: [String]?, username: String) {
+    package init(entry: String, profile: String?, group: String?, account: String?, scopes: [String]?, username: String) {
         self.entry = entry
         self.profile = profile
         self.group = group
@@ -49,13 +49,13 @@ public struct CredentialTarget: Sendable, Equatable {
 }
 
 /// Finds the ``CredentialTarget`` for a git URL or a docker registry in a config file.
-public enum CredentialMap {
+package enum CredentialMap {
     /// The entry for git's request (`protocol`, `host` with an optional port, and `path` when
     /// git sends it, i.e. with `credential.useHttpPath`), chosen as git chooses among
     /// `credential.<url>.*` settings: same scheme, same host and port, and a path the entry's
     /// path is a prefix of (by whole segments); the most specific entry wins. Nil when no
     /// entry matches.
-    public static func gitTarget(protocol scheme: String, host: String, path: String?, in file: ConfigFile) -> CredentialTarget? {
+    package static func gitTarget(protocol scheme: String, host: String, path: String?, in file: ConfigFile) -> CredentialTarget? {
         let wantedHost = host.lowercased()
         let wantedPath = (path ?? "").split(separator: "/").map(String.init)
         var best: (length: Int, target: CredentialTarget)?
@@ -73,7 +73,7 @@ public enum CredentialMap {
     /// The entry for a docker registry as the docker CLI names it (`registry.example.com`,
     /// `localhost:5000`, `https://index.docker.io/v1/`): compared by host and port, ignoring
     /// scheme, path and case. Nil when no entry matches.
-    public static func registryTarget(server: String, in file: ConfigFile) -> CredentialTarget? {
+    package static func registryTarget(server: String, in file: ConfigFile) -> CredentialTarget? {
         let wanted = registryHost(server)
         guard !wanted.isEmpty else { return nil }
         for (name, section) in file.registries.sorted(by: { $0.key < $1.key }) where registryHost(name) == wanted {
@@ -83,12 +83,12 @@ public enum CredentialMap {
     }
 
     /// The mapped registries with their user names (docker's `list`).
-    public static func registries(in file: ConfigFile) -> [(server: String, username: String)] {
+    package static func registries(in file: ConfigFile) -> [(server: String, username: String)] {
         file.registries.sorted { $0.key < $1.key }.map { ($0.key, CredentialTarget(entry: $0.key, section: $0.value).username) }
     }
 
     /// `host[:port]` of a registry reference, lowercased, without scheme or path.
-    public static func registryHost(_ server: String) -> String {
+    package static func registryHost(_ server: String) -> String {
         var text = Substring(server.trimmingASCIIWhitespace())
         if let scheme = text.firstRange(of: "://") { text = text[scheme.upperBound...] }
         if let slash = text.firstIndex(of: "/") { text = text[..<slash] }

@@ -5,12 +5,12 @@ import Foundation
 #endif
 
 /// Fetches and checks `{issuer}/.well-known/openid-configuration`.
-public struct DiscoveryClient: Sendable {
-    public var transport: any HTTPTransport
-    public var timeout: Duration
-    public var maxDocumentBytes: Int
+package struct DiscoveryClient: Sendable {
+    package var transport: any HTTPTransport
+    package var timeout: Duration
+    package var maxDocumentBytes: Int
 
-    public init(transport: any HTTPTransport = CurlHTTPTransport(), timeout: Duration = .seconds(15), maxDocumentBytes: Int = 256 * 1024) {
+    package init(transport: any HTTPTransport = CurlHTTPTransport(), timeout: Duration = .seconds(15), maxDocumentBytes: Int = 256 * 1024) {
         self.transport = transport
         self.timeout = timeout
         self.maxDocumentBytes = maxDocumentBytes
@@ -19,7 +19,7 @@ public struct DiscoveryClient: Sendable {
     /// The discovery URL for an issuer: the issuer without a trailing slash, plus
     /// `/.well-known/openid-configuration`. For a `{tenantid}` template the tenant to ask is
     /// `tenant` (Microsoft: `common`, `organizations` or `consumers`, all publishing the template).
-    public static func discoveryURL(issuer: String, tenant: String = "common") throws(DiscoveryError) -> URL {
+    package static func discoveryURL(issuer: String, tenant: String = "common") throws(DiscoveryError) -> URL {
         var base = issuer.replacing(IssuerMatcher.placeholder, with: tenant)
         while base.hasSuffix("/") { base.removeLast() }
         let url: URL
@@ -33,7 +33,7 @@ public struct DiscoveryClient: Sendable {
     }
 
     /// Fetches the provider's metadata for `issuer` (exact, or a `{tenantid}` template).
-    public func metadata(issuer: String, discoveryURL: URL? = nil) async throws(DiscoveryError) -> ProviderMetadata {
+    package func metadata(issuer: String, discoveryURL: URL? = nil) async throws(DiscoveryError) -> ProviderMetadata {
         let url: URL
         if let discoveryURL { url = discoveryURL } else { url = try Self.discoveryURL(issuer: issuer) }
         do {

@@ -25,7 +25,7 @@ public enum EndpointPolicy {
     }
 
     /// Parses and checks a provider URL; `name` says which one in errors ("token_endpoint").
-    public static func check(_ text: String, name: String) throws(Violation) -> URL {
+    package static func check(_ text: String, name: String) throws(Violation) -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host(percentEncoded: true), !host.isEmpty
         else { throw .notAbsolute(name: name) }
         guard url.user == nil, url.password == nil else { throw .hasUserInfo(name: name) }
@@ -39,7 +39,7 @@ public enum EndpointPolicy {
     }
 
     /// 127.0.0.0/8, ::1 and `localhost`.
-    public static func isLoopback(host: String) -> Bool {
+    package static func isLoopback(host: String) -> Bool {
         var name = host.lowercased()
         if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         if name == "localhost" || name == "::1" || name == "0:0:0:0:0:0:0:1" { return true }

@@ -7,22 +7,22 @@ import Foundation
 /// What authkit needs from an OpenID provider's discovery document (OpenID Connect
 /// Discovery 1.0 §3), checked: issuer as configured, every endpoint https (or loopback),
 /// authorization code flow and PKCE S256 not ruled out.
-public struct ProviderMetadata: Sendable, Equatable, Codable {
-    public var issuer: String
-    public var authorizationEndpoint: URL
-    public var tokenEndpoint: URL
-    public var jwksURI: URL
-    public var userinfoEndpoint: URL?
-    public var revocationEndpoint: URL?
-    public var deviceAuthorizationEndpoint: URL?
-    public var endSessionEndpoint: URL?
-    public var scopesSupported: [String]?
-    public var idTokenSigningAlgValuesSupported: [String]?
-    public var tokenEndpointAuthMethodsSupported: [String]?
+package struct ProviderMetadata: Sendable, Equatable, Codable {
+    package var issuer: String
+    package var authorizationEndpoint: URL
+    package var tokenEndpoint: URL
+    package var jwksURI: URL
+    package var userinfoEndpoint: URL?
+    package var revocationEndpoint: URL?
+    package var deviceAuthorizationEndpoint: URL?
+    package var endSessionEndpoint: URL?
+    package var scopesSupported: [String]?
+    package var idTokenSigningAlgValuesSupported: [String]?
+    package var tokenEndpointAuthMethodsSupported: [String]?
     /// RFC 9207: the provider puts `iss` in every authorization response.
-    public var authorizationResponseIssParameterSupported: Bool
+    package var authorizationResponseIssParameterSupported: Bool
 
-    public init(
+    package init(
         issuer: String, authorizationEndpoint: URL, tokenEndpoint: URL, jwksURI: URL,
         userinfoEndpoint: URL? = nil, revocationEndpoint: URL? = nil, deviceAuthorizationEndpoint: URL? = nil,
         endSessionEndpoint: URL? = nil, scopesSupported: [String]? = nil,
@@ -45,7 +45,7 @@ public struct ProviderMetadata: Sendable, Equatable, Codable {
 
     /// Parses and checks a discovery document for the configured issuer (which may be a
     /// `{tenantid}` template: then the document must publish that same template).
-    public init(document: [UInt8], expectedIssuer: String) throws(DiscoveryError) {
+    package init(document: [UInt8], expectedIssuer: String) throws(DiscoveryError) {
         let raw: RawDocument
         do throws(JSONDocumentError) {
             raw = try JSONDocument.discovery.decode(RawDocument.self, from: document)

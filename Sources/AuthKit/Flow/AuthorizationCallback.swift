@@ -9,19 +9,19 @@ import Foundation
 /// *this* sign-in is decided by ``CallbackExpectation``.
 ///
 /// The code is a secret: the description shows which parameters were present, not values.
-public struct AuthorizationCallback: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public let code: String?
-    public let state: String?
-    public let issuer: String?
-    public let error: String?
-    public let errorDescription: String?
-    public let errorURI: String?
+package struct AuthorizationCallback: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package let code: String?
+    package let state: String?
+    package let issuer: String?
+    package let error: String?
+    package let errorDescription: String?
+    package let errorURI: String?
     /// The path the callback was sent to (the pasted URL's or the HTTP request's).
-    public let path: String?
+    package let path: String?
 
     /// Parses a query string (`code=…&state=…`). A parameter given twice is an error
     /// (RFC 6749 §3.1), and so is invalid percent-encoding.
-    public init(query: some StringProtocol, path: String? = nil) throws(AuthorizationError) {
+    package init(query: some StringProtocol, path: String? = nil) throws(AuthorizationError) {
         guard let fields = FormEncoding.decode(query) else {
             throw .malformedCallback("invalid percent-encoding")
         }
@@ -42,7 +42,7 @@ public struct AuthorizationCallback: Sendable, CustomStringConvertible, CustomDe
     /// Parses what a person pasted: the full URL the browser ended on (the usual case), or
     /// just its query. Surrounding whitespace and quotes are ignored; a fragment is not
     /// read (the code flow answers in the query).
-    public init(pasted text: String) throws(AuthorizationError) {
+    package init(pasted text: String) throws(AuthorizationError) {
         var input = text.trimmingASCIIWhitespace()
         if input.count >= 2, let first = input.first, let last = input.last,
             (first == "\"" && last == "\"") || (first == "'" && last == "'")
@@ -66,7 +66,7 @@ public struct AuthorizationCallback: Sendable, CustomStringConvertible, CustomDe
         }
     }
 
-    public var description: String {
+    package var description: String {
         var present: [String] = []
         if code != nil { present.append("code") }
         if state != nil { present.append("state") }
@@ -74,27 +74,27 @@ public struct AuthorizationCallback: Sendable, CustomStringConvertible, CustomDe
         if let error { present.append("error=\(error)") }
         return "AuthorizationCallback(\(present.joined(separator: ", ")))"
     }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror {
+    package var debugDescription: String { description }
+    package var customMirror: Mirror {
         Mirror(self, children: ["hasCode": code != nil, "issuer": issuer as Any, "error": error as Any, "path": path as Any])
     }
 }
 
 /// A validated authorization code, ready for the token request. The code is a secret.
-public struct AuthorizationGrant: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public let code: String
+package struct AuthorizationGrant: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package let code: String
     /// The `iss` the callback carried, when it carried one.
-    public let issuer: String?
+    package let issuer: String?
 
-    public var description: String { "AuthorizationGrant(code redacted)" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["issuer": issuer as Any]) }
+    package var description: String { "AuthorizationGrant(code redacted)" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["issuer": issuer as Any]) }
 }
 
 /// What the callback for one sign-in must look like: its `state`, and its `iss` when the
 /// provider sends one (RFC 9207).
-public struct CallbackExpectation: Sendable {
-    public enum Verdict: Sendable {
+package struct CallbackExpectation: Sendable {
+    package enum Verdict: Sendable {
         /// The genuine callback with a code.
         case accepted(AuthorizationGrant)
         /// Not an answer to this sign-in (no or wrong `state`): refuse it and keep waiting.
@@ -103,19 +103,19 @@ public struct CallbackExpectation: Sendable {
         case failed(AuthorizationError)
     }
 
-    public let state: String
+    package let state: String
     /// The issuer identifier from discovery; may be a `{tenantid}` template.
-    public let issuer: String
+    package let issuer: String
     /// True when discovery advertises `authorization_response_iss_parameter_supported`.
-    public let issuerRequired: Bool
+    package let issuerRequired: Bool
 
-    public init(state: String, issuer: String, issuerRequired: Bool) {
+    package init(state: String, issuer: String, issuerRequired: Bool) {
         self.state = state
         self.issuer = issuer
         self.issuerRequired = issuerRequired
     }
 
-    public func evaluate(_ callback: AuthorizationCallback) -> Verdict {
+    package func evaluate(_ callback: AuthorizationCallback) -> Verdict {
         guard let received = callback.state, !received.isEmpty else { return .ignored(.missingState) }
         guard ConstantTime.equals(received, state) else { return .ignored(.stateMismatch) }
         // RFC 9207 §2.4: check iss before anything else in the response, errors included.

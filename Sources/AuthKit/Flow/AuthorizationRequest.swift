@@ -9,21 +9,21 @@ import Foundation
 ///
 /// `state` and `nonce` each carry 256 bits from the system CSPRNG. The request's
 /// ``description`` omits them and the verifier; ``url`` is what the browser opens.
-public struct AuthorizationRequest: Sendable, CustomStringConvertible {
-    public let authorizationEndpoint: URL
-    public let clientID: String
-    public let redirectURI: String
-    public let scopes: [String]
-    public let state: String
-    public let nonce: String
-    public let verifier: PKCEVerifier
-    public let loginHint: String?
-    public let prompt: String?
-    public let domainHint: String?
+package struct AuthorizationRequest: Sendable, CustomStringConvertible {
+    package let authorizationEndpoint: URL
+    package let clientID: String
+    package let redirectURI: String
+    package let scopes: [String]
+    package let state: String
+    package let nonce: String
+    package let verifier: PKCEVerifier
+    package let loginHint: String?
+    package let prompt: String?
+    package let domainHint: String?
     /// More parameters a provider wants (e.g. `access_type`); they cannot override the ones above.
-    public let additionalParameters: [(name: String, value: String)]
+    package let additionalParameters: [(name: String, value: String)]
 
-    public init(
+    package init(
         authorizationEndpoint: URL,
         clientID: String,
         redirectURI: String,
@@ -63,7 +63,7 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible {
     }
 
     /// The parameters, in the order they appear in the URL.
-    public var parameters: [(name: String, value: String)] {
+    package var parameters: [(name: String, value: String)] {
         var fields: [(name: String, value: String)] = [
             ("response_type", "code"),
             ("client_id", clientID),
@@ -83,7 +83,7 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible {
 
     /// The URL to open in the browser: the endpoint (keeping any query it already has) with
     /// the parameters appended, each percent-encoded as an RFC 3986 query component.
-    public var url: URL {
+    package var url: URL {
         let query = parameters.map { "\(QueryEncoding.escape($0.name))=\(QueryEncoding.escape($0.value))" }
             .joined(separator: "&")
         var text = authorizationEndpoint.absoluteString
@@ -93,7 +93,7 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible {
         return URL(string: text) ?? authorizationEndpoint
     }
 
-    public var description: String {
+    package var description: String {
         "AuthorizationRequest(\(authorizationEndpoint.redactedOrigin)\(authorizationEndpoint.path(percentEncoded: true)), client \(clientID), "
             + "scopes \(scopes.joined(separator: " ")), redirect \(redirectURI))"
     }

@@ -30,40 +30,40 @@ import Synchronization
 ///   reported to the person waiting.
 /// * Request lines are never logged: they carry the authorization code.
 public final class LoopbackRedirectReceiver: Sendable {
-    public struct Limits: Sendable {
+    package struct Limits: Sendable {
         /// Requests held while nobody waits yet (the browser was faster than the caller).
-        public var maxUnexpectedRequests = 64
+        package var maxUnexpectedRequests = 64
         /// Refused requests reported to the person waiting (``Event/refused(_:)``); later ones
         /// are answered and ignored silently, so a neighbour cannot flood the terminal.
-        public var maxReportedRefusals = 8
+        package var maxReportedRefusals = 8
         /// Longest request target (path and query) accepted, in bytes.
-        public var maxTargetBytes = 16 * 1024
+        package var maxTargetBytes = 16 * 1024
         /// Largest request body accepted (a callback has none), in bytes.
-        public var maxBodyBytes = 4 * 1024
+        package var maxBodyBytes = 4 * 1024
         /// Connections open at once; a new one closes the oldest that has not sent a whole
         /// request yet.
-        public var maxConnections = 32
+        package var maxConnections = 32
         /// Time a connection has to send one whole request.
-        public var requestTimeout: TimeAmount = .seconds(5)
+        package var requestTimeout: TimeAmount = .seconds(5)
         /// Longest time ``LoopbackRedirectReceiver/close()`` keeps serving after the callback
         /// that ended the wait, for the browser to fetch the result page it was redirected to
         /// (counted from the redirect; `close()` returns as soon as the page was fetched).
-        public var resultPageGrace: Duration = .seconds(2)
+        package var resultPageGrace: Duration = .seconds(2)
 
-        public init() {}
+        package init() {}
     }
 
     /// Things worth telling the person waiting (the CLI shows them; nothing here prints).
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         /// A request was refused and the wait goes on.
         case refused(AuthorizationError)
     }
 
     /// `http://127.0.0.1:<port><path>` (or `localhost` in place of the address, see
     /// ``RedirectHost``), the `redirect_uri` to send.
-    public let redirectURI: String
-    public let port: Int
-    public let path: String
+    package let redirectURI: String
+    package let port: Int
+    package let path: String
     /// Where the result pages are served: `/authkit/` followed by the result word, or
     /// `/authkit-result/` when the callback path itself starts with `/authkit/`.
     var resultPathPrefix: String { state.resultPrefix }
@@ -90,7 +90,7 @@ public final class LoopbackRedirectReceiver: Sendable {
     }
 
     /// Starts listening on 127.0.0.1 with a port chosen by the OS. `path` must start with `/`.
-    public static func start(
+    package static func start(
         path: String = "/", redirectHost: RedirectHost = .loopbackAddress, limits: Limits = Limits()
     ) async throws(AuthorizationError) -> LoopbackRedirectReceiver {
         guard path.hasPrefix("/"), !path.contains("?"), !path.contains("#"), !path.contains(" ") else {
@@ -129,7 +129,7 @@ public final class LoopbackRedirectReceiver: Sendable {
 
     /// Waits for the callback that answers `expectation`, at most `timeout` (default 5 min).
     /// Call once per receiver; callbacks that arrived before the call are judged now.
-    public func waitForCallback(
+    package func waitForCallback(
         _ expectation: CallbackExpectation,
         timeout: Duration = .seconds(300),
         onEvent: @escaping @Sendable (Event) -> Void = { _ in }
@@ -153,7 +153,7 @@ public final class LoopbackRedirectReceiver: Sendable {
     /// Stops listening (idempotent). When the wait ended with a redirect to a result page,
     /// first waits for the browser to fetch that page, at most ``Limits/resultPageGrace``
     /// after the redirect. Ends a wait still in progress (as cancelled).
-    public func close() async {
+    package func close() async {
         state.finish(.failure(.cancelled))
         await state.awaitResultPage()
         try? await channel.close().get()

@@ -7,12 +7,12 @@ import JOSE
 ///
 /// The verifier is a secret until the token request: it has no readable description, and
 /// `print`, `dump` and string interpolation show `PKCEVerifier(redacted)`.
-public struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+package struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The verifier as sent in the token request's `code_verifier`.
-    public let value: String
+    package let value: String
 
     /// `code_challenge` = BASE64URL(SHA-256(ASCII(verifier))).
-    public let challenge: String
+    package let challenge: String
 
     /// SHA-256 through libcrypto, which is opened on first use: a missing library is a typed
     /// error here, never a trap.
@@ -34,11 +34,11 @@ public struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugString
     }
 
     /// Always `S256`.
-    public var challengeMethod: String { "S256" }
+    package var challengeMethod: String { "S256" }
 
     /// A fresh verifier from the system CSPRNG: `byteCount` random bytes, base64url-encoded.
     /// 32 bytes (the default) give 43 characters and 256 bits; 96 give the maximum 128.
-    public init(byteCount: Int = 32) throws(AuthorizationError) {
+    package init(byteCount: Int = 32) throws(AuthorizationError) {
         guard (32...96).contains(byteCount) else {
             throw .invalidRequest("a PKCE verifier is made of 32–96 random bytes (RFC 7636: 43–128 characters)")
         }
@@ -52,7 +52,7 @@ public struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugString
 
     /// A verifier received from elsewhere (tests, RFC 7636 Appendix B). Must be 43–128
     /// characters of the unreserved set.
-    public init(validating value: String) throws(AuthorizationError) {
+    package init(validating value: String) throws(AuthorizationError) {
         let allowed = value.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
@@ -70,7 +70,7 @@ public struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugString
         challenge = try Self.challenge(for: value)
     }
 
-    public var description: String { "PKCEVerifier(redacted)" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: []) }
+    package var description: String { "PKCEVerifier(redacted)" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: []) }
 }

@@ -19,12 +19,12 @@ public struct GraphClient: Sendable {
 
     /// e.g. `https://graph.microsoft.com/v1.0`.
     public var baseURL: URL
-    public var transport: any HTTPTransport
-    public var accessToken: AccessTokenSource
-    public var timeout: Duration
-    public var maxRetryAfter: Duration
-    public var maxThrottleRetries: Int
-    public var sleep: @Sendable (Duration) async throws -> Void
+    package var transport: any HTTPTransport
+    package var accessToken: AccessTokenSource
+    package var timeout: Duration
+    package var maxRetryAfter: Duration
+    package var maxThrottleRetries: Int
+    package var sleep: @Sendable (Duration) async throws -> Void
 
     public init(
         baseURL: URL, transport: any HTTPTransport = CurlHTTPTransport(), timeout: Duration = .seconds(30),

@@ -1,13 +1,13 @@
 /// `application/x-www-form-urlencoded` (WHATWG URL §5.2), as RFC 6749 §4.1.3 requires for
 /// token requests and RFC 6749 Appendix B for client credentials.
-public enum FormEncoding {
+package enum FormEncoding {
     /// Encodes name/value pairs in order.
-    public static func encode(_ fields: [(name: String, value: String)]) -> String {
+    package static func encode(_ fields: [(name: String, value: String)]) -> String {
         fields.map { "\(escape($0.name))=\(escape($0.value))" }.joined(separator: "&")
     }
 
     /// Percent-encodes everything except ALPHA / DIGIT / `*-._`, and space as `+`.
-    public static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var out = [UInt8]()
         out.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
@@ -29,7 +29,7 @@ public enum FormEncoding {
 
     /// Decodes a form body or query string into name/value pairs (`+` is a space). Malformed
     /// percent escapes make the whole input invalid (nil).
-    public static func decode(_ text: some StringProtocol) -> [(name: String, value: String)]? {
+    package static func decode(_ text: some StringProtocol) -> [(name: String, value: String)]? {
         var result: [(name: String, value: String)] = []
         for part in text.split(separator: "&", omittingEmptySubsequences: true) {
             let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -42,7 +42,7 @@ public enum FormEncoding {
     }
 
     /// Percent-decodes one component (`+` is a space); nil for bad escapes or invalid UTF-8.
-    public static func unescape(_ text: some StringProtocol) -> String? {
+    package static func unescape(_ text: some StringProtocol) -> String? {
         var bytes = [UInt8]()
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()

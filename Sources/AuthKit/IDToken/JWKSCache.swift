@@ -34,16 +34,16 @@ public enum JWKSError: Error, Sendable, Equatable, CustomStringConvertible {
 ///   stops trusting keys the provider withdrew). When that fetch fails, the last good set
 ///   keeps serving until it is ``Policy/maxStaleAge`` old, and the fetch is not retried
 ///   within the cooldown.
-public actor JWKSCache {
-    public struct Policy: Sendable {
-        public var refetchCooldown: Duration = .seconds(30)
+package actor JWKSCache {
+    package struct Policy: Sendable {
+        package var refetchCooldown: Duration = .seconds(30)
         /// How long a fetched set is used before it is fetched again.
-        public var maxAge: Duration = .seconds(3600)
+        package var maxAge: Duration = .seconds(3600)
         /// How long the last good set keeps serving while fetching a new one fails.
-        public var maxStaleAge: Duration = .seconds(24 * 3600)
-        public var timeout: Duration = .seconds(15)
-        public var maxBytes: Int = JWKSet.maximumSize
-        public init() {}
+        package var maxStaleAge: Duration = .seconds(24 * 3600)
+        package var timeout: Duration = .seconds(15)
+        package var maxBytes: Int = JWKSet.maximumSize
+        package init() {}
     }
 
     private struct Entry {
@@ -62,9 +62,9 @@ public actor JWKSCache {
     private var lastFailure: [URL: (at: Date, error: JWKSError)] = [:]
     private var inFlight: [URL: Task<Result<JWKSet, JWKSError>, Never>] = [:]
     /// How many HTTP fetches this cache has made (tests and diagnostics).
-    public private(set) var fetchCount = 0
+    package private(set) var fetchCount = 0
 
-    public init(
+    package init(
         transport: any HTTPTransport = CurlHTTPTransport(), policy: Policy = Policy(),
         clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "authkit")
     ) {
@@ -78,7 +78,7 @@ public actor JWKSCache {
     /// refetching once on an unknown `kid` — subject to the cooldown, unless
     /// `refetchWithinCooldown`: a refresh whose provider has just used up the old refresh token
     /// asks once more even inside it, so a key rollover heals on the next try (issue 14).
-    public func validate(
+    package func validate(
         _ token: String, validator: IDTokenValidator, jwksURI: URL, nonce: String?, refetchWithinCooldown: Bool = false
     ) async throws(AuthKitError) -> ValidatedIDToken {
         let jws: CompactJWS
@@ -114,7 +114,7 @@ public actor JWKSCache {
     }
 
     /// The key set for `url`: cached while younger than ``Policy/maxAge``, else fetched now.
-    public func keys(for url: URL) async throws(JWKSError) -> JWKSet {
+    package func keys(for url: URL) async throws(JWKSError) -> JWKSet {
         guard let entry = entries[url] else { return try await fetch(url) }
         let now = clock()
         let age = now.timeIntervalSince(entry.fetchedAt)

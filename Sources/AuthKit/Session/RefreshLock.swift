@@ -34,22 +34,22 @@ public struct RefreshLock: Sendable {
     }
 
     /// The lock file's path.
-    public let path: String
+    package let path: String
 
     /// The lock for `group`, in the directory this environment calls for.
-    public init(group: String, environment: [String: String]) throws(Failure) {
+    package init(group: String, environment: [String: String]) throws(Failure) {
         let directory = try Self.directory(environment: environment)
         path = directory + "/" + Self.fileName(group: group)
     }
 
     /// A lock at an explicit path (tests).
-    public init(path: String) {
+    package init(path: String) {
         self.path = path
     }
 
     /// Runs `body` while holding the lock, waiting at most `timeout` to get it.
     /// The wait happens off the cooperative thread pool.
-    public func withLock<T: Sendable, E: Error>(
+    package func withLock<T: Sendable, E: Error>(
         timeout: Duration = .seconds(60), _ body: () async throws(E) -> T
     ) async throws -> T {
         let held = try await acquire(timeout: timeout)
@@ -58,7 +58,7 @@ public struct RefreshLock: Sendable {
     }
 
     /// Takes the lock. Release it with ``Held/release()`` (or let the process end).
-    public func acquire(timeout: Duration = .seconds(60)) async throws(Failure) -> Held {
+    package func acquire(timeout: Duration = .seconds(60)) async throws(Failure) -> Held {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .file(path: path, reason: String(cString: strerror(errno))) }
         if flock(fd, LOCK_EX | LOCK_NB) == 0 { return Held(fd: fd) }
@@ -81,12 +81,12 @@ public struct RefreshLock: Sendable {
     }
 
     /// A held lock.
-    public final class Held: Sendable {
+    package final class Held: Sendable {
         private let fd: Int32
         init(fd: Int32) { self.fd = fd }
 
         /// Releases the lock (closing the descriptor releases the flock).
-        public func release() {
+        package func release() {
             close(fd)
         }
     }

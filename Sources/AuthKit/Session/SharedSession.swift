@@ -27,8 +27,8 @@ import Foundation
 /// * Nothing here deletes a sign-in except ``signOut(account:)``.
 public final class SharedSession: Sendable {
     public let group: SecretGroup
-    public let store: any SecretStore
-    public let transport: any HTTPTransport
+    package let store: any SecretStore
+    package let transport: any HTTPTransport
     let environment: [String: String]
     let clock: @Sendable () -> Date
     let keys: JWKSCache
@@ -129,7 +129,7 @@ public final class SharedSession: Sendable {
     /// Takes the group's refresh lock, so a refresh under way in another process cannot write
     /// its older tokens over the new sign-in.
     @discardableResult
-    public func save(_ record: TokenRecord) async throws(AuthKitError) -> StorageLocation {
+    package func save(_ record: TokenRecord) async throws(AuthKitError) -> StorageLocation {
         let key = itemKey(for: record)
         let held = try await acquireLock()
         defer { held.release() }

@@ -13,67 +13,67 @@ import Foundation
 ///
 /// The JSON field names are stable (README, "Storage schema"); `version` changes only with an
 /// incompatible layout. Every token field is a secret: ``description`` shows none.
-public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public static let currentVersion = 1
+package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package static let currentVersion = 1
     /// The Secret Service `kind` attribute of token records.
-    public static let kind = "tokens"
+    package static let kind = "tokens"
 
-    public var version: Int
+    package var version: Int
     /// Incremented on every write, so a reader can tell a renewed sign-in from the one it read.
-    public var generation: Int
+    package var generation: Int
 
     // Who.
     /// The id_token's `iss` (for Microsoft's multi-tenant endpoints, the tenant's issuer).
-    public var issuer: String
+    package var issuer: String
     /// The issuer as configured for sign-in (may be a `{tenantid}` template).
-    public var configuredIssuer: String
-    public var subject: String
+    package var configuredIssuer: String
+    package var subject: String
     /// The name people know the account by: `preferred_username`, else `email`, else `sub`.
-    public var account: String
-    public var name: String?
-    public var tenantID: String?
+    package var account: String
+    package var name: String?
+    package var tenantID: String?
 
     // What a refresh needs.
-    public var clientID: String
-    public var clientSecret: String?
-    public var tokenEndpoint: String
-    public var jwksURI: String
-    public var revocationEndpoint: String?
-    public var tokenEndpointAuthMethods: [String]?
-    public var idTokenAlgorithms: [String]
+    package var clientID: String
+    package var clientSecret: String?
+    package var tokenEndpoint: String
+    package var jwksURI: String
+    package var revocationEndpoint: String?
+    package var tokenEndpointAuthMethods: [String]?
+    package var idTokenAlgorithms: [String]
     /// The Graph base URL of the profile used at sign-in, if any.
-    public var graphBaseURL: String?
+    package var graphBaseURL: String?
 
     // The tokens.
-    public var scopes: [String]
-    public var accessToken: String
+    package var scopes: [String]
+    package var accessToken: String
     /// Seconds since 1970; nil when the provider did not say (then the token is treated as
     /// needing a refresh once it is an hour old).
-    public var accessTokenExpiresAt: Double?
-    public var refreshToken: String?
-    public var idToken: String?
+    package var accessTokenExpiresAt: Double?
+    package var refreshToken: String?
+    package var idToken: String?
     /// When the id_token's signature and claims were last verified (seconds since 1970).
-    public var idTokenVerifiedAt: Double?
+    package var idTokenVerifiedAt: Double?
     /// Access tokens for other scopes than ``scopes`` (`authkit token --scope`), by the
     /// space-joined sorted scope list.
-    public var additionalTokens: [String: ScopedToken]?
+    package var additionalTokens: [String: ScopedToken]?
 
-    public var signedInAt: Double
-    public var refreshedAt: Double?
+    package var signedInAt: Double
+    package var refreshedAt: Double?
 
     /// Why the last refresh was not used, when it was not: the provider answered (and its new
     /// refresh token is kept here), but its id_token did not pass the checks. `status` shows
     /// it; the next request refreshes again. Cleared by a refresh that passes.
-    public var refreshProblem: String? = nil
+    package var refreshProblem: String? = nil
     /// When ``refreshProblem`` was recorded (seconds since 1970).
-    public var refreshProblemAt: Double? = nil
+    package var refreshProblemAt: Double? = nil
 
-    public struct ScopedToken: Sendable, Equatable, Codable, CustomStringConvertible, CustomReflectable {
-        public var accessToken: String
-        public var expiresAt: Double?
-        public var scopes: [String]
+    package struct ScopedToken: Sendable, Equatable, Codable, CustomStringConvertible, CustomReflectable {
+        package var accessToken: String
+        package var expiresAt: Double?
+        package var scopes: [String]
 
-        public init(accessToken: String, expiresAt: Double?, scopes: [String]) {
+        package init(accessToken: String, expiresAt: Double?, scopes: [String]) {
             self.accessToken = accessToken
             self.expiresAt = expiresAt
             self.scopes = scopes
@@ -90,7 +90,7 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
             case accessToken, expiresAt
         }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             scopes = try container.decode([String].self, forKey: .scopes)
             if container.contains(.accessToken) {
@@ -103,10 +103,10 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
             }
         }
 
-        public var description: String {
+        package var description: String {
             "ScopedToken(\(scopes.joined(separator: " ")), until \(expiresAt.map { String(Int(clamping: $0)) } ?? "?"))"
         }
-        public var customMirror: Mirror { Mirror(self, children: ["scopes": scopes, "expiresAt": expiresAt as Any]) }
+        package var customMirror: Mirror { Mirror(self, children: ["scopes": scopes, "expiresAt": expiresAt as Any]) }
     }
 
     enum CodingKeys: String, CodingKey {
@@ -135,24 +135,24 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
 
     /// When the access token expires; for tokens without a stated lifetime, an hour after
     /// they were obtained.
-    public var accessTokenExpiry: Date {
+    package var accessTokenExpiry: Date {
         if let accessTokenExpiresAt { return Date(timeIntervalSince1970: accessTokenExpiresAt) }
         return Date(timeIntervalSince1970: (refreshedAt ?? signedInAt) + 3600)
     }
 
     /// True when the access token lives at least `lifetime` longer at `now`.
-    public func accessTokenLives(_ lifetime: Duration, at now: Date) -> Bool {
+    package func accessTokenLives(_ lifetime: Duration, at now: Date) -> Bool {
         accessTokenExpiry.timeIntervalSince(now) >= Double(lifetime.components.seconds)
     }
 
-    public var description: String {
+    package var description: String {
         "TokenRecord(\(account) @ \(issuer), generation \(generation), "
             + "access token until \(accessTokenExpiresAt.map { String(Int(clamping: $0)) } ?? "?"), "
             + "refresh token \(refreshToken == nil ? "absent" : "present"))"
     }
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
     /// `dump` and debuggers see who and until when, never a token or the client secret.
-    public var customMirror: Mirror {
+    package var customMirror: Mirror {
         Mirror(self, children: [
             "account": account, "issuer": issuer, "clientID": clientID, "generation": generation, "scopes": scopes,
             "accessTokenExpiresAt": accessTokenExpiresAt as Any, "hasRefreshToken": refreshToken != nil,
@@ -161,7 +161,7 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
 
     /// Decodes a stored record. Unknown fields are ignored (a newer authkit may add some);
     /// a newer `version` is refused rather than half-read.
-    public static func decode(_ bytes: [UInt8]) throws(RecordError) -> TokenRecord {
+    package static func decode(_ bytes: [UInt8]) throws(RecordError) -> TokenRecord {
         let record: TokenRecord
         do throws(JSONDocumentError) {
             record = try JSONDocument.storedRecord.decode(TokenRecord.self, from: bytes)
@@ -201,7 +201,7 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
 
     /// The record as stored: JSON with sorted keys, written by the one JSON writer. A number
     /// JSON cannot carry (an infinite expiry) is an error, never an empty or partial record.
-    public func encoded() throws(RecordError) -> [UInt8] {
+    package func encoded() throws(RecordError) -> [UInt8] {
         do {
             return try StrictJSONEncoder(options: [.sortedKeys]).encode(self)
         } catch {
@@ -209,11 +209,11 @@ public struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible
         }
     }
 
-    public enum RecordError: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum RecordError: Error, Sendable, Equatable, CustomStringConvertible {
         case unreadable(String)
         case newerVersion(Int)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unreadable(let reason): return reason
             case .newerVersion(let version): return "it was written by a newer authkit (record version \(version))"

@@ -54,11 +54,11 @@ public struct SignInFlow: Sendable {
         case exchanging
     }
 
-    public let profile: Profile
-    public let session: SharedSession
-    public var transport: any HTTPTransport
-    public var browser: BrowserLauncher
-    public var clock: @Sendable () -> Date
+    package let profile: Profile
+    package let session: SharedSession
+    package var transport: any HTTPTransport
+    package var browser: BrowserLauncher
+    package var clock: @Sendable () -> Date
 
     public init(
         profile: Profile, session: SharedSession, transport: any HTTPTransport = CurlHTTPTransport(),

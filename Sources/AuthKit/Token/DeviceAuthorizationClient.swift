@@ -7,7 +7,7 @@ import Foundation
 /// What the person must do to approve a device-code sign-in (RFC 8628 §3.2). The device
 /// code itself is a credential and never shown.
 public struct DeviceAuthorization: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public let deviceCode: String
+    package let deviceCode: String
     public let userCode: String
     public let verificationURI: URL
     /// The verification URI with the user code filled in, when the provider offers one.
@@ -56,18 +56,18 @@ public enum DeviceFlowError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 /// The device authorization grant (RFC 8628): the headless alternative to the browser flow.
-public struct DeviceAuthorizationClient: Sendable {
-    public enum Event: Sendable {
+package struct DeviceAuthorizationClient: Sendable {
+    package enum Event: Sendable {
         /// Still waiting for the person; `slowDown` when the provider asked to poll less often.
         case pending(interval: Duration, slowDown: Bool)
     }
 
-    public var endpoint: URL
-    public var tokenClient: TokenEndpointClient
+    package var endpoint: URL
+    package var tokenClient: TokenEndpointClient
     /// How waiting is done (tests substitute a fast one).
-    public var sleep: @Sendable (Duration) async throws -> Void
+    package var sleep: @Sendable (Duration) async throws -> Void
 
-    public init(
+    package init(
         endpoint: URL, tokenClient: TokenEndpointClient,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
@@ -77,7 +77,7 @@ public struct DeviceAuthorizationClient: Sendable {
     }
 
     /// Asks for a device code and user code (RFC 8628 §3.1).
-    public func start(scopes: [String]) async throws(DeviceFlowError) -> DeviceAuthorization {
+    package func start(scopes: [String]) async throws(DeviceFlowError) -> DeviceAuthorization {
         let response: HTTPResponse
         do {
             response = try await tokenClient.post([("scope", scopes.joined(separator: " "))], to: endpoint)
@@ -124,7 +124,7 @@ public struct DeviceAuthorizationClient: Sendable {
 
     /// Polls the token endpoint at the advertised interval until the person approves,
     /// declines, or the code expires (RFC 8628 §3.4–3.5).
-    public func waitForTokens(
+    package func waitForTokens(
         _ authorization: DeviceAuthorization, onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) async throws(DeviceFlowError) -> TokenResponse {
         var interval = authorization.interval

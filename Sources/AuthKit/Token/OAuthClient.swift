@@ -1,17 +1,17 @@
 /// The OAuth client authkit acts as: a public native client (the default) or, for providers
 /// that insist, a confidential one with a client secret (RFC 6749 §2.3.1).
-public struct OAuthClient: Sendable, Equatable, CustomStringConvertible {
-    public let clientID: String
-    public let clientSecret: ClientSecret?
+package struct OAuthClient: Sendable, Equatable, CustomStringConvertible {
+    package let clientID: String
+    package let clientSecret: ClientSecret?
 
-    public init(clientID: String, clientSecret: ClientSecret? = nil) {
+    package init(clientID: String, clientSecret: ClientSecret? = nil) {
         self.clientID = clientID
         self.clientSecret = clientSecret
     }
 
-    public var isPublic: Bool { clientSecret == nil }
+    package var isPublic: Bool { clientSecret == nil }
 
-    public var description: String {
+    package var description: String {
         "OAuthClient(\(clientID)\(clientSecret == nil ? ", public" : ", with secret"))"
     }
 

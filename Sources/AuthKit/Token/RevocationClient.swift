@@ -5,18 +5,18 @@ import Foundation
 #endif
 
 /// Token revocation (RFC 7009), used on sign-out before the stored tokens are removed.
-public struct RevocationClient: Sendable {
-    public var endpoint: URL
-    public var tokenClient: TokenEndpointClient
+package struct RevocationClient: Sendable {
+    package var endpoint: URL
+    package var tokenClient: TokenEndpointClient
 
-    public init(endpoint: URL, tokenClient: TokenEndpointClient) {
+    package init(endpoint: URL, tokenClient: TokenEndpointClient) {
         self.endpoint = endpoint
         self.tokenClient = tokenClient
     }
 
     /// Revokes `token` (`token_type_hint`: `refresh_token` or `access_token`). The provider
     /// answers 200 for unknown and already-revoked tokens as well (RFC 7009 §2.2).
-    public func revoke(_ token: String, hint: String = "refresh_token") async throws(TokenEndpointError) {
+    package func revoke(_ token: String, hint: String = "refresh_token") async throws(TokenEndpointError) {
         let response = try await tokenClient.post([("token", token), ("token_type_hint", hint)], to: endpoint)
         guard response.status == 200 else {
             throw TokenEndpointError.oauthError(body: response.body, status: response.status) ?? .httpStatus(response.status)

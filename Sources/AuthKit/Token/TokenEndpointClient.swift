@@ -9,19 +9,19 @@ import Foundation
 /// Form-encoded POSTs with bounded time and size. A request is sent again only when it
 /// certainly never reached the server (name resolution or connection failed): resending
 /// after that could redeem a code twice or burn a rotating refresh token. Never after a 4xx.
-public struct TokenEndpointClient: Sendable {
-    public var endpoint: URL
-    public var client: OAuthClient
+package struct TokenEndpointClient: Sendable {
+    package var endpoint: URL
+    package var client: OAuthClient
     /// `token_endpoint_auth_methods_supported` from discovery, to choose Basic or POST.
-    public var authMethodsSupported: [String]?
-    public var transport: any HTTPTransport
-    public var timeout: Duration
-    public var maxResponseBytes: Int
+    package var authMethodsSupported: [String]?
+    package var transport: any HTTPTransport
+    package var timeout: Duration
+    package var maxResponseBytes: Int
     /// Pause before the single retry after a connection failure.
-    public var retryDelay: Duration
-    public var clock: @Sendable () -> Date
+    package var retryDelay: Duration
+    package var clock: @Sendable () -> Date
 
-    public init(
+    package init(
         endpoint: URL, client: OAuthClient, authMethodsSupported: [String]? = nil,
         transport: any HTTPTransport = CurlHTTPTransport(), timeout: Duration = .seconds(30),
         maxResponseBytes: Int = 1 << 20, retryDelay: Duration = .seconds(1),
@@ -38,7 +38,7 @@ public struct TokenEndpointClient: Sendable {
     }
 
     /// Redeems an authorization code with its PKCE verifier.
-    public func exchange(_ grant: AuthorizationGrant, verifier: PKCEVerifier, redirectURI: String)
+    package func exchange(_ grant: AuthorizationGrant, verifier: PKCEVerifier, redirectURI: String)
         async throws(TokenEndpointError) -> TokenResponse
     {
         try await request([
@@ -50,7 +50,7 @@ public struct TokenEndpointClient: Sendable {
     }
 
     /// Uses a refresh token. `scopes` narrows the request (nil: the original grant's scopes).
-    public func refresh(_ refreshToken: String, scopes: [String]? = nil) async throws(TokenEndpointError) -> TokenResponse {
+    package func refresh(_ refreshToken: String, scopes: [String]? = nil) async throws(TokenEndpointError) -> TokenResponse {
         var fields: [(name: String, value: String)] = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let scopes, !scopes.isEmpty { fields.append(("scope", scopes.joined(separator: " "))) }
         return try await request(fields)

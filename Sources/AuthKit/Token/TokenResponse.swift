@@ -6,19 +6,19 @@ import Foundation
 
 /// A successful token response (RFC 6749 §5.1, OIDC Core §3.1.3.3). Every token in it is a
 /// secret: the description says which are present, never their values.
-public struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public let accessToken: String
-    public let tokenType: String
+package struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package let accessToken: String
+    package let tokenType: String
     /// Seconds the access token lives, as the provider said (nil when it did not say).
-    public let expiresIn: Int?
-    public let refreshToken: String?
-    public let idToken: String?
+    package let expiresIn: Int?
+    package let refreshToken: String?
+    package let idToken: String?
     /// The granted scopes, when the provider listed them (RFC 6749 §5.1: else as requested).
-    public let scopes: [String]?
+    package let scopes: [String]?
     /// When authkit received the response; `expiresIn` counts from here.
-    public let receivedAt: Date
+    package let receivedAt: Date
 
-    public init(
+    package init(
         accessToken: String, tokenType: String = "Bearer", expiresIn: Int?, refreshToken: String?,
         idToken: String?, scopes: [String]?, receivedAt: Date
     ) {
@@ -32,13 +32,13 @@ public struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStrin
     }
 
     /// When the access token expires, if the provider said.
-    public var expiresAt: Date? {
+    package var expiresAt: Date? {
         expiresIn.map { receivedAt.addingTimeInterval(TimeInterval($0)) }
     }
 
     /// The longest lifetime authkit believes: a larger `expires_in` is taken as one year, so a
     /// provider's `9223372036854775807` can neither overflow a date nor live forever.
-    public static let maximumLifetime = 365 * 24 * 3600
+    package static let maximumLifetime = 365 * 24 * 3600
 
     /// Parses a 200 response body, strictly: one JSON reader for every answer (a member sent
     /// twice is refused, not "the last one wins"), only `Bearer` tokens (case-insensitively),
@@ -95,14 +95,14 @@ public struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStrin
         !token.isEmpty && token.utf8.allSatisfy { $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }
     }
 
-    public var description: String {
+    package var description: String {
         var present = ["access_token"]
         if refreshToken != nil { present.append("refresh_token") }
         if idToken != nil { present.append("id_token") }
         return "TokenResponse(\(present.joined(separator: ", ")), expires_in \(expiresIn.map(String.init) ?? "?"))"
     }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror {
+    package var debugDescription: String { description }
+    package var customMirror: Mirror {
         Mirror(self, children: [
             "expiresIn": expiresIn as Any, "scopes": scopes as Any, "hasRefreshToken": refreshToken != nil, "hasIDToken": idToken != nil,
         ])
