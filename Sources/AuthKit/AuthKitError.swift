@@ -6,19 +6,26 @@ import SecretStore
 ///
 /// No case carries a token, code, verifier or secret; text from providers is cleaned.
 public enum AuthKitError: Error, Sendable, CustomStringConvertible {
+    /// A setting (flag, environment variable, config file) is missing or wrong; nothing was attempted.
     case configuration(ConfigurationError)
     /// Nobody is signed in in the group (or with the requested account).
     case notSignedIn(group: String, account: String?)
     /// The sign-in exists but cannot give a token any more (no refresh token, refresh token
     /// rejected): a new login is needed. The stored sign-in is left in place.
     case loginRequired(account: String, reason: String)
+    /// The token store could not be used (no session bus, locked keyring, blocked kernel keyring …).
     case storage(SecretStoreError)
     /// A stored record that authkit cannot read; it is reported and left in place.
     case corruptRecord(account: String, reason: String)
+    /// The group's refresh lock could not be taken (its directory, its file, or a timeout).
     case lock(RefreshLock.Failure)
+    /// The provider's discovery document could not be fetched or was refused.
     case discovery(DiscoveryError)
+    /// The browser part of a sign-in failed: the callback, its `state`, the provider's error, the wait.
     case authorization(AuthorizationError)
+    /// The device-code sign-in (RFC 8628) failed: denied, expired, or the provider's error.
     case device(DeviceFlowError)
+    /// The token endpoint refused or failed a request (code exchange or refresh).
     case tokenEndpoint(TokenEndpointError)
     /// The provider's keys could not be fetched.
     case keys(JWKSError)
@@ -33,6 +40,7 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
     /// another `nonce`): nothing was handed out; the new refresh token is kept and the next
     /// request refreshes again.
     case refreshRejected(String)
+    /// A Microsoft Graph request failed.
     case graph(GraphError)
     /// The provider does not accept this client (`invalid_client`, RFC 6749 §5.2; Entra's
     /// AADSTS700016, "application not found"): a configuration problem, known before the
@@ -55,6 +63,7 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
         case configurationRejected
     }
 
+    /// What kind of failure this is, for an exit code or a retry decision.
     public var category: Category {
         switch self {
         case .configuration, .unsupported:

@@ -10,8 +10,11 @@
 public struct JWK: Sendable, Hashable, CustomStringConvertible {
     /// The `kty` of a usable key.
     public enum KeyType: String, Sendable, Hashable {
+        /// RSA (`kty` `RSA`).
         case rsa = "RSA"
+        /// Elliptic curve (`kty` `EC`).
         case ec = "EC"
+        /// Octet key pair, Ed25519 (`kty` `OKP`, RFC 8037).
         case okp = "OKP"
     }
 

@@ -5,12 +5,18 @@
 /// `client_id`, `account`, `kind`), so nothing secret may go here. `kind` tells apart
 /// records of different shapes for the same account (AuthKit uses `tokens`).
 public struct ItemKey: Sendable, Hashable, CustomStringConvertible {
+    /// The group the item belongs to.
     public var group: SecretGroup
+    /// The issuer of the sign-in.
     public var issuer: String
+    /// The client id of the sign-in.
     public var clientID: String
+    /// The account name.
     public var account: String
+    /// What the item holds (authkit stores `tokens`).
     public var kind: String
 
+    /// The key of one item: group, issuer, client id, account and kind.
     public init(group: SecretGroup, issuer: String, clientID: String, account: String, kind: String) {
         self.group = group
         self.issuer = issuer
@@ -59,12 +65,18 @@ public struct ItemKey: Sendable, Hashable, CustomStringConvertible {
 
 /// Which items to list or delete: all of a group, optionally narrowed by the other fields.
 public struct ItemQuery: Sendable, Hashable {
+    /// The group to search.
     public var group: SecretGroup
+    /// Only items of this issuer, if set.
     public var issuer: String?
+    /// Only items of this client id, if set.
     public var clientID: String?
+    /// Only items of this account, if set.
     public var account: String?
+    /// Only items of this kind, if set.
     public var kind: String?
 
+    /// A search in `group`, narrowed by the fields that are set.
     public init(
         group: SecretGroup, issuer: String? = nil, clientID: String? = nil, account: String? = nil,
         kind: String? = nil

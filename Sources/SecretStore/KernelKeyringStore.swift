@@ -27,10 +27,12 @@ public final class KernelKeyringStore: SecretStore {
     /// Possessor: all; user: view, read, write, search, link, setattr. Nothing for group/other.
     private static let permissions: UInt32 = 0x3f3f_0000
 
+    /// The store in the calling user's persistent keyring.
     public init() {}
 
     /// The persistent keyring's id, and the expiry setting, for `status`.
     public struct Info: Sendable, Equatable {
+        /// The serial number of the user's persistent keyring.
         public var persistentKeyring: Int32
         /// Seconds of idleness after which the kernel drops the persistent keyring.
         public var expirySeconds: Int?

@@ -23,6 +23,11 @@ public final class SecretServiceStore: SecretStore {
         LibSecretOptions(timeout: timeout, promptTimeout: promptTimeout, allowsPrompts: allowsPrompts)
     }
 
+    /// A store in the session's Secret Service.
+    /// - Parameters:
+    ///   - timeout: The bound on each D-Bus call.
+    ///   - promptTimeout: The bound on an unlock or create prompt a person answers.
+    ///   - allowsPrompts: Whether the provider may show prompts at all.
     public init(timeout: Duration = .seconds(5), promptTimeout: Duration = .seconds(120), allowsPrompts: Bool = true) {
         self.timeout = timeout
         self.promptTimeout = promptTimeout

@@ -75,6 +75,7 @@ public struct StorageStatus: Sendable, Hashable, CustomStringConvertible {
     /// How many items of the group exist, wherever they are.
     public var itemCount: Int
 
+    /// A status (stores build it).
     public init(location: StorageLocation, groupCollectionExists: Bool, provider: String?, itemCount: Int) {
         self.location = location
         self.groupCollectionExists = groupCollectionExists

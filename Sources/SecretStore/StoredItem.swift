@@ -11,12 +11,14 @@ public struct StoredItem: Sendable {
     public var location: StorageLocation
     /// Seconds since 1970, when the provider reports them.
     public var created: UInt64?
+    /// When the item was last changed (seconds since 1970), if the store knows.
     public var modified: UInt64?
     /// Set when the item is ours but cannot be used as it is. Such items are reported, never
     /// deleted or overwritten behind the user's back (only ``SecretStore/delete(_:)`` of the
     /// key or ``SecretStore/deleteAll(in:)`` removes them).
     public var problem: ItemProblem?
 
+    /// An item as a store found it (stores build them).
     public init(
         key: ItemKey, label: String, secret: [UInt8]?, location: StorageLocation, created: UInt64? = nil,
         modified: UInt64? = nil, problem: ItemProblem? = nil

@@ -5,6 +5,7 @@ public struct JSONLimits: Sendable, Equatable {
     /// The deepest nesting of arrays and objects accepted.
     public var maximumDepth: Int
 
+    /// Limits of `maximumBytes` bytes and `maximumDepth` nested arrays and objects.
     public init(maximumBytes: Int = 4 << 20, maximumDepth: Int = 64) {
         self.maximumBytes = maximumBytes
         self.maximumDepth = maximumDepth

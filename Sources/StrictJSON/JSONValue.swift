@@ -8,11 +8,17 @@
 /// The enum is not `indirect`: arrays and objects already store their elements out of line,
 /// so boxing every scalar would only cost an allocation per value.
 public enum JSONValue: Sendable, Hashable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number, kept as written.
     case number(JSONNumber)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object, each member name at most once.
     case object(JSONObject)
 
     /// The member `key` when this is an object holding it.

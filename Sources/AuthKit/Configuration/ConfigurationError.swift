@@ -3,9 +3,12 @@
 public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// "~/.config/authkit/config:12", "environment variable AUTHKIT_CLIENT_ID", "--issuer".
     public var location: String
+    /// The setting's key (`issuer`, `client_id` …), when one setting is at fault.
     public var key: String?
+    /// What is wrong and, where it helps, how to fix it.
     public var problem: String
 
+    /// A problem with the setting `key` found at `location`.
     public init(location: String, key: String? = nil, problem: String) {
         self.location = location
         self.key = key

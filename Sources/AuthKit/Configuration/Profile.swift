@@ -19,29 +19,41 @@ public enum StorageChoice: String, Sendable, Equatable, CaseIterable {
 /// (flag, then environment, then the profile in the configuration file, then a built-in
 /// profile, then authkit's default).
 public struct Profile: Sendable, Equatable {
+    /// The profile's name (`[profile NAME]` or a built-in one), if one was chosen.
     public var name: String?
     /// The issuer identifier; may be a `{tenantid}` template (see ``tenant``).
     public var issuer: String?
     /// For a template issuer: which tenant's discovery document to read (`common`,
     /// `organizations`, `consumers` or a tenant id). Default `common`.
     public var tenant: String?
+    /// The OAuth client id registered with the provider.
     public var clientID: String?
+    /// A confidential client's secret, from `AUTHKIT_CLIENT_SECRET` or the config file (never a flag).
     public var clientSecret: ClientSecret?
     /// Always contains `openid`.
     public var scopes: [String]
+    /// The group whose shared sign-in this profile uses (reverse-DNS style).
     public var group: String
+    /// The path of the loopback redirect URI (default `/`).
     public var redirectPath: String
+    /// The host written into the loopback redirect URI (`127.0.0.1` or `localhost`).
     public var redirectHost: LoopbackRedirectReceiver.RedirectHost
     /// Microsoft Graph base URL including the version, e.g. `https://graph.microsoft.com/v1.0`.
     public var graphBaseURL: String?
+    /// Where the tokens are kept.
     public var storage: StorageChoice
+    /// `login_hint` for the provider's sign-in page (pre-fills the account).
     public var loginHint: String?
+    /// `prompt` for the authorization request (`login`, `consent`, `select_account` …).
     public var prompt: String?
+    /// Entra's `domain_hint` for the authorization request.
     public var domainHint: String?
     /// Which source set each value ("--issuer", "AUTHKIT_GROUP", "config:12", "built-in microsoft").
     public var sources: [String: String]
 
+    /// The group used when nothing names one: `authkit`.
     public static let defaultGroup = "authkit"
+    /// The scopes asked for when nothing names any: `openid profile offline_access`.
     public static let defaultScopes = ["openid", "profile", "offline_access"]
 
     /// The profiles authkit knows without a configuration file.

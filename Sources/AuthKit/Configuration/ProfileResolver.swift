@@ -6,16 +6,24 @@ import Foundation
 
 /// What the command line says, before it is merged with environment and files.
 public struct ProfileOverrides: Sendable, Equatable {
+    /// The profile to use (`--profile`).
     public var profile: String?
+    /// The issuer URL (`--issuer`).
     public var issuer: String?
+    /// The tenant for a `{tenantid}` issuer (`--tenant`).
     public var tenant: String?
+    /// The client id (`--client-id`).
     public var clientID: String?
     /// Added to the profile's scopes (like gh's `--scopes`).
     public var extraScopes: [String] = []
+    /// The group (`--group`).
     public var group: String?
+    /// The token store (`--storage`).
     public var storage: StorageChoice?
+    /// The account to pre-fill on the provider's page (`--login-hint`).
     public var loginHint: String?
 
+    /// Command-line values; `nil` leaves a setting to the environment, the file and the defaults.
     public init(
         profile: String? = nil, issuer: String? = nil, tenant: String? = nil, clientID: String? = nil,
         extraScopes: [String] = [], group: String? = nil, storage: StorageChoice? = nil, loginHint: String? = nil
@@ -67,6 +75,8 @@ public struct ProfileResolver: Sendable {
         var location: (String) -> String
     }
 
+    /// The profile these overrides select, every value from its strongest source.
+    /// - Throws: ``ConfigurationError`` naming the file and line, variable or flag at fault.
     public func resolve(_ overrides: ProfileOverrides = ProfileOverrides()) throws(ConfigurationError) -> Profile {
         // Which profile.
         var profileName: String?

@@ -1,11 +1,18 @@
 /// Why a provider's discovery document could not be used.
 public enum DiscoveryError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The document could not be fetched (network, TLS, timeout).
     case transport(HTTPError)
+    /// The provider answered with an HTTP error status.
     case httpStatus(Int, url: String)
+    /// The document is not valid JSON or lacks a required member.
     case malformedDocument(String)
+    /// The document names another issuer than the one asked for (OpenID Connect Discovery §4.3).
     case issuerMismatch(expected: String, found: String)
+    /// An endpoint in the document is not https (or loopback http).
     case insecureEndpoint(EndpointPolicy.Violation)
+    /// The provider lacks something authkit needs (e.g. S256 PKCE, the code flow).
     case unsupported(String)
+    /// The configured issuer is not a URL authkit can use.
     case invalidIssuer(String)
 
     public var description: String {

@@ -7,10 +7,15 @@ import Foundation
 /// Which provider URLs authkit will talk to: `https`, or `http` only on loopback (a local
 /// test provider, a development Keycloak). No user info, no fragment.
 public enum EndpointPolicy {
+    /// Why a provider URL was refused.
     public enum Violation: Error, Sendable, Equatable, CustomStringConvertible {
+        /// Not an absolute URL with a host.
         case notAbsolute(name: String)
+        /// Neither https nor http on a loopback address.
         case insecureScheme(name: String, url: String)
+        /// Carries a user name or password.
         case hasUserInfo(name: String)
+        /// Carries a `#fragment`.
         case hasFragment(name: String)
 
         public var description: String {

@@ -3,7 +3,9 @@
 /// Messages never contain the authorization code, the PKCE verifier, `state` or `nonce`.
 /// Text that came from the provider (`error_description`) is cleaned of control characters.
 public enum AuthorizationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No secure random bytes for `state`, `nonce` or the PKCE verifier.
     case randomUnavailable(String)
+    /// The authorization request cannot be built from the settings.
     case invalidRequest(String)
     /// The loopback redirect listener could not be started.
     case cannotListen(String)
@@ -28,6 +30,7 @@ public enum AuthorizationError: Error, Sendable, Equatable, CustomStringConverti
     case missingIssuer(expected: String)
     /// The provider answered the authorization request with an error (RFC 6749 §4.1.2.1).
     case providerError(code: String, description: String?, uri: String?)
+    /// The sign-in was cancelled (the task was cancelled, or the receiver closed).
     case cancelled
 
     public var description: String {

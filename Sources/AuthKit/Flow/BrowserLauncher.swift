@@ -12,6 +12,7 @@ import Glibc
 /// shell — with standard input, output and error on `/dev/null`, and without
 /// `AUTHKIT_CLIENT_SECRET` in their environment. The launcher does not wait for the browser.
 public struct BrowserLauncher: Sendable {
+    /// What happened when the browser was asked to open the URL.
     public enum Outcome: Sendable, Equatable {
         /// The command started (whether a window appeared is up to it).
         case launched(command: String)
@@ -34,6 +35,7 @@ public struct BrowserLauncher: Sendable {
         }
     }
 
+    /// A launcher that tries each command in turn with the URL appended as the last argument.
     public init(commands: [[String]]) {
         self.commands = commands
     }

@@ -11,14 +11,14 @@ import Synchronization
 ///   that error).
 /// * A request on the callback path with a query (it may carry the code) is never answered
 ///   with a page: it gets `303 See Other` to a clean result path on this receiver
-///   (``resultPathPrefix`` + one word: `signed-in`, `failed`, `ignored`, `already-used`,
+///   (`resultPathPrefix` + one word: `signed-in`, `failed`, `ignored`, `already-used`,
 ///   `malformed`), which serves the page — so the code leaves the address bar and the
 ///   history entry as soon as the browser arrives. `signed-in` and `failed` show a page only
 ///   once the sign-in has ended that way (a neighbour cannot make the browser claim a
 ///   success). Every response carries a strict Content-Security-Policy, `no-store`,
 ///   `no-referrer` and `nosniff`.
-/// * After the wait ends the listener stays open until ``close()``, which waits for the
-///   browser to fetch the result page it was sent to — at most ``Limits/resultPageGrace``
+/// * After the wait ends the listener stays open until `close()`, which waits for the
+///   browser to fetch the result page it was sent to — at most `Limits/resultPageGrace`
 ///   after the redirect, and not at all when no redirect was sent (paste mode, timeout).
 /// * Anything else — another path, a missing or wrong `state`, a second callback — is refused
 ///   (an error page, through the redirect above when it has a query) and does not end or

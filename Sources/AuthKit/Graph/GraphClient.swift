@@ -10,7 +10,7 @@ import Foundation
 ///   `forceRefresh`) and the request sent again; another 401 is an error.
 /// * 403: reported as the missing permission.
 /// * 429 and 503: `Retry-After` (seconds or HTTP date) is honoured up to
-///   ``maxRetryAfter`` per wait and ``maxThrottleRetries`` times.
+///   `maxRetryAfter` per wait and `maxThrottleRetries` times.
 /// * Paging follows `@odata.nextLink` only while it stays on the Graph host, at most
 ///   ``maxPages`` pages, and stops at an empty page or a link it has followed before.
 public struct GraphClient: Sendable {
@@ -26,6 +26,15 @@ public struct GraphClient: Sendable {
     package var maxThrottleRetries: Int
     package var sleep: @Sendable (Duration) async throws -> Void
 
+    /// A client for the Graph API at `baseURL` (e.g. `https://graph.microsoft.com/v1.0`).
+    /// - Parameters:
+    ///   - baseURL: Graph's base URL, version included.
+    ///   - transport: How requests are sent.
+    ///   - timeout: The bound on each request.
+    ///   - maxRetryAfter: The longest `Retry-After` waited for on 429 and 503.
+    ///   - maxThrottleRetries: How many times a throttled request is tried again.
+    ///   - sleep: How to wait (tests pass a fake clock).
+    ///   - accessToken: Gives a valid access token; `true` asks for a new one after a 401.
     public init(
         baseURL: URL, transport: any HTTPTransport = CurlHTTPTransport(), timeout: Duration = .seconds(30),
         maxRetryAfter: Duration = .seconds(30), maxThrottleRetries: Int = 3,

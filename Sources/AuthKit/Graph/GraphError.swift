@@ -1,6 +1,8 @@
 /// Why a Microsoft Graph request failed. Graph's own messages are cleaned for the terminal.
 public enum GraphError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The search text cannot be sent (empty, or too long).
     case invalidQuery(String)
+    /// The request could not be sent or answered (network, TLS, timeout).
     case transport(HTTPError)
     /// Still 401 after one silent refresh of the access token.
     case unauthorized(message: String?)
@@ -8,10 +10,13 @@ public enum GraphError: Error, Sendable, Equatable, CustomStringConvertible {
     case forbidden(missingPermission: String, message: String?)
     /// 429/503 beyond what authkit waits for.
     case throttled(retryAfterSeconds: Int?)
+    /// Graph answered with an HTTP error and, when it gave them, its error code and message.
     case http(status: Int, code: String?, message: String?)
+    /// The answer is not the JSON Graph documents.
     case malformedResponse(String)
     /// An `@odata.nextLink` pointing away from the Graph host (the token is never sent there).
     case foreignNextLink(String)
+    /// No access token could be had for the request.
     case token(String)
 
     public var description: String {

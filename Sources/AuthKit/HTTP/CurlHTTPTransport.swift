@@ -25,6 +25,10 @@ public struct CurlHTTPTransport: HTTPTransport {
     /// Sent as `User-Agent` unless the request names one.
     public var userAgent: String
 
+    /// A transport through libcurl (opened on first use).
+    /// - Parameters:
+    ///   - caFile: A PEM file of CA certificates to trust instead of the system's (tests).
+    ///   - userAgent: The `User-Agent` header.
     public init(caFile: String? = nil, userAgent: String = "authkit/\(AuthKitVersion.current)") {
         self.caFile = caFile
         self.userAgent = userAgent

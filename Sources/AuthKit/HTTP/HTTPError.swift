@@ -5,14 +5,21 @@ public enum HTTPError: Error, Sendable, Equatable, CustomStringConvertible {
     case libraryUnavailable(String)
     /// The URL is not an http(s) URL libcurl accepts.
     case invalidURL(String)
+    /// The host name could not be resolved.
     case cannotResolve(host: String, detail: String)
+    /// No connection could be made.
     case cannotConnect(host: String, detail: String)
+    /// No complete answer within the request's timeout.
     case timedOut(host: String, seconds: Int)
+    /// The TLS handshake or certificate check failed.
     case tls(host: String, detail: String)
+    /// The answer was longer than the request allows.
     case responseTooLarge(host: String, limit: Int)
     /// The connection broke after the request may have reached the server.
     case connectionLost(host: String, detail: String)
+    /// The task was cancelled.
     case cancelled
+    /// Any other transport failure, with libcurl's words.
     case other(host: String, detail: String)
 
     /// True when the request certainly never reached the server, so sending it again cannot

@@ -1,7 +1,9 @@
 /// HTTP header fields in order, with case-insensitive lookup.
 public struct HTTPHeaders: Sendable, Equatable, Sequence {
+    /// The fields in the order they were added; names keep their case.
     public private(set) var fields: [(name: String, value: String)]
 
+    /// Headers with these fields.
     public init(_ fields: [(name: String, value: String)] = []) {
         self.fields = fields
     }
@@ -22,6 +24,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         return fields.filter { $0.name.lowercased() == wanted }.map(\.value)
     }
 
+    /// Appends a field (a name may repeat).
     public mutating func add(_ name: String, _ value: String) {
         fields.append((name, value))
     }

@@ -7,20 +7,35 @@ import Foundation
 /// One HTTP request, as a value. It has no textual description that could show its body:
 /// bodies carry authorization codes, PKCE verifiers, refresh tokens and client secrets.
 public struct HTTPRequest: Sendable {
+    /// The methods authkit sends.
     public enum Method: String, Sendable {
+        /// `GET`.
         case get = "GET"
+        /// `POST`.
         case post = "POST"
     }
 
+    /// The request method.
     public var method: Method
+    /// Where the request goes.
     public var url: URL
+    /// The request's header fields.
     public var headers: HTTPHeaders
+    /// The request body (a form for the token endpoint), if any.
     public var body: [UInt8]?
     /// The whole exchange (connect, send, receive) must finish within this time.
     public var timeout: Duration
     /// Larger response bodies fail with ``HTTPError/responseTooLarge(host:limit:)``.
     public var maxResponseBytes: Int
 
+    /// A request.
+    /// - Parameters:
+    ///   - method: `GET` or `POST`.
+    ///   - url: Where it goes.
+    ///   - headers: Its header fields.
+    ///   - body: Its body, if any.
+    ///   - timeout: The bound on the whole exchange.
+    ///   - maxResponseBytes: The longest answer accepted.
     public init(
         method: Method = .get,
         url: URL,

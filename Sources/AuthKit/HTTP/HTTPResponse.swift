@@ -1,9 +1,13 @@
 /// A received HTTP response (any status).
 public struct HTTPResponse: Sendable {
+    /// The HTTP status code.
     public var status: Int
+    /// The response's header fields.
     public var headers: HTTPHeaders
+    /// The response body.
     public var body: [UInt8]
 
+    /// A response (transports and tests build them).
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers

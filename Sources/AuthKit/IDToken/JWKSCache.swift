@@ -9,8 +9,11 @@ import Foundation
 
 /// Why a provider's key set could not be obtained.
 public enum JWKSError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The key set could not be fetched (network, TLS, timeout).
     case transport(HTTPError)
+    /// The provider answered with an HTTP error status.
     case httpStatus(Int, url: String)
+    /// The document is not a usable JWK set.
     case invalid(JOSEError)
 
     public var description: String {

@@ -8,18 +8,29 @@ import Foundation
 
 /// What `authkit status` shows about one signed-in account. Holds no token.
 public struct Account: Sendable {
+    /// The account name (the id_token's `preferred_username`, `email` or `sub`).
     public var account: String
+    /// The person's name, when the id_token carries one.
     public var name: String?
+    /// The issuer that signed the person in.
     public var issuer: String
+    /// Entra's tenant id (`tid`), when present.
     public var tenantID: String?
+    /// The client id the sign-in belongs to.
     public var clientID: String
+    /// The scopes the provider granted.
     public var scopes: [String]
+    /// When the stored access token expires.
     public var accessTokenExpiresAt: Date?
+    /// Whether a refresh token is stored (the sign-in can renew itself).
     public var hasRefreshToken: Bool
     /// When the id_token's signature and claims were last verified.
     public var idTokenVerifiedAt: Date?
+    /// When the person signed in.
     public var signedInAt: Date?
+    /// The Microsoft Graph base URL stored with the sign-in, if any.
     public var graphBaseURL: String?
+    /// Where the sign-in is stored.
     public var location: StorageLocation
     /// Set when the stored record cannot be read (locked collection, corrupt item): the
     /// other fields then come from the item's attributes only.
@@ -66,9 +77,13 @@ public struct Account: Sendable {
 /// An access token to send as `Authorization: Bearer …`. The value is a secret: the
 /// description shows only its expiry and scopes.
 public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The token itself: send it as `Authorization: Bearer …`; never print or log it.
     public let value: String
+    /// When the provider said it expires.
     public let expiresAt: Date
+    /// The scopes it carries.
     public let scopes: [String]
+    /// The account it belongs to.
     public let account: String
     /// True when this call refreshed it.
     public let refreshed: Bool

@@ -18,9 +18,13 @@ import Glibc
 /// this user and not be writable by anyone else, so another user cannot plant the lock file
 /// (or a symlink) to block or redirect it.
 public struct RefreshLock: Sendable {
+    /// Why the group's refresh lock could not be taken.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The lock directory could not be made private or used.
         case directory(path: String, reason: String)
+        /// The lock file could not be opened.
         case file(path: String, reason: String)
+        /// Another process held the lock longer than the wait allows.
         case timedOut(path: String, seconds: Int)
 
         public var description: String {

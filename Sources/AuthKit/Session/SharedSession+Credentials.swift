@@ -10,8 +10,11 @@ import Foundation
 /// A verified id_token handed to a client that authenticates with one (a Kubernetes API server
 /// configured with `--oidc-issuer-url`). The value is a secret: the description shows none.
 public struct IDToken: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The id_token itself; never print or log it.
     public let value: String
+    /// Its `exp`.
     public let expiresAt: Date
+    /// The account it belongs to.
     public let account: String
     /// True when this call refreshed the sign-in to get it.
     public let refreshed: Bool
@@ -59,7 +62,7 @@ extension SharedSession {
     /// does, else one from a refresh (the same single refresh path every tool shares, which
     /// verifies the new id_token before storing it).
     ///
-    /// The stored id_token was verified when it was stored (``TokenRecord/idTokenVerifiedAt``);
+    /// The stored id_token was verified when it was stored (`TokenRecord/idTokenVerifiedAt`);
     /// only its `exp` is read here. A provider that sends no id_token on refresh cannot meet a
     /// lifetime longer than the stored one has left: ``AuthKitError/unsupported(_:)`` says so.
     public func validIDToken(account: String? = nil, minimumLifetime: Duration = .seconds(60)) async throws(AuthKitError) -> IDToken {

@@ -26,6 +26,7 @@ import Foundation
 ///   reading the store again: another process may have just rotated it.
 /// * Nothing here deletes a sign-in except ``signOut(account:)``.
 public final class SharedSession: Sendable {
+    /// The group whose sign-in this session shares.
     public let group: SecretGroup
     package let store: any SecretStore
     package let transport: any HTTPTransport
@@ -38,7 +39,7 @@ public final class SharedSession: Sendable {
     public let logger: Logger
 
     /// The store `AUTHKIT_STORAGE` names, as the `authkit` command picks it: `kernel-keyring`
-    /// (``KernelKeyringStore``), `plain-file` (``PlainFileStore``), else the Secret Service.
+    /// (`KernelKeyringStore`), `plain-file` (`PlainFileStore`), else the Secret Service.
     /// The default of ``init(group:store:transport:environment:lockTimeout:logger:clock:)``,
     /// so a tool that names only the group finds the sign-in wherever the user keeps it.
     public static func defaultStore(environment: [String: String] = ProcessInfo.processInfo.environment) -> any SecretStore {
@@ -49,11 +50,17 @@ public final class SharedSession: Sendable {
         }
     }
 
+    /// A session sharing the sign-in of `group` with every other tool that names it.
+    ///
     /// - Parameters:
     ///   - group: the group name every sharing tool uses, e.g. `com.example.shared`.
     ///   - store: where tokens live; by default the store `AUTHKIT_STORAGE` names
     ///     (``defaultStore(environment:)``), else the Secret Service.
+    ///   - transport: how refresh and revocation requests are sent.
     ///   - environment: for the lock directory (`XDG_RUNTIME_DIR`, `TMPDIR`).
+    ///   - lockTimeout: how long to wait for another process's refresh of the group.
+    ///   - logger: where the session says what it does (never a token).
+    ///   - clock: the time used for expiry decisions.
     public init(
         group: String,
         store: any SecretStore = SharedSession.defaultStore(),
@@ -91,6 +98,7 @@ public final class SharedSession: Sendable {
     /// - Parameters:
     ///   - account: which account, when the group holds several; by default the one that
     ///     signed in most recently.
+    ///   - minimumLifetime: how long the token must still be valid; a shorter one is refreshed.
     ///   - scopes: other scopes than those of the sign-in (obtained with the refresh token and
     ///     kept beside the main token).
     ///   - rejected: a token a server just refused (HTTP 401) although it had not expired:
@@ -138,15 +146,21 @@ public final class SharedSession: Sendable {
 
     /// The outcome of signing one account out.
     public struct SignOutOutcome: Sendable {
+        /// What became of the refresh token at the provider.
         public enum Revocation: Sendable, Equatable {
+            /// Revoked (RFC 7009).
             case revoked
             /// The provider advertises no revocation endpoint, or there was no refresh token.
             case notSupported
+            /// Revocation was attempted and failed; the local sign-in is removed all the same.
             case failed(String)
         }
 
+        /// The account signed out.
         public var account: String
+        /// What became of its refresh token at the provider.
         public var revocation: Revocation
+        /// Whether a stored item was removed.
         public var removed: Bool
     }
 

@@ -14,6 +14,7 @@ import Foundation
 ///
 /// The flow reports what a person should see through ``Event``s; it prints nothing.
 public struct SignInFlow: Sendable {
+    /// How the person completes the sign-in.
     public enum Mode: Sendable, Equatable {
         /// Open the system browser (`$BROWSER`, else `xdg-open`) and wait for the redirect.
         case browser
@@ -26,17 +27,22 @@ public struct SignInFlow: Sendable {
         case deviceCode
     }
 
+    /// How a sign-in runs.
     public struct Options: Sendable {
+        /// Browser, URL only, paste-back or device code.
         public var mode: Mode = .browser
         /// How long to wait for the browser, a pasted URL or the device approval.
         public var timeout: Duration = .seconds(180)
+        /// Clock skew allowed when checking the id_token's times.
         public var leeway: Duration = IDTokenValidator.defaultLeeway
+        /// Options with this mode and a wait of at most `timeout` for the person.
         public init(mode: Mode = .browser, timeout: Duration = .seconds(180)) {
             self.mode = mode
             self.timeout = timeout
         }
     }
 
+    /// What the sign-in reports while it runs, for a user interface to show.
     public enum Event: Sendable {
         /// The provider's discovery document was read.
         case discovered(issuer: String)
@@ -60,6 +66,13 @@ public struct SignInFlow: Sendable {
     package var browser: BrowserLauncher
     package var clock: @Sendable () -> Date
 
+    /// A sign-in for `profile`, stored in `session`'s group.
+    /// - Parameters:
+    ///   - profile: The provider, client and scopes.
+    ///   - session: Where the sign-in is stored.
+    ///   - transport: How HTTP requests are sent.
+    ///   - browser: How the authorization URL is opened.
+    ///   - clock: The time used to check the id_token.
     public init(
         profile: Profile, session: SharedSession, transport: any HTTPTransport = CurlHTTPTransport(),
         browser: BrowserLauncher = BrowserLauncher(environment: ProcessInfo.processInfo.environment),
@@ -338,7 +351,10 @@ public struct SignInFlow: Sendable {
 
 /// Who signed in, where the tokens went, and which scopes were granted.
 public struct SignInResult: Sendable {
+    /// Who signed in.
     public var account: Account
+    /// Where the sign-in was stored.
     public var location: StorageLocation
+    /// The scopes the provider granted.
     public var grantedScopes: [String]
 }

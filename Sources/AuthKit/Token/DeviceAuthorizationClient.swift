@@ -8,11 +8,15 @@ import Foundation
 /// code itself is a credential and never shown.
 public struct DeviceAuthorization: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     package let deviceCode: String
+    /// The code the person enters on the verification page.
     public let userCode: String
+    /// The page where the person enters the code.
     public let verificationURI: URL
     /// The verification URI with the user code filled in, when the provider offers one.
     public let verificationURIComplete: URL?
+    /// When the codes expire.
     public let expiresAt: Date
+    /// How often authkit asks the provider whether the code was approved.
     public let interval: Duration
 
     public var description: String {
@@ -26,13 +30,19 @@ public struct DeviceAuthorization: Sendable, CustomStringConvertible, CustomDebu
 
 /// Why a device-code sign-in failed.
 public enum DeviceFlowError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The provider has no device authorization endpoint.
     case notSupported
+    /// The provider refused a request, or it failed.
     case request(TokenEndpointError)
+    /// The provider's answer is not what RFC 8628 describes.
     case malformedResponse(String)
+    /// The code expired before it was approved.
     case expired
+    /// The person declined.
     case denied
     /// Not approved within the sign-in's own time limit (shorter than the code's life).
     case timedOut(seconds: Int)
+    /// The sign-in was cancelled.
     case cancelled
 
     public var description: String {

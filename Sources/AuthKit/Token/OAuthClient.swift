@@ -39,7 +39,9 @@ package struct OAuthClient: Sendable, Equatable, CustomStringConvertible {
 
 /// A client secret. Never printed: descriptions show `ClientSecret(redacted)`.
 public struct ClientSecret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The secret itself; never print or log it.
     public let value: String
+    /// Wraps a client secret so that it never shows in descriptions, logs or dumps.
     public init(_ value: String) { self.value = value }
     public var description: String { "ClientSecret(redacted)" }
     public var debugDescription: String { description }

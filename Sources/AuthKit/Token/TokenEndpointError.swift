@@ -1,11 +1,15 @@
 /// Why the token endpoint gave no tokens. Provider text is cleaned for the terminal;
 /// nothing here contains a code, verifier, token or secret.
 public enum TokenEndpointError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The request could not be sent or answered (network, TLS, timeout).
     case transport(HTTPError)
     /// An error response (RFC 6749 §5.2): `invalid_grant`, `invalid_client` …
     case oauth(code: String, description: String?, status: Int)
+    /// An HTTP error status without an OAuth error body.
     case httpStatus(Int)
+    /// The answer is not a valid token response (RFC 6749 §5.1), said without its values.
     case malformedResponse(String)
+    /// The access token is not a bearer token.
     case unsupportedTokenType(String)
 
     /// The grant (code or refresh token) is invalid, expired, revoked or already used.
