@@ -10,8 +10,6 @@ let package = Package(
         .library(name: "JOSE", targets: ["JOSE"]),
         .library(name: "SecretStore", targets: ["SecretStore"]),
         .executable(name: "authkit", targets: ["AuthKitCLI"]),
-        .executable(name: "jose-benchmark", targets: ["JOSEBenchmark"]),
-        .executable(name: "store-lookup", targets: ["StoreLookup"]),
         .executable(name: "authkit-example", targets: ["SharedSessionExample"]),
     ],
     dependencies: [
@@ -93,11 +91,7 @@ let package = Package(
         // the README's copy identical to this source.
         .executableTarget(name: "SharedSessionExample", dependencies: ["AuthKit"], path: "Examples/SharedSessionExample"),
 
-        // Benchmarks (README, "Benchmarks"): run in release mode, print numbers beside a reference.
-        // Signs its tokens with TestSupport's run-time test keys.
-        .executableTarget(name: "JOSEBenchmark", dependencies: ["JOSE", "TestSupport"], path: "Benchmarks/JOSEBenchmark"),
-        // One account's record looked up through SecretStore as a whole process (vs `secret-tool lookup`).
-        .executableTarget(name: "StoreLookup", dependencies: ["SecretStore"], path: "Benchmarks/StoreLookup"),
+        // The benchmarks are a package of their own: Benchmarks/Package.swift.
 
         // Shared test helpers: fixture paths, subprocess runner, private Secret Service, test peers,
         // run-time test signing keys (OpenSSL).

@@ -19,10 +19,14 @@
 //
 // `--breakdown` prints where the time goes, stage by stage. `--iterations N [--alg A]` runs a
 // fixed amount of work for instruction counting with valgrind.
+//
+// The keys and tokens come from `--cases FILE`, written by make_cases.py beside this file with
+// the test provider's own key code (scripts/bench-jose runs it): three keys per algorithm, a
+// realistic Microsoft v2.0 id_token (900 bytes of claims) signed by the second.
 
+import CLibCrypto
 import Foundation
 import JOSE
-import TestSupport
 
 let measureSeconds = 2.0
 let targets: [JWSAlgorithm: Double] = [.rs256: 0.85, .es256: 0.90, .edDSA: 0.90]
@@ -69,23 +73,71 @@ func opensslSpeed() -> (rates: [JWSAlgorithm: Double], version: String) {
     return (rates, version)
 }
 
-// MARK: A realistic id_token
+// MARK: The cases
 
-/// A Microsoft v2.0 id_token's claims: 900 bytes of JSON.
-func realisticClaims(now: Int) -> String {
-    """
-    {"aud":"6731de76-14a6-49ae-97bc-6eba6914391e","iss":"https://login.microsoftonline.com/72f988bf-86f1-41af-91ab-2d7cd011db47/v2.0",\
-    "iat":\(now - 60),"nbf":\(now - 60),"exp":\(now + 3540),"aio":"AWQAm/8UAAAAJ3YeCzxq9Cq5KqQeHhJgK+kUSKq0W4ndwBq0m3zh0V0Rk2J5gxYlzm1C\
-    7dBTCA7D3q7sx0o0vHZ2UBTp8Sj5eEFE2cC7O4hDHXn+ZPaLcNgmx6IRLM6uNH7VhCe0Ys8m","email":"AdeleV@contoso.onmicrosoft.com",\
-    "family_name":"Vance","given_name":"Adele","name":"Adele Vance","nonce":"8b7c0e4f-6b2d-4b77-9c84-1c9a0d6f3e21.637954801234567890",\
-    "oid":"00000000-0000-0000-66f3-3332eca7ea81","preferred_username":"AdeleV@contoso.onmicrosoft.com",\
-    "rh":"0.AXEAv4j5cvGGr0GRqy180BHbR3beMWemFK5Jl7xuummUFDlxAEs.","roles":["Directory.Reader","Sites.Reader"],\
-    "sid":"0b1e9a7e-1cf3-4d6e-9f51-4d0a9b0f3c2a","sub":"AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaQ","tid":"72f988bf-86f1-41af-91ab-2d7cd011db47",\
-    "uti":"fqiBqXLPj0eQa82S-IYFAA","ver":"2.0","xms_tpl":"en"}
-    """
+/// OpenSSL's own verification loop, the way `openssl speed` runs it: one prepared context, a
+/// short message, nothing else. Timed in-process beside JOSE as a steadier reference than a
+/// separate `openssl speed` run on a busy machine.
+final class ReferenceVerifier {
+    private let pkeyContext: OpaquePointer?
+    private let digestContext: OpaquePointer?
+    private var signature: [UInt8] = []
+    private let message: [UInt8]
+
+    /// `pem`: the signing key's private PEM, which signs the reference message once.
+    init(algorithm: JWSAlgorithm, privateKeyPEM pem: String) {
+        let bytes = Array(pem.utf8)
+        let key: OpaquePointer? = bytes.withUnsafeBytes { buffer in
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        }
+        guard let key else { fail("cannot read the \(algorithm) reference key") }
+        defer { EVP_PKEY_free(key) }
+        if algorithm == .edDSA {
+            message = [UInt8](repeating: 0x5A, count: 20)  // speed's EdDSA message length
+            digestContext = EVP_MD_CTX_new()
+            pkeyContext = nil
+            var length = 64
+            signature = [UInt8](repeating: 0, count: length)
+            guard let signer = EVP_MD_CTX_new() else { fail("EdDSA signing context") }
+            defer { EVP_MD_CTX_free(signer) }
+            guard EVP_DigestSignInit(signer, nil, nil, nil, key) == 1,
+                  EVP_DigestSign(signer, &signature, &length, message, message.count) == 1,
+                  let digestContext, EVP_DigestVerifyInit(digestContext, nil, nil, nil, key) == 1
+            else { fail("cannot prepare the EdDSA reference") }
+        } else {
+            // speed signs 36 bytes (RSA) or 20 (ECDSA) without a digest algorithm.
+            message = [UInt8](repeating: 0x5A, count: algorithm == .rs256 ? 36 : 20)
+            pkeyContext = EVP_PKEY_CTX_new_from_pkey(nil, key, nil)
+            digestContext = nil
+            guard let signer = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { fail("signing context") }
+            defer { EVP_PKEY_CTX_free(signer) }
+            var length = 0
+            guard EVP_PKEY_sign_init(signer) == 1, EVP_PKEY_sign(signer, nil, &length, message, message.count) == 1 else {
+                fail("cannot sign the \(algorithm) reference message")
+            }
+            signature = [UInt8](repeating: 0, count: length)
+            guard EVP_PKEY_sign(signer, &signature, &length, message, message.count) == 1,
+                  let pkeyContext, EVP_PKEY_verify_init(pkeyContext) == 1
+            else { fail("cannot prepare the \(algorithm) reference") }
+            signature.removeSubrange(length...)
+        }
+    }
+
+    deinit {
+        if let pkeyContext { EVP_PKEY_CTX_free(pkeyContext) }
+        if let digestContext { EVP_MD_CTX_free(digestContext) }
+    }
+
+    /// One verification, as `openssl speed` does it; true when it succeeds.
+    func verifyOnce() -> Bool {
+        if let digestContext {
+            return EVP_DigestVerify(digestContext, signature, signature.count, message, message.count) == 1
+        }
+        return EVP_PKEY_verify(pkeyContext, signature, signature.count, message, message.count) == 1
+    }
 }
-
-let nonce = "8b7c0e4f-6b2d-4b77-9c84-1c9a0d6f3e21.637954801234567890"
 
 struct Case {
     let algorithm: JWSAlgorithm
@@ -95,24 +147,24 @@ struct Case {
     let reference: ReferenceVerifier
 }
 
-/// Three keys of one type in a set (a provider publishes several during rotation); the token
-/// names the second by kid.
-func makeCase(_ algorithm: JWSAlgorithm, kind: TestSigningKey.Kind, now: Int) -> Case {
-    do {
-        let signers = try (0..<3).map { _ in try TestSigningKey.generate(kind) }
-        let jwks = try "{\"keys\":[" + signers.enumerated().map { index, signer in
-            try signer.publicJWK(kid: "bench-key-\(index)", use: "sig")
-        }.joined(separator: ",") + "]}"
-        let keys = try JWKSet(jsonData: Array(jwks.utf8))
-        guard keys.keys.count == 3 else { fail("the benchmark key set lost keys: \(keys.skipped)") }
-        let claims = realisticClaims(now: now)
-        let header = "{\"typ\":\"JWT\",\"alg\":\"\(algorithm.rawValue)\",\"kid\":\"bench-key-1\"}"
-        let token = try signers[1].token(header: header, payload: claims, alg: algorithm.rawValue)
-        let reference = try signers[1].makeReferenceVerifier()
-        return Case(algorithm: algorithm, token: token, keys: keys, payloadSize: claims.utf8.count, reference: reference)
-    } catch {
-        fail("cannot make the \(algorithm) test keys: \(error)")
+/// The cases make_cases.py wrote, with the time and nonce their claims were made for.
+func loadCases() -> (now: Int, nonce: String, cases: [Case]) {
+    guard let path = argument("--cases"), let data = FileManager.default.contents(atPath: path),
+          let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+          let now = document["now"] as? Int, let nonce = document["nonce"] as? String,
+          let entries = document["cases"] as? [[String: Any]]
+    else { fail("needs --cases FILE from Benchmarks/JOSEBenchmark/make_cases.py (scripts/bench-jose runs it)") }
+    let cases = entries.map { entry -> Case in
+        guard let name = entry["alg"] as? String, let algorithm = JWSAlgorithm(rawValue: name),
+              let token = entry["token"] as? String, let jwks = entry["jwks"],
+              let jwksData = try? JSONSerialization.data(withJSONObject: jwks),
+              let pem = entry["private_key_pem"] as? String, let payloadSize = entry["payload_bytes"] as? Int
+        else { fail("a malformed case in \(path)") }
+        guard let keys = try? JWKSet(jsonData: Array(jwksData)), keys.keys.count == 3 else { fail("the \(name) key set does not load") }
+        return Case(algorithm: algorithm, token: token, keys: keys, payloadSize: payloadSize,
+                    reference: ReferenceVerifier(algorithm: algorithm, privateKeyPEM: pem))
     }
+    return (now, nonce, cases)
 }
 
 // MARK: Measuring
@@ -145,13 +197,8 @@ func fullRate(_ benchCase: Case, seconds: Double, now: Int) -> Double {
     }
 }
 
-let now = Int(Date().timeIntervalSince1970)
-progress("preparing keys and tokens …")
-let cases = [
-    makeCase(.rs256, kind: .rsa(bits: 2048), now: now),
-    makeCase(.es256, kind: .ec(curve: "P-256"), now: now),
-    makeCase(.edDSA, kind: .ed25519, now: now),
-]
+progress("loading keys and tokens …")
+let (now, nonce, cases) = loadCases()
 let only = argument("--alg").flatMap(JWSAlgorithm.init(rawValue:))
 
 if let iterations = argument("--claims-iterations").flatMap(Int.init) {
