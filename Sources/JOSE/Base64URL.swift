@@ -1,4 +1,3 @@
-import CBase64URL
 
 /// Strict base64url (RFC 4648 §5) without padding, as JOSE uses it (RFC 7515 §2).
 ///
@@ -96,15 +95,7 @@ public enum Base64URL {
             var invalid: UInt8 = 0
             var inOffset = 0
             var outOffset = 0
-            // Whole 16-character blocks go to the vectorised decoder (when the CPU has SSSE3);
-            // this loop decodes what it leaves.
-            if let inputBase = input.baseAddress, let outputBase = output.baseAddress {
-                var blocksInvalid: Int32 = 0
-                inOffset = authkit_base64url_decode_blocks(inputBase, input.count, outputBase, output.count, &blocksInvalid)
-                outOffset = inOffset / 4 * 3
-                if blocksInvalid != 0 { invalid = 0x80 }
-            }
-            let fullGroups = (input.count - inOffset) / 4
+            let fullGroups = input.count / 4
             for _ in 0..<fullGroups {
                 let a = table[Int(input[inOffset])], b = table[Int(input[inOffset + 1])]
                 let c = table[Int(input[inOffset + 2])], d = table[Int(input[inOffset + 3])]

@@ -36,25 +36,18 @@ struct JSONParser {
     /// hostile input from making the number conversions slow.
     static let maximumNumberLength = 256
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, nameHashes: UnsafeMutableBufferPointer<UInt64>) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
-        self.nameHashes = nameHashes
     }
 
     @usableFromInline
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) -> Result<JSONValue, JSONError> {
-        // Every member takes at least four bytes ("":0,), and at most 64 members per object
-        // are hashed, so this many hashes can be live at once; scratch space, no allocation
-        // for small documents.
-        let capacity = min(bytes.count / 4 + 1, linearDuplicateCheckLimit * (maximumDepth + 1))
-        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: capacity) { nameHashes in
-            var parser = JSONParser(bytes: bytes, maximumDepth: maximumDepth, nameHashes: nameHashes)
-            do throws(JSONError) {
-                return .success(try parser.parseDocument())
-            } catch {
-                return .failure(error)
-            }
+        var parser = JSONParser(bytes: bytes, maximumDepth: maximumDepth)
+        do throws(JSONError) {
+            return .success(try parser.parseDocument())
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -116,12 +109,6 @@ struct JSONParser {
     }
 
     private mutating func parseString() throws(JSONError) -> String {
-        try parseString(hash: nil)
-    }
-
-    /// Parses a string; when `hash` is given, also stores the FNV-1a hash of its UTF-8 there
-    /// (member names, for the duplicate check).
-    private mutating func parseString(hash: UnsafeMutablePointer<UInt64>?) throws(JSONError) -> String {
         index += 1  // the opening quote
         let start = index
         var sawNonASCII = false
@@ -148,14 +135,13 @@ struct JSONParser {
             if byte == UInt8(ascii: "\"") {
                 let content = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
-                hash?.pointee = JSONParser.fnv1a(content)
                 if !sawNonASCII { return String(decoding: content, as: UTF8.self) }
                 guard let string = String(validating: content, as: UTF8.self) else {
                     throw failure("invalid UTF-8 in a string")
                 }
                 return string
             }
-            if byte == UInt8(ascii: "\\") { return try parseEscapedString(from: start, hash: hash) }
+            if byte == UInt8(ascii: "\\") { return try parseEscapedString(from: start) }
             if byte < 0x20 { throw failure("unescaped control character in a string") }
             if byte >= 0x80 { sawNonASCII = true }
             index += 1
@@ -163,16 +149,8 @@ struct JSONParser {
         throw failure("unterminated string")
     }
 
-    /// FNV-1a over `bytes`: a cheap hash for comparing member names before comparing strings.
-    @inline(__always)
-    static func fnv1a(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
-        return hash
-    }
-
-    /// The slow path of ``parseString(hash:)``, from the first backslash on.
-    private mutating func parseEscapedString(from start: Int, hash: UnsafeMutablePointer<UInt64>?) throws(JSONError) -> String {
+    /// The slow path of ``parseString()``, from the first backslash on.
+    private mutating func parseEscapedString(from start: Int) throws(JSONError) -> String {
         var utf8 = [UInt8](UnsafeBufferPointer(rebasing: bytes[start..<index]))
         while index < bytes.count {
             let byte = bytes[index]
@@ -182,7 +160,6 @@ struct JSONParser {
                 guard let string = String(validating: utf8, as: UTF8.self) else {
                     throw failure("invalid UTF-8 in a string")
                 }
-                hash?.pointee = utf8.withUnsafeBufferPointer(JSONParser.fnv1a)
                 return string
             case UInt8(ascii: "\\"):
                 index += 1
@@ -296,14 +273,8 @@ struct JSONParser {
         return plain ? "‘\(name)’" : "(not shown)"
     }
 
-    /// Below this many members, duplicates are found by comparing hashes; above, with a set.
+    /// Below this many members, duplicates are found by comparing the names; above, with a set.
     private static let linearDuplicateCheckLimit = 64
-
-    /// Member-name hashes of the objects being parsed, innermost last (the first
-    /// `nameHashCount`): a duplicate check compares hashes and only compares strings when two
-    /// hashes are equal.
-    private let nameHashes: UnsafeMutableBufferPointer<UInt64>
-    private var nameHashCount = 0
 
     private mutating func parseObject() throws(JSONError) -> JSONValue {
         try enterContainer()
@@ -312,8 +283,6 @@ struct JSONParser {
         // Most objects authkit reads have a handful of members: one allocation instead of growing 1, 2, 4.
         members.reserveCapacity(8)
         var names = Set<String>()
-        let hashBase = nameHashCount
-        defer { nameHashCount = hashBase }
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -326,26 +295,18 @@ struct JSONParser {
                 throw failure("expected a member name in an object")
             }
             let nameOffset = index
-            var hash: UInt64 = 0
-            let name = try parseString(hash: &hash)
-            if members.count < JSONParser.linearDuplicateCheckLimit, nameHashCount < nameHashes.count {
-                var position = hashBase
-                while position < nameHashCount {
-                    if nameHashes[position] == hash, members[position - hashBase].key == name {
-                        index = nameOffset
-                        throw failure("duplicate member name \(JSONParser.shown(name))")
-                    }
-                    position += 1
-                }
-                nameHashes[nameHashCount] = hash
-                nameHashCount += 1
+            let name = try parseString()
+            let duplicate: Bool
+            if members.count < JSONParser.linearDuplicateCheckLimit {
+                duplicate = members.contains { $0.key == name }
             } else {
                 // Past a few dozen members a set keeps the check linear on hostile input.
                 if names.isEmpty { names = Set(members.map(\.key)) }
-                guard names.insert(name).inserted else {
-                    index = nameOffset
-                    throw failure("duplicate member name \(JSONParser.shown(name))")
-                }
+                duplicate = !names.insert(name).inserted
+            }
+            if duplicate {
+                index = nameOffset
+                throw failure("duplicate member name \(JSONParser.shown(name))")
             }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
