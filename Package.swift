@@ -19,12 +19,16 @@ let package = Package(
     ],
     targets: [
         // System libraries. Debian: libssl-dev (OpenSSL 3), libsecret-1-dev.
-        // OpenSSL 3 (libcrypto, linked as Debian's shared libssl3: security updates apply at once).
+        // OpenSSL 3's headers. libcrypto itself is not linked: CCryptoLoader opens it on first
+        // use (docs/architecture.md, "Why libcrypto is opened on first use").
         .systemLibrary(
             name: "COpenSSL",
             path: "Sources/COpenSSL",
             providers: [.apt(["libssl-dev"])]
         ),
+        .target(
+            name: "CCryptoLoader", dependencies: ["COpenSSL"], path: "Sources/CCryptoLoader",
+            linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(
             name: "CLibSecret",
             path: "Sources/CLibSecret",
@@ -40,7 +44,7 @@ let package = Package(
         .target(name: "StrictJSON"),
 
         // JWS/JWK parsing and signature verification over OpenSSL EVP. No networking, no OAuth.
-        .target(name: "JOSE", dependencies: ["COpenSSL", "StrictJSON"]),
+        .target(name: "JOSE", dependencies: ["COpenSSL", "CCryptoLoader", "StrictJSON"]),
 
         // keyctl(2) and add_key(2) for the kernel-keyring store (no library: glibc has no
         // wrappers, and Swift cannot call the variadic syscall(2)).
@@ -60,6 +64,7 @@ let package = Package(
                 "SecretStore",
                 "CCurl",
                 "COpenSSL",
+                "CCryptoLoader",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -87,7 +92,7 @@ let package = Package(
 
         // Shared test helpers: fixture paths, subprocess runner, private Secret Service, test peers,
         // run-time test signing keys (OpenSSL).
-        .target(name: "TestSupport", dependencies: ["COpenSSL"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["COpenSSL", "CCryptoLoader"], path: "Tests/TestSupport"),
         // A second, separate program using SecretStore, for the cross-process tests.
         .executableTarget(name: "SecretStoreProbe", dependencies: ["SecretStore"], path: "Tests/SecretStoreProbe"),
 

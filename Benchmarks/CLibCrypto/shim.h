@@ -1,5 +1,5 @@
-// OpenSSL 3 for the JOSE benchmark's reference loop (Debian: libssl-dev). The root package's
-// COpenSSL is not a product, so the benchmark package names libcrypto itself.
+// OpenSSL 3 for the JOSE benchmark's reference loop (Debian: libssl-dev), linked plainly:
+// a benchmark is no library, so it needs none of CCryptoLoader's care.
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>

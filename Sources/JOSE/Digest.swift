@@ -1,3 +1,4 @@
+import CCryptoLoader
 import COpenSSL
 
 /// The SHA-2 hashes JWS algorithms use, fetched from OpenSSL once per process.
@@ -21,10 +22,10 @@ enum Digest: Int, Sendable {
     /// is reused (EVP_Digest would allocate and free one per call).
     func hash(_ data: UnsafeRawBufferPointer, into output: UnsafeMutablePointer<UInt8>) -> Bool {
         guard let md else { return false }
-        let hashed = FetchedDigests.shared.pools[rawValue].withContext(make: { EVP_MD_CTX_new() }) { context in
+        let hashed = FetchedDigests.shared.pools[rawValue].withContext(make: { ak_EVP_MD_CTX_new() }) { context in
             var size: UInt32 = 0
-            return EVP_DigestInit_ex2(context, md, nil) == 1 && EVP_DigestUpdate(context, data.baseAddress, data.count) == 1
-                && EVP_DigestFinal_ex(context, output, &size) == 1 && Int(size) == length
+            return ak_EVP_DigestInit_ex2(context, md, nil) == 1 && ak_EVP_DigestUpdate(context, data.baseAddress, data.count) == 1
+                && ak_EVP_DigestFinal_ex(context, output, &size) == 1 && Int(size) == length
         }
         return hashed == true
     }
@@ -39,7 +40,7 @@ private final class FetchedDigests: @unchecked Sendable {
 
     private init() {
         let names: [String] = ["SHA256", "SHA384", "SHA512"]
-        digests = names.map { name in EVP_MD_fetch(nil, name, nil) }
-        pools = names.map { _ in OpenSSLContextPool(destroy: { context in EVP_MD_CTX_free(context) }) }
+        digests = names.map { name in ak_EVP_MD_fetch(nil, name, nil) }
+        pools = names.map { _ in OpenSSLContextPool(destroy: { context in ak_EVP_MD_CTX_free(context) }) }
     }
 }

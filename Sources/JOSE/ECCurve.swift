@@ -1,3 +1,4 @@
+import CCryptoLoader
 import COpenSSL
 
 /// The NIST curves of the ES256/ES384/ES512 algorithms.
@@ -78,11 +79,11 @@ private final class CurveOrders: Sendable {
             case .p384: nid = NID_secp384r1
             case .p521: nid = NID_secp521r1
             }
-            guard let group = EC_GROUP_new_by_curve_name(nid) else { return [] }
-            defer { EC_GROUP_free(group) }
-            guard let order = EC_GROUP_get0_order(group) else { return [] }
+            guard let group = ak_EC_GROUP_new_by_curve_name(nid) else { return [] }
+            defer { ak_EC_GROUP_free(group) }
+            guard let order = ak_EC_GROUP_get0_order(group) else { return [] }
             var bytes = [UInt8](repeating: 0, count: curve.coordinateLength)
-            let written = BN_bn2binpad(order, &bytes, Int32(bytes.count))
+            let written = ak_BN_bn2binpad(order, &bytes, Int32(bytes.count))
             return written == Int32(bytes.count) ? bytes : []
         }
     }

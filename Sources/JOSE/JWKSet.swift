@@ -46,6 +46,8 @@ public struct JWKSet: Sendable {
 
     /// Reads a JWK set from parsed JSON; see ``init(jsonData:)``.
     public init(json: JSONValue) throws(JOSEError) {
+        // Without libcrypto no key could be loaded; say so instead of skipping every key.
+        try CryptoLibrary.requireLoaded()
         guard case .object(let object) = json else { throw .invalidKeySet("it is not a JSON object") }
         guard let entries = object["keys"]?.arrayValue else { throw .invalidKeySet("it has no keys array") }
         var keys: [JWK] = []

@@ -1,3 +1,4 @@
+import CCryptoLoader
 import COpenSSL
 
 /// An OpenSSL public key (`EVP_PKEY`) and its reusable verification contexts.
@@ -24,9 +25,9 @@ final class PublicKey: @unchecked Sendable {
         for algorithm in algorithms {
             let pool: OpenSSLContextPool
             if algorithm == .edDSA {
-                pool = OpenSSLContextPool(destroy: { context in EVP_MD_CTX_free(context) })
+                pool = OpenSSLContextPool(destroy: { context in ak_EVP_MD_CTX_free(context) })
             } else {
-                pool = OpenSSLContextPool(destroy: { context in EVP_PKEY_CTX_free(context) })
+                pool = OpenSSLContextPool(destroy: { context in ak_EVP_PKEY_CTX_free(context) })
             }
             pools.append((algorithm, pool))
         }
@@ -34,7 +35,7 @@ final class PublicKey: @unchecked Sendable {
     }
 
     deinit {
-        EVP_PKEY_free(pkey)
+        ak_EVP_PKEY_free(pkey)
     }
 
     /// Why OpenSSL would not build a key.
@@ -51,9 +52,9 @@ final class PublicKey: @unchecked Sendable {
         let pkey = nLittleEndian.withUnsafeMutableBytes { n in
             eLittleEndian.withUnsafeMutableBytes { e in
                 var params = [
-                    OSSL_PARAM_construct_BN(cString("n"), n.baseAddress?.assumingMemoryBound(to: UInt8.self), n.count),
-                    OSSL_PARAM_construct_BN(cString("e"), e.baseAddress?.assumingMemoryBound(to: UInt8.self), e.count),
-                    OSSL_PARAM_construct_end(),
+                    ak_OSSL_PARAM_construct_BN(cString("n"), n.baseAddress?.assumingMemoryBound(to: UInt8.self), n.count),
+                    ak_OSSL_PARAM_construct_BN(cString("e"), e.baseAddress?.assumingMemoryBound(to: UInt8.self), e.count),
+                    ak_OSSL_PARAM_construct_end(),
                 ]
                 return fromData(type: "RSA", params: &params)
             }
@@ -68,25 +69,25 @@ final class PublicKey: @unchecked Sendable {
         var point = [0x04] + x + y  // SEC 1 uncompressed encoding
         let pkey = point.withUnsafeMutableBytes { point in
             var params = [
-                OSSL_PARAM_construct_utf8_string(
+                ak_OSSL_PARAM_construct_utf8_string(
                     cString("group"), UnsafeMutablePointer(mutating: cString(curve.groupName)), 0),
-                OSSL_PARAM_construct_octet_string(cString("pub"), point.baseAddress, point.count),
-                OSSL_PARAM_construct_end(),
+                ak_OSSL_PARAM_construct_octet_string(cString("pub"), point.baseAddress, point.count),
+                ak_OSSL_PARAM_construct_end(),
             ]
             return fromData(type: "EC", params: &params)
         }
         guard let pkey else { throw .rejected(.pointNotOnCurve) }
         // fromdata decodes the point; the public check makes sure it lies on the curve and has
         // the group's order, whatever OpenSSL's decoder does or does not check.
-        guard let checker = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
-            EVP_PKEY_free(pkey)
+        guard let checker = ak_EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
+            ak_EVP_PKEY_free(pkey)
             throw .rejected(.notLoadable)
         }
-        let onCurve = EVP_PKEY_public_check(checker) == 1
-        EVP_PKEY_CTX_free(checker)
+        let onCurve = ak_EVP_PKEY_public_check(checker) == 1
+        ak_EVP_PKEY_CTX_free(checker)
         guard onCurve else {
-            ERR_clear_error()
-            EVP_PKEY_free(pkey)
+            ak_ERR_clear_error()
+            ak_EVP_PKEY_free(pkey)
             throw .rejected(.pointNotOnCurve)
         }
         return PublicKey(pkey: pkey, kind: .ec(curve), algorithms: [curve.algorithm])
@@ -94,21 +95,21 @@ final class PublicKey: @unchecked Sendable {
 
     /// An Ed25519 public key from its 32-byte encoding.
     static func ed25519(_ x: [UInt8]) throws(BuildFailure) -> PublicKey {
-        guard let pkey = EVP_PKEY_new_raw_public_key_ex(nil, "ED25519", nil, x, x.count) else {
-            ERR_clear_error()
+        guard let pkey = ak_EVP_PKEY_new_raw_public_key_ex(nil, "ED25519", nil, x, x.count) else {
+            ak_ERR_clear_error()
             throw .rejected(.notLoadable)
         }
         return PublicKey(pkey: pkey, kind: .ed25519, algorithms: [.edDSA])
     }
 
     private static func fromData(type: String, params: inout [OSSL_PARAM]) -> OpaquePointer? {
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, type, nil) else { return nil }
-        defer { EVP_PKEY_CTX_free(context) }
+        guard let context = ak_EVP_PKEY_CTX_new_from_name(nil, type, nil) else { return nil }
+        defer { ak_EVP_PKEY_CTX_free(context) }
         var pkey: OpaquePointer?
-        guard EVP_PKEY_fromdata_init(context) == 1,
-            EVP_PKEY_fromdata(context, &pkey, authkit_evp_pkey_public_key_selection(), &params) == 1
+        guard ak_EVP_PKEY_fromdata_init(context) == 1,
+            ak_EVP_PKEY_fromdata(context, &pkey, authkit_evp_pkey_public_key_selection(), &params) == 1
         else {
-            ERR_clear_error()
+            ak_ERR_clear_error()
             return nil
         }
         return pkey
@@ -125,11 +126,11 @@ final class PublicKey: @unchecked Sendable {
     func verify(_ algorithm: JWSAlgorithm, signature: UnsafeRawBufferPointer, digest: UnsafeRawBufferPointer) -> Bool {
         guard let pool = pool(for: algorithm) else { return false }
         let verified = pool.withContext(make: { makePKeyContext(for: algorithm) }) { context in
-            EVP_PKEY_verify(
+            ak_EVP_PKEY_verify(
                 context, signature.baseAddress?.assumingMemoryBound(to: UInt8.self), signature.count,
                 digest.baseAddress?.assumingMemoryBound(to: UInt8.self), digest.count) == 1
         }
-        if verified != true { ERR_clear_error() }
+        if verified != true { ak_ERR_clear_error() }
         return verified == true
     }
 
@@ -137,11 +138,11 @@ final class PublicKey: @unchecked Sendable {
     func verifyEdDSA(signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer) -> Bool {
         guard let pool = pool(for: .edDSA) else { return false }
         let verified = pool.withContext(make: makeDigestContext) { context in
-            EVP_DigestVerify(
+            ak_EVP_DigestVerify(
                 context, signature.baseAddress?.assumingMemoryBound(to: UInt8.self), signature.count,
                 message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count) == 1
         }
-        if verified != true { ERR_clear_error() }
+        if verified != true { ak_ERR_clear_error() }
         return verified == true
     }
 
@@ -151,35 +152,35 @@ final class PublicKey: @unchecked Sendable {
     }
 
     private func makePKeyContext(for algorithm: JWSAlgorithm) -> OpaquePointer? {
-        guard let digest = algorithm.digest?.md, let context = EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
+        guard let digest = algorithm.digest?.md, let context = ak_EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil) else {
             return nil
         }
-        var ready = EVP_PKEY_verify_init(context) == 1
+        var ready = ak_EVP_PKEY_verify_init(context) == 1
         switch algorithm.family {
         case .rsaPKCS1:
-            ready = ready && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) == 1
+            ready = ready && ak_EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) == 1
         case .rsaPSS:
             // RFC 7518 §3.5: MGF1 with the same hash, salt as long as the hash.
-            ready = ready && EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1
-                && EVP_PKEY_CTX_set_rsa_mgf1_md(context, digest) == 1
-                && EVP_PKEY_CTX_set_rsa_pss_saltlen(context, RSA_PSS_SALTLEN_DIGEST) == 1
+            ready = ready && ak_EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1
+                && ak_EVP_PKEY_CTX_set_rsa_mgf1_md(context, digest) == 1
+                && ak_EVP_PKEY_CTX_set_rsa_pss_saltlen(context, RSA_PSS_SALTLEN_DIGEST) == 1
         case .ecdsa, .eddsa:
             break
         }
-        ready = ready && EVP_PKEY_CTX_set_signature_md(context, digest) == 1
+        ready = ready && ak_EVP_PKEY_CTX_set_signature_md(context, digest) == 1
         guard ready else {
-            EVP_PKEY_CTX_free(context)
-            ERR_clear_error()
+            ak_EVP_PKEY_CTX_free(context)
+            ak_ERR_clear_error()
             return nil
         }
         return context
     }
 
     private func makeDigestContext() -> OpaquePointer? {
-        guard let context = EVP_MD_CTX_new() else { return nil }
-        guard EVP_DigestVerifyInit_ex(context, nil, nil, nil, nil, pkey, nil) == 1 else {
-            EVP_MD_CTX_free(context)
-            ERR_clear_error()
+        guard let context = ak_EVP_MD_CTX_new() else { return nil }
+        guard ak_EVP_DigestVerifyInit_ex(context, nil, nil, nil, nil, pkey, nil) == 1 else {
+            ak_EVP_MD_CTX_free(context)
+            ak_ERR_clear_error()
             return nil
         }
         return context

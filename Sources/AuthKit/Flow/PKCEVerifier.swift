@@ -1,3 +1,4 @@
+import CCryptoLoader
 import COpenSSL
 import JOSE
 
@@ -13,14 +14,19 @@ package struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugStrin
     /// `code_challenge` = BASE64URL(SHA-256(ASCII(verifier))).
     package let challenge: String
 
-    /// SHA-256 through libcrypto; a failure is a typed error here, never a trap.
+    /// SHA-256 through libcrypto, which is opened on first use: a missing library is a typed
+    /// error here, never a trap.
     private static func challenge(for value: String) throws(AuthorizationError) -> String {
+        var message = [CChar](repeating: 0, count: 256)
+        guard ak_crypto_load(&message, message.count) == 0 else {
+            throw .invalidRequest(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         let bytes = Array(value.utf8)
         let status = bytes.withUnsafeBufferPointer { input in
             digest.withUnsafeMutableBufferPointer { output in
-                EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
+                ak_EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, ak_EVP_sha256(), nil)
             }
         }
         guard status == 1, length == 32 else { throw .invalidRequest("OpenSSL could not compute the PKCE challenge (SHA-256)") }
