@@ -43,6 +43,12 @@ let package = Package(
         // Foundation (start-up time counts), so both siblings can share it without importing each other.
         .target(name: "StrictJSON"),
 
+        // The one way to start another program: posix_spawn with a clean signal mask and
+        // dispositions, no inherited descriptors. Used by the browser launcher, `exec`, `setup`
+        // and the tests' process runner alike.
+        .target(name: "CChildProcess", path: "Sources/CChildProcess"),
+        .target(name: "ChildProcess", dependencies: ["CChildProcess"]),
+
         // JWS/JWK parsing and signature verification over OpenSSL EVP. No networking, no OAuth.
         .target(name: "JOSE", dependencies: ["COpenSSL", "CCryptoLoader", "StrictJSON"]),
 
@@ -62,6 +68,7 @@ let package = Package(
                 "StrictJSON",
                 "JOSE",
                 "SecretStore",
+                "ChildProcess",
                 "CCurl",
                 "COpenSSL",
                 "CCryptoLoader",
@@ -78,6 +85,7 @@ let package = Package(
             dependencies: [
                 "AuthKit",
                 "JOSE",
+                "ChildProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -92,11 +100,12 @@ let package = Package(
 
         // Shared test helpers: fixture paths, subprocess runner, private Secret Service, test peers,
         // run-time test signing keys (OpenSSL).
-        .target(name: "TestSupport", dependencies: ["COpenSSL", "CCryptoLoader"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["COpenSSL", "CCryptoLoader", "ChildProcess"], path: "Tests/TestSupport"),
         // A second, separate program using SecretStore, for the cross-process tests.
         .executableTarget(name: "SecretStoreProbe", dependencies: ["SecretStore"], path: "Tests/SecretStoreProbe"),
 
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
+        .testTarget(name: "ChildProcessTests", dependencies: ["ChildProcess"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "TestSupport"]),
         .testTarget(name: "SecretStoreTests", dependencies: ["SecretStore", "TestSupport"]),
         .testTarget(

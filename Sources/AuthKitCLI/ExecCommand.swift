@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import ChildProcess
 
 #if canImport(Glibc)
 import Glibc
@@ -73,10 +74,10 @@ struct ExecCommand: AsyncParsableCommand {
         }
         // The token goes into this process's environment and CMD inherits it: visible in
         // /proc/PID/environ to this user and root only, unlike argv.
+        // CMD starts with no signal blocked or ignored (this thread's mask would otherwise
+        // pass through exec): Ctrl-C, timeout(1), systemd and a hang-up must stop it.
         setenv(variable, token.value, 1)
-        let arguments = words.map { strdup($0) } + [nil]
-        execvp(words[0], arguments)
-        let failure = errno  // before anything else can change it
+        let failure = ChildProcess.replaceProcess(with: words)
         let reason = String(cString: strerror(failure))
         unsetenv(variable)
         Terminal.printError(Voice.error("cannot run \(words[0]): \(reason)"))

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import ChildProcess
 import JOSE
 
 #if canImport(FoundationEssentials)
@@ -46,33 +47,14 @@ enum Setup {
     }
 
     /// Runs a program (found on PATH) with standard error discarded and no input, returning
-    /// its status and standard output (posix_spawn: the command stays free of Foundation's
-    /// Process, which `authkit token` would pay for at start-up).
+    /// its status and standard output.
     static func run(_ program: String, _ arguments: [String]) throws(Failure) -> (status: Int32, output: String) {
-        var pipeFDs: [Int32] = [0, 0]
-        guard pipe(&pipeFDs) == 0 else { throw Failure(description: "cannot run \(program): \(String(cString: strerror(errno)))") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid = pid_t()
-        let spawned = posix_spawnp(&pid, program, &actions, nil, argv, environ)
-        close(pipeFDs[1])
-        guard spawned == 0 else {
-            close(pipeFDs[0])
-            throw Failure(description: "cannot run \(program): \(String(cString: strerror(spawned)))")
+        do throws(ChildProcess.SpawnError) {
+            let (termination, bytes) = try ChildProcess.capture([program] + arguments)
+            return (termination.status, String(decoding: bytes, as: UTF8.self))
+        } catch {
+            throw Failure(description: error.description)
         }
-        let bytes = (try? InputFile.read(descriptor: pipeFDs[0], limit: 4 << 20)) ?? []
-        close(pipeFDs[0])
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let exited = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return (exited, String(decoding: bytes, as: UTF8.self))
     }
 
     /// The directory part of a path.

@@ -11,7 +11,7 @@ import Testing
         try await world.signIn(user: "ada")
         let token = try await world.authkit(["token", "--group", world.group])
         let expected = world.scratch.appendingPathComponent("expected-token")
-        try token.stdout.trimmingCharacters(in: .whitespacesAndNewlines).write(to: expected, atomically: true, encoding: .utf8)
+        try token.stdout.trimmingCharacters(in: .whitespacesAndNewlines).write(to: expected, atomically: false, encoding: .utf8)
         // The child sees the token in the variable, and no process's argv holds it.
         let script = #"[ "$GITHUB_TOKEN" = "$(cat "$1")" ] && ! grep -qa "$GITHUB_TOKEN" /proc/$$/cmdline && exit 7"#
         let result = try await world.authkit(["exec", "--group", world.group, "--env", "GITHUB_TOKEN", "--", "/bin/sh", "-c", script, "sh", expected.path])
@@ -25,6 +25,32 @@ import Testing
         let badName = try await world.authkit(["exec", "--group", world.group, "--env", "1X", "--", "true"])
         #expect(badName.status == 2)
         try await world.assertNoSecretsLeaked()
+    }
+
+    /// CMD's signals are its own: it starts with none blocked or ignored (authkit runs on a
+    /// Swift concurrency thread, whose blocked mask would otherwise pass through exec), so
+    /// Ctrl-C, timeout(1), a systemd stop and an SSH hang-up end it with its own status.
+    @Test func execHandsTheCommandItsOwnSignals() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn(user: "ada")
+        let status = try await world.authkit(["exec", "--group", world.group, "--", "grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"])
+        #expect(status.status == 0, "\(status.stderr)")
+        // (glibc's own signals 32 and 33 aside: see ChildProcessTests.masks.)
+        let masks = status.stdout.split(separator: "\n").map { UInt64($0.split(separator: "\t").last ?? "", radix: 16) ?? .max }
+        #expect(masks.map { $0 & ~UInt64(0x1_8000_0000) } == [0, 0], "\(status.stdout)")
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            let arguments = ["exec", "--group", world.group, "--", "sleep", "30"]
+            let sleeper = try world.start(arguments)
+            // Sent once authkit has become `sleep` (the event, not a pause).
+            try await until("authkit exec became sleep") {
+                (try? String(contentsOfFile: "/proc/\(sleeper.pid)/comm", encoding: .utf8)) == "sleep\n" || !sleeper.isRunning
+            }
+            kill(sleeper.pid, signal)
+            let ended = try await world.finish(sleeper, arguments, timeout: 20)
+            #expect(ended.status == 128 + signal, "signal \(signal): status \(ended.status)")
+            #expect(sleeper.elapsed < 20, "a bound: the signal ended it, not the 30 s sleep")
+        }
     }
 
     @Test func tokenJSONAndIDToken() async throws {

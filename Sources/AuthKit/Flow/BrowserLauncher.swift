@@ -1,3 +1,4 @@
+import ChildProcess
 import Dispatch
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 /// `$BROWSER` follows the old convention: a colon-separated list of commands tried in
 /// order; `%s` in a command is replaced by the URL (`%%` is a literal `%`), otherwise the URL
 /// is the last argument. Commands are split on spaces and run directly — never through a
-/// shell — with standard input, output and error on `/dev/null`, and without
+/// shell — with standard input, output and error on `/dev/null`, a clean signal mask, and without
 /// `AUTHKIT_CLIENT_SECRET` in their environment. The launcher does not wait for the browser.
 public struct BrowserLauncher: Sendable {
     /// What happened when the browser was asked to open the URL.
@@ -80,74 +81,23 @@ public struct BrowserLauncher: Sendable {
     private enum SpawnResult { case success, failure(String) }
 
     private static func spawn(_ argv: [String]) -> SpawnResult {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in [0, 1, 2] {
-            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
-        // The browser inherits nothing else of ours (D-Bus connection, sockets, files).
-        for fd in Self.openDescriptors() where fd > 2 {
-            posix_spawn_file_actions_addclose(&actions, fd)
-        }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
+        var options = ChildProcess.Options(argv, environment: Self.childEnvironment())
         // Its own process group: a Ctrl-C meant for authkit does not kill the browser.
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-        posix_spawnattr_setpgroup(&attributes, 0)
-
-        let environment = Self.childEnvironment()
-        var cArguments = argv.map { strdup($0) } + [nil]
-        var cEnvironment = environment.map { strdup($0) } + [nil]
-        defer {
-            cArguments.forEach { free($0) }
-            cEnvironment.forEach { free($0) }
+        options.newProcessGroup = true
+        let child: ChildProcess.Spawned
+        do throws(ChildProcess.SpawnError) {
+            child = try ChildProcess.spawn(options)
+        } catch {
+            return .failure(String(cString: strerror(error.code)))
         }
-        var pid: pid_t = 0
-        var status = posix_spawnp(&pid, argv[0], &actions, &attributes, &cArguments, &cEnvironment)
-        // ETXTBSY: the program was just written and another process forked while its file was
-        // still open for writing; it clears within moments.
-        var attempts = 0
-        while status == ETXTBSY && attempts < 50 {
-            attempts += 1
-            usleep(20_000)
-            status = posix_spawnp(&pid, argv[0], &actions, &attributes, &cArguments, &cEnvironment)
-        }
-        guard status == 0 else { return .failure(String(cString: strerror(status))) }
         // Reap it whenever it ends, so no zombie lingers while the sign-in waits.
-        let child = pid
-        DispatchQueue.global(qos: .utility).async {
-            var exitStatus: Int32 = 0
-            while waitpid(child, &exitStatus, 0) < 0 && errno == EINTR {}
-        }
+        let pid = child.pid
+        DispatchQueue.global(qos: .utility).async { _ = ChildProcess.wait(pid) }
         return .success
-    }
-
-    /// The descriptors open in this process (from /proc/self/fd).
-    private static func openDescriptors() -> [Int32] {
-        guard let directory = opendir("/proc/self/fd") else { return [] }
-        let own = dirfd(directory)
-        var result: [Int32] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if let fd = Int32(name), fd != own { result.append(fd) }
-        }
-        closedir(directory)
-        return result
     }
 
     /// This process's environment without secrets meant for authkit alone.
     private static func childEnvironment() -> [String] {
-        var result: [String] = []
-        var pointer = environ
-        while let entry = pointer.pointee {
-            let text = String(cString: entry)
-            if !text.hasPrefix("AUTHKIT_CLIENT_SECRET=") { result.append(text) }
-            pointer += 1
-        }
-        return result
+        ChildProcess.currentEnvironment().filter { !$0.hasPrefix("AUTHKIT_CLIENT_SECRET=") }
     }
 }
