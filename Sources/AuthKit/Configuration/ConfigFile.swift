@@ -4,6 +4,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The configuration file: `$AUTHKIT_CONFIG`, else `$XDG_CONFIG_HOME/authkit/config`
 /// (`~/.config/authkit/config`). An INI-style file (a subset of TOML):
 ///
@@ -70,23 +74,23 @@ package struct ConfigFile: Sendable, Equatable {
     /// `AUTHKIT_CONFIG` names it explicitly).
     package static func load(environment: [String: String]) throws(ConfigurationError) -> ConfigFile {
         let path = location(environment: environment)
-        let bytes: [UInt8]
+        let bytes: [UInt8], mode: mode_t
         do {
-            bytes = try FileAccess.read(path)
+            (bytes, mode) = try FileAccess.read(path) { ConfigTrust.problem(descriptor: $0, path: path) }
         } catch {
             if error == .notFound && environment["AUTHKIT_CONFIG"]?.isEmpty != false {
                 return ConfigFile(path: path, defaults: nil, profiles: [:])
             }
+            if case .refused(let problem) = error {
+                throw ConfigurationError(location: path, problem: "authkit does not use this file: \(problem)")
+            }
             throw ConfigurationError(location: path, problem: error.description)
-        }
-        if let problem = ConfigTrust.problem(path: path) {
-            throw ConfigurationError(location: path, problem: "authkit does not use this file: \(problem)")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ConfigurationError(location: path, problem: "the file is not UTF-8 text")
         }
         var file = try parse(text, path: path)
-        if file.profiles.values.contains(where: { $0.entries["client_secret"] != nil }), FileAccess.isReadableByOthers(path) {
+        if file.profiles.values.contains(where: { $0.entries["client_secret"] != nil }), mode & (S_IRGRP | S_IROTH) != 0 {
             throw ConfigurationError(
                 location: path, key: "client_secret",
                 problem: "the file holds a client secret but other users can read it; run chmod 600 \(path)")

@@ -12,6 +12,8 @@ package enum FileAccess {
         case unreadable(String)
         case notRegular
         case tooLarge(limit: Int)
+        /// The caller's check of the open file refused it (the phrase says why).
+        case refused(String)
 
         package var description: String {
             switch self {
@@ -19,11 +21,20 @@ package enum FileAccess {
             case .unreadable(let reason): return "cannot read the file: \(reason)"
             case .notRegular: return "it is not a regular file (a FIFO, device or directory)"
             case .tooLarge(let limit): return "the file is larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit >> 10) KiB")"
+            case .refused(let problem): return problem
             }
         }
     }
 
     package static func read(_ path: String, limit: Int = 1 << 20) throws(Failure) -> [UInt8] {
+        try read(path, limit: limit) { _ in nil }.bytes
+    }
+
+    /// Reads the file after `vet` accepted the open descriptor (nil: no problem), and returns
+    /// its bytes with the descriptor's mode: what is checked is what is read.
+    package static func read(
+        _ path: String, limit: Int = 1 << 20, vet: (_ descriptor: Int32) -> String?
+    ) throws(Failure) -> (bytes: [UInt8], mode: mode_t) {
         // O_NONBLOCK: opening a FIFO must not wait for a writer; the type is checked next.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
@@ -35,6 +46,7 @@ package enum FileAccess {
         guard fstat(fd, &info) == 0 else { throw .unreadable(String(cString: strerror(errno))) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .notRegular }
         if info.st_size > limit { throw .tooLarge(limit: limit) }
+        if let problem = vet(fd) { throw .refused(problem) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
@@ -47,13 +59,6 @@ package enum FileAccess {
             bytes.append(contentsOf: chunk[0..<count])
             if bytes.count > limit { throw .tooLarge(limit: limit) }
         }
-        return bytes
-    }
-
-    /// True when group or others may read the file.
-    package static func isReadableByOthers(_ path: String) -> Bool {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return false }
-        return info.st_mode & (S_IRGRP | S_IROTH) != 0
+        return (bytes, info.st_mode)
     }
 }

@@ -7,8 +7,10 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 15: a config file others can write, or another user's, never steers authkit (like
-/// OpenSSH's own files): refused whole, with the path, the mode and the command that fixes it.
+/// A config file others can write, or another user's, never steers authkit (like OpenSSH's own
+/// files): refused whole, with the path, the mode and the command that fixes it. What is
+/// checked is the open descriptor that was read, and every directory its path passes through;
+/// what cannot be checked is refused.
 @Suite struct ConfigTrustTests {
     /// Another account's uid for ownership tests: `nobody` (65534) on Debian.
     static let otherUID: uid_t = 65534
@@ -17,7 +19,7 @@ import Glibc
         let directory = try TestPaths.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("config").path
-        try "[profile p]\nissuer = https://idp.example\ngraph_url = https://graph.example/v1.0\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "[profile p]\nissuer = https://idp.example\ngraph_url = https://graph.example/v1.0\n".write(toFile: path, atomically: false, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
         try body(directory.path, path)
     }
@@ -80,4 +82,84 @@ import Glibc
             }
         }
     }
+
+    @Test("a deleted file reached through /proc/self/fd is refused: its directories cannot be checked")
+    func aDeletedFileIsRefused() throws {
+        try withConfig { _, path in
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            try #require(fd >= 0)
+            defer { close(fd) }
+            #expect(refusal("/proc/self/fd/\(fd)") == nil, "while the file exists, the link leads to it")
+            #expect(unlink(path) == 0)
+            let message = try #require(refusal("/proc/self/fd/\(fd)"))
+            #expect(message.contains("authkit does not use this file"))
+        }
+    }
+
+    @Test("a path through a directory another user controls is refused, wherever the link leads")
+    func aLinkInAnotherUsersDirectoryIsRefused() throws {
+        try withConfig { directory, path in
+            let theirs = directory + "/theirs"
+            try FileManager.default.createDirectory(atPath: theirs, withIntermediateDirectories: false)
+            let link = theirs + "/config"
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+            if getuid() == 0 {
+                #expect(chown(theirs, Self.otherUID, Self.otherUID) == 0)
+                #expect(try #require(refusal(link)).contains("its directory \(theirs) belongs to nobody"))
+                // Through `..` as well: the walk checks each directory it enters.
+                #expect(try #require(refusal(theirs + "/../theirs/config")).contains("belongs to nobody"))
+            } else {
+                try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: theirs)
+                #expect(try #require(refusal(link)).contains("its directory \(theirs) is writable by every user"))
+            }
+            #expect(refusal(directory + "/theirs/../config") == nil, "`..` out of it leads back to a trusted path")
+        }
+    }
+
+    /// The race the second review won 5 times in 437: a link another user swaps between their
+    /// own file and one of ours while authkit reads. Whatever was read at each moment, their
+    /// file is never used.
+    @Test("a link swapped in a loop never gets another user's file used")
+    func aSwappedLinkNeverWins() throws {
+        guard getuid() == 0 else { return }  // needs a file of another user (root gives it away)
+        try withConfig { directory, path in
+            let evil = directory + "/evil"
+            try "[profile p]\nissuer = https://evil.example\n".write(toFile: evil, atomically: false, encoding: .utf8)
+            #expect(chown(evil, Self.otherUID, Self.otherUID) == 0)
+            let link = directory + "/link"
+            let swapping = SharedFlag(true)
+            let swapper = Thread {
+                var flip = false
+                while swapping.load() {
+                    let staged = directory + "/link.new"
+                    unlink(staged)
+                    symlink(flip ? evil : path, staged)
+                    rename(staged, link)
+                    flip.toggle()
+                }
+            }
+            swapper.start()
+            defer { swapping.store(false) }
+            var used = 0, refused = 0
+            for _ in 0..<500 {
+                do {
+                    let file = try ConfigFile.load(environment: ["AUTHKIT_CONFIG": link])
+                    #expect(file.profiles["p"]?.entries["issuer"]?.value == "https://idp.example", "another user's file was used")
+                    used += 1
+                } catch {
+                    refused += 1
+                }
+            }
+            #expect(used + refused == 500)
+        }
+    }
+}
+
+/// A flag two threads share.
+final class SharedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Bool
+    init(_ value: Bool) { self.value = value }
+    func load() -> Bool { lock.lock(); defer { lock.unlock() }; return value }
+    func store(_ new: Bool) { lock.lock(); value = new; lock.unlock() }
 }
