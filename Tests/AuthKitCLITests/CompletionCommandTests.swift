@@ -32,7 +32,7 @@ import Testing
             printf '%s\\n' "${COMPREPLY[@]}"
             """
         let environment = home.environment.merging(["PATH": "\(bin):/usr/bin:/bin"]) { _, new in new }
-        let result = try await offload { try ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: environment, timeout: 30) }
+        let result = try await offThePool { try ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: environment, timeout: 30) }
         #expect(result.status == 0, "\(result.stderr)")
         return result.stdout.split(separator: "\n").map(String.init)
     }

@@ -70,7 +70,7 @@ import Testing
         // script(1) gives authkit a pseudo-terminal, as a person's shell would.
         let command = "\(TestPaths.product("authkit").path) config --json"
         let environment = home.environment
-        let result = try await offload {
+        let result = try await offThePool {
             try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"], environment: environment, timeout: 30)
         }
         #expect(result.status == 0, "\(result.stdout)")

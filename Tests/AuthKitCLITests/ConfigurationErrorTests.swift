@@ -22,13 +22,13 @@ import Testing
         }
 
         func write(_ text: String, mode: Int = 0o600) throws {
-            try text.write(to: configFile, atomically: true, encoding: .utf8)
+            try text.write(to: configFile, atomically: false, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: configFile.path)
         }
 
         func authkit(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessResult {
             let environment = environment.merging(extra) { _, new in new }
-            let result = try await offload { try ProcessRunner.run(TestPaths.product("authkit"), arguments, environment: environment, timeout: 30) }
+            let result = try await offThePool { try ProcessRunner.run(TestPaths.product("authkit"), arguments, environment: environment, timeout: 30) }
             #expect(!result.timedOut)
             return result
         }
@@ -144,7 +144,7 @@ import Testing
         try await Self.expectUsageError(home.authkit(["status"], environment: ["AUTHKIT_GROUP": "bad group"]), ["environment variable AUTHKIT_GROUP: 'group'"])
         try await Self.expectUsageError(home.authkit(["status", "--group", "bad/group"]), ["--group: 'group'"])
         try await Self.expectUsageError(
-            try await home.authkit(["login"], environment: ["AUTHKIT_ISSUER": "https://login.example.com/?x=1", "AUTHKIT_CLIENT_ID": "abc"]),
+            home.authkit(["login"], environment: ["AUTHKIT_ISSUER": "https://login.example.com/?x=1", "AUTHKIT_CLIENT_ID": "abc"]),
             ["environment variable AUTHKIT_ISSUER: 'issuer'"])
         try await Self.expectUsageError(home.authkit(["status"], environment: ["AUTHKIT_CONFIG": home.root.appendingPathComponent("missing").path]), ["missing"])
     }

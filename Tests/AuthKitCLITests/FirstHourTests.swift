@@ -50,7 +50,7 @@ import Testing
 
         // 5. The keyring locked (a new session, a screen lock): token and login exit 3 with
         //    the same words, and login fails before any URL is shown.
-        try await offload { try world.keyring.lockCollection(label: "Login") }
+        try await offThePool { try world.keyring.lockCollection(label: "Login") }
         let locked = try await world.authkit(["token", "--group", world.group])
         #expect(locked.status == 3, "\(locked.status): \(locked.stderr)")
         #expect(locked.stdout.isEmpty)

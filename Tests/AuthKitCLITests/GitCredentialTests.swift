@@ -35,7 +35,7 @@ import Testing
             let seed = world.scratch.appendingPathComponent("seed")
             try git.run(["init", "-q", "--bare", root.appendingPathComponent("repo.git").path])
             try git.run(["init", "-q", seed.path])
-            try "hello\n".write(to: seed.appendingPathComponent("README"), atomically: true, encoding: .utf8)
+            try "hello\n".write(to: seed.appendingPathComponent("README"), atomically: false, encoding: .utf8)
             try git.run(["-C", seed.path, "add", "README"])
             try git.run(["-C", seed.path, "commit", "-q", "-m", "first"])
             try git.run(["-C", seed.path, "push", "-q", root.appendingPathComponent("repo.git").path, "HEAD:refs/heads/main"])
@@ -75,7 +75,7 @@ import Testing
         let clone = world.scratch.appendingPathComponent("clone")
         try git.run(["clone", "-q", git.url + "/repo.git", clone.path])
         #expect(FileManager.default.fileExists(atPath: clone.appendingPathComponent("README").path))
-        try "more\n".write(to: clone.appendingPathComponent("NOTES"), atomically: true, encoding: .utf8)
+        try "more\n".write(to: clone.appendingPathComponent("NOTES"), atomically: false, encoding: .utf8)
         try git.run(["-C", clone.path, "add", "NOTES"])
         try git.run(["-C", clone.path, "commit", "-q", "-m", "second"])
         try git.run(["-C", clone.path, "push", "-q", "origin", "HEAD:main"])
@@ -94,7 +94,7 @@ import Testing
         #expect(account["access_token_valid"] as? Bool == false, "erase marks the rejected token stale")
         #expect(account["refresh_token"] as? Bool == true)
         try await git.server.rejectNext(0)
-        try "third\n".write(to: clone.appendingPathComponent("MORE"), atomically: true, encoding: .utf8)
+        try "third\n".write(to: clone.appendingPathComponent("MORE"), atomically: false, encoding: .utf8)
         try git.run(["-C", clone.path, "add", "MORE"])
         try git.run(["-C", clone.path, "commit", "-q", "-m", "third"])
         try git.run(["-C", clone.path, "push", "-q", "origin", "HEAD:main"])
@@ -110,9 +110,9 @@ import Testing
         let world = git.world
         let config = world.configDirectory
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-        try "[credential \"\(git.url)\"]\ngroup = \(world.group)\nusername = ada\n".write(to: config.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+        try "[credential \"\(git.url)\"]\ngroup = \(world.group)\nusername = ada\n".write(to: config.appendingPathComponent("config"), atomically: false, encoding: .utf8)
         let store = git.home.appendingPathComponent("git-credentials")
-        try "https://someone:other-secret@other.example\n".write(to: store, atomically: true, encoding: .utf8)
+        try "https://someone:other-secret@other.example\n".write(to: store, atomically: false, encoding: .utf8)
         // git runs `!`-helpers through the shell, and a bare word `authkit` as git-credential-authkit.
         try git.run(["config", "--global", "--add", "credential.helper", "!authkit credential git"])
         try git.run(["config", "--global", "--add", "credential.helper", "store --file \(store.path)"])
@@ -165,7 +165,7 @@ import Testing
             #expect(result.stderr.split(separator: "\n").count <= 2, "\(what): \(result.stderr)")
         }
         // Run by hand on a terminal, a plug-in never reads it: one line, at once.
-        let tty = try ProcessRunner.run(
+        let tty = try await ProcessRunner.run(
             URL(fileURLWithPath: "/usr/bin/script"), ["-qec", "\(TestPaths.product("authkit").path) credential git --group \(world.group) get", "/dev/null"],
             environment: world.environment, timeout: 20)
         #expect(!tty.timedOut && tty.status != 0, "a plug-in waited on the terminal")

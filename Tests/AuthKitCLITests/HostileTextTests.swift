@@ -170,7 +170,7 @@ import Glibc
         let world = try await CLIHarness.start()
         defer { world.stop() }
         let config = world.scratch.appendingPathComponent("config")
-        try "[profile evil]\ngraph_url = https://evil.example/v1.0\n".write(to: config, atomically: true, encoding: .utf8)
+        try "[profile evil]\ngraph_url = https://evil.example/v1.0\n".write(to: config, atomically: false, encoding: .utf8)
         chmod(config.path, 0o666)
         let result = try await world.authkit(["status", "--profile", "evil"], environment: ["AUTHKIT_CONFIG": config.path])
         #expect(result.status == 2, "\(result.status): \(result.stderr)")
@@ -211,9 +211,9 @@ import Glibc
         let redirect = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "redirect_uri" }?.value)
         let name = "%1B%5D52%3Bc%3BZXZpbA%3D%3D%07%9B2J%E2%80%AE"
         let forged = try #require(URL(string: redirect + "?\(name)=1&\(name)=2&state=x"))
-        _ = try? await offload { try Data(contentsOf: forged) }
+        _ = try? await offThePool { try Data(contentsOf: forged) }
         // The real browser then completes the sign-in: the forged request ended nothing.
-        let browser = try await offload { try ScriptedBrowser(user: "ada", for: world.provider).open(url) }
+        let browser = try await offThePool { try ScriptedBrowser(user: "ada", for: world.provider).open(url) }
         #expect(browser.status == 0, "\(browser.stderr)")
         let result = try await world.finish(login, arguments)
         #expect(result.status == 0, "\(result.stderr)")

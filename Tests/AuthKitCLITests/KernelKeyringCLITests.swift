@@ -47,7 +47,7 @@ import Testing
     /// keyctl blocked: one line naming the alternatives, exit 3.
     @Test func aBlockedKeyctlExitsThree() async throws {
         let helper = try NoKeyctl.build()
-        let result = try ProcessRunner.run(helper, [TestPaths.product("authkit").path, "token", "--storage", "kernel-keyring", "--group", "com.example.x"], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
+        let result = try await ProcessRunner.run(helper, [TestPaths.product("authkit").path, "token", "--storage", "kernel-keyring", "--group", "com.example.x"], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
         #expect(result.status == 3, "\(result.status): \(result.stderr)")
         #expect(result.stderr.contains("kernel keyring cannot be used here") && result.stderr.contains("--storage"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)

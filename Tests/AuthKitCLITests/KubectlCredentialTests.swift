@@ -51,7 +51,7 @@ import Testing
                   user: {}
 
                 """
-            try original.write(to: kubeconfig, atomically: true, encoding: .utf8)
+            try original.write(to: kubeconfig, atomically: false, encoding: .utf8)
             var environment = world.environment
             environment["KUBECONFIG"] = kubeconfig.path
             environment["PATH"] = kubectl.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
@@ -60,7 +60,7 @@ import Testing
             for type in ["access-token", "id-token"] {
                 let setup = try await world.authkit(["setup", "kubectl", "--context", "test", "--group", world.group, "--token-type", type], environment: environment)
                 #expect(setup.status == 0, "\(kubectl.path): \(setup.stderr)")
-                let get = try ProcessRunner.run(kubectl, ["get", "--raw", "/api"], environment: environment, timeout: 60)
+                let get = try await ProcessRunner.run(kubectl, ["get", "--raw", "/api"], environment: environment, timeout: 60)
                 #expect(get.status == 0, "\(kubectl.path) with \(type): \(get.stderr)")
                 #expect(get.stdout.contains("APIVersions"))
             }
@@ -79,13 +79,13 @@ import Testing
         let setup = try await world.authkit(["setup", "kubectl", "--context", "test", "--group", world.group], environment: environment.merging(["PATH": kubectls[0].deletingLastPathComponent().path + ":/usr/bin:/bin"]) { $1 })
         #expect(setup.status == 0)
         try await world.provider.clearLog()
-        let refreshed = try ProcessRunner.run(kubectls[0], ["get", "--raw", "/api"], environment: environment, timeout: 60)
+        let refreshed = try await ProcessRunner.run(kubectls[0], ["get", "--raw", "/api"], environment: environment, timeout: 60)
         #expect(refreshed.status == 0, "\(refreshed.stderr)")
         #expect(try await world.provider.log().grantTypes["refresh_token", default: 0] == 1)
 
         // Not signed in: kubectl shows authkit's one line naming the login.
         #expect(try await world.authkit(["logout", "--group", world.group]).status == 0)
-        let refused = try ProcessRunner.run(kubectls[0], ["get", "--raw", "/api"], environment: environment, timeout: 60)
+        let refused = try await ProcessRunner.run(kubectls[0], ["get", "--raw", "/api"], environment: environment, timeout: 60)
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("authkit login"), "\(refused.stderr)")
         try await world.assertNoSecretsLeaked()

@@ -67,7 +67,7 @@ import Testing
         let url = try #require(await login.waitForStderr { CLIOutput.authorizationURL(in: $0) }, "no URL shown: \(login.stderrSoFar)")
         #expect(login.stderrSoFar.contains("Open this URL in a browser to sign in:"))
         // A person opens it elsewhere on this machine.
-        let browser = try await offload { try ScriptedBrowser(user: "grace", for: world.provider).open(url) }
+        let browser = try await offThePool { try ScriptedBrowser(user: "grace", for: world.provider).open(url) }
         #expect(browser.status == 0, "\(browser.stderr)")
         let result = try await world.finish(login, arguments)
         #expect(result.status == 0, "\(result.stderr)")
@@ -84,7 +84,7 @@ import Testing
         let url = try #require(await login.waitForStderr { CLIOutput.authorizationURL(in: $0) }, "no URL shown: \(login.stderrSoFar)")
         #expect(await login.waitForStderr { $0.contains("paste it here") ? true : nil } == true, "no paste instructions: \(login.stderrSoFar)")
         // The browser on "another machine" signs in and ends on an address that does not load.
-        let redirect = try await offload { try ScriptedBrowser(user: "alan", for: world.provider).finalRedirect(for: url) }
+        let redirect = try await offThePool { try ScriptedBrowser(user: "alan", for: world.provider).finalRedirect(for: url) }
         var components = try #require(URLComponents(url: redirect, resolvingAgainstBaseURL: false))
         components.queryItems = components.queryItems?.map { $0.name == "state" ? URLQueryItem(name: "state", value: "forged") : $0 }
         let forged = try #require(components.url)
@@ -113,7 +113,7 @@ import Testing
         let login = try world.start(arguments, environment: world.browserEnvironment())
         let device = try #require(await login.waitForStderr { CLIOutput.deviceCode(in: $0) }, "no device code shown: \(login.stderrSoFar)")
         #expect(await login.waitForStderr { $0.contains("Waiting for the code to be approved (") ? true : nil } == true)
-        let approval = try await offload { try ScriptedBrowser(user: "grace", for: world.provider).approveDevice(verificationURI: device.uri, userCode: device.code) }
+        let approval = try await offThePool { try ScriptedBrowser(user: "grace", for: world.provider).approveDevice(verificationURI: device.uri, userCode: device.code) }
         #expect(approval.status == 0, "\(approval.stderr)")
         let result = try await world.finish(login, arguments)
         #expect(result.status == 0, "\(result.stderr)")
@@ -163,7 +163,7 @@ import Testing
             tenant = organizations
             client_id = \(CLIHarness.clientID)
             group = \(world.group)
-            """.write(to: world.configDirectory.appendingPathComponent("config"), atomically: true, encoding: .utf8)
+            """.write(to: world.configDirectory.appendingPathComponent("config"), atomically: false, encoding: .utf8)
         let login = try await world.authkit(["login", "--profile", "contoso"], environment: world.browserEnvironment(), timeout: 60)
         #expect(login.status == 0, "\(login.stderr)")
         #expect(login.stderr.contains("  tenant:  \(tenant)\n"))
@@ -183,7 +183,7 @@ import Testing
         // A UTF-8 terminal without NO_COLOR (whatever the test runner's own environment says).
         let environment = world.environment.merging(world.browserEnvironment()) { _, new in new }
             .merging(["LC_ALL": "C.UTF-8"]) { _, new in new }.filter { $0.key != "NO_COLOR" }
-        let result = try await offload {
+        let result = try await offThePool {
             try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"], environment: environment, timeout: 60)
         }
         #expect(!result.timedOut)
@@ -197,7 +197,7 @@ import Testing
 
         // Issue 13: the same terminal under a non-UTF-8 locale, or with NO_COLOR, gets ASCII only.
         for setting in [["LC_ALL": "C"], ["LC_ALL": "C.UTF-8", "NO_COLOR": "1"]] {
-            let plain = try await offload {
+            let plain = try await offThePool {
                 try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
                                       environment: environment.merging(setting) { _, new in new }, timeout: 60)
             }

@@ -26,7 +26,7 @@ import Testing
         #expect(after.stdout.contains("Nobody is signed in in \(world.group)"))
         #expect(try await world.authkit(["status", "--group", world.group]).status == 1)
         #expect(try await world.authkit(["token", "--group", world.group]).status == 1)
-        let items = try await offload { try world.keyring.secretTool(["search", "--all", "group", world.group]) }
+        let items = try await offThePool { try world.keyring.secretTool(["search", "--all", "group", world.group]) }
         #expect(!items.stdout.contains("kind = tokens") && !items.stderr.contains("kind = tokens"), "no item left behind")
 
         // Idempotent.

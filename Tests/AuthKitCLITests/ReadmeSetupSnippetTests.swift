@@ -36,7 +36,7 @@ import Testing
             contexts += "- context: {cluster: c, user: \(name)-user}\n  name: \(name)\n"
         }
         try "apiVersion: v1\nkind: Config\nclusters:\n- cluster: {server: \"https://127.0.0.1:1\"}\n  name: c\ncontexts:\n\(contexts)users:\n- name: aks-prod-user\n  user: {}\n- name: oidc-cluster-user\n  user: {}\n"
-            .write(to: kubeconfig, atomically: true, encoding: .utf8)
+            .write(to: kubeconfig, atomically: false, encoding: .utf8)
         var environment = [
             "HOME": world.scratch.path, "GIT_CONFIG_GLOBAL": world.scratch.appendingPathComponent("gitconfig").path,
             "DOCKER_CONFIG": world.scratch.appendingPathComponent("docker").path, "KUBECONFIG": kubeconfig.path,

@@ -44,7 +44,7 @@ import Testing
         let pasteArguments = world.loginArguments(["--paste"])
         let paste = try world.start(pasteArguments, environment: world.browserEnvironment())
         let url = try #require(await paste.waitForStderr { CLIOutput.authorizationURL(in: $0) })
-        let redirect = try await offload { try ScriptedBrowser(user: "ada", for: world.provider).finalRedirect(for: url) }
+        let redirect = try await offThePool { try ScriptedBrowser(user: "ada", for: world.provider).finalRedirect(for: url) }
         paste.send(redirect.absoluteString.replacingOccurrences(of: "state=", with: "state=x") + "\n")
         paste.send(redirect.absoluteString + "\n")
         #expect(try await world.finish(paste, pasteArguments).status == 0)
@@ -54,7 +54,7 @@ import Testing
                                "--group", "org.example.device", "--device-code"]
         let device = try world.start(deviceArguments)
         let code = try #require(await device.waitForStderr { CLIOutput.deviceCode(in: $0) })
-        #expect(try await offload { try ScriptedBrowser(user: "grace", for: world.provider).approveDevice(verificationURI: code.uri, userCode: code.code) }.status == 0)
+        #expect(try await offThePool { try ScriptedBrowser(user: "grace", for: world.provider).approveDevice(verificationURI: code.uri, userCode: code.code) }.status == 0)
         #expect(try await world.finish(device, deviceArguments).status == 0)
 
         // Reading, refreshing, Graph with a 401 and a 403, every status form.

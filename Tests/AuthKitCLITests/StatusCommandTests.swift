@@ -180,7 +180,7 @@ import Testing
             "HOME": home.path, "PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": home.path,
             "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(home.path)/no-bus-here",
         ]
-        let text = try await offload { try ProcessRunner.run(TestPaths.product("authkit"), ["status"], environment: environment, timeout: 30) }
+        let text = try await offThePool { try ProcessRunner.run(TestPaths.product("authkit"), ["status"], environment: environment, timeout: 30) }
         #expect(text.status == 3, "\(text.stderr)")
         #expect(text.stdout.isEmpty)
         #expect(text.stderr.contains("no D-Bus session bus"))
@@ -188,7 +188,7 @@ import Testing
         #expect(text.stderr.contains("--insecure-storage"))
 
         let noAddress = environment.filter { $0.key != "DBUS_SESSION_BUS_ADDRESS" }
-        let json = try await offload { try ProcessRunner.run(TestPaths.product("authkit"), ["status", "--json"], environment: noAddress, timeout: 30) }
+        let json = try await offThePool { try ProcessRunner.run(TestPaths.product("authkit"), ["status", "--json"], environment: noAddress, timeout: 30) }
         #expect(json.status == 3, "\(json.stderr)")
         let report = try PeerJSON(data: Data(json.stdout.utf8))
         Self.checkSchema(report)
@@ -197,15 +197,15 @@ import Testing
         #expect(report["error"].string?.contains("no D-Bus session bus") == true)
         #expect(json.stderr.contains("no D-Bus session bus"))
 
-        let token = try await offload { try ProcessRunner.run(TestPaths.product("authkit"), ["token"], environment: environment, timeout: 30) }
+        let token = try await offThePool { try ProcessRunner.run(TestPaths.product("authkit"), ["token"], environment: environment, timeout: 30) }
         #expect(token.status == 3)
         #expect(token.stdout.isEmpty)
     }
 
     @Test func noSecretServiceOnTheBusExitsThree() async throws {
-        let bus = try await offload { try PrivateSecretService(provider: .none) }
+        let bus = try await offThePool { try PrivateSecretService(provider: .none) }
         defer { bus.stop() }
-        let result = try await offload { try ProcessRunner.run(TestPaths.product("authkit"), ["status"], environment: bus.environment, timeout: 30) }
+        let result = try await offThePool { try ProcessRunner.run(TestPaths.product("authkit"), ["status"], environment: bus.environment, timeout: 30) }
         #expect(result.status == 3, "\(result.stderr)")
         #expect(result.stderr.contains("Secret Service"), "\(result.stderr)")
     }
@@ -214,7 +214,7 @@ import Testing
         let world = try await CLIHarness.start()
         defer { world.stop() }
         try await world.signIn()
-        try await offload { try world.keyring.lockCollection(label: "Login") }
+        try await offThePool { try world.keyring.lockCollection(label: "Login") }
         // No display, so no unlock prompt can be shown: the store is unavailable, and says why.
         let text = try await world.authkit(["status", "--group", world.group])
         #expect(text.status == 3, "\(text.stdout)\(text.stderr)")

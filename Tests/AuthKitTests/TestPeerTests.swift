@@ -503,7 +503,7 @@ struct TestPeerTests {
             ("state", "s-123"), ("nonce", "n-123"), ("code_challenge", pkce.challenge), ("code_challenge_method", "S256"),
         ]
         let url = try #require(URL(string: provider.issuer.absoluteString + "/authorize?" + TestHTTP.formEncode(fields)))
-        let result = try ProcessRunner.run(ScriptedBrowser.wrapper, [url.absoluteString], extraEnvironment: browser.environment, timeout: 40)
+        let result = try await ProcessRunner.run(ScriptedBrowser.wrapper, [url.absoluteString], extraEnvironment: browser.environment, timeout: 40)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!result.stderr.contains("code="), "the browser must not print the authorization code")
         let opened = try String(contentsOf: directory.appendingPathComponent("opened.txt"), encoding: .utf8)

@@ -60,7 +60,7 @@ import Glibc
         let group = try group()
         defer { Task { [store] in _ = try? await store.deleteAll(in: group) } }
         try await store.save(Array(#"{"shared":true}"#.utf8), for: key(group))
-        let result = try ProcessRunner.run(
+        let result = try await ProcessRunner.run(
             URL(fileURLWithPath: "/usr/bin/keyctl"),
             ["session", "-", probe.path, "--kernel-keyring", "--show-secret", "lookup", "--group", group.name,
              "--issuer", "https://login.example/tenant/v2.0", "--client-id", "client-1", "--account", "ada@example.test"], timeout: 30)
@@ -72,7 +72,7 @@ import Glibc
     @Test func aBlockedSyscallIsAClearError() async throws {
         let probe = try #require(Self.probe)
         let helper = try NoKeyctl.build()
-        let result = try ProcessRunner.run(helper, [probe.path, "--kernel-keyring", "list", "--group", "com.example.blocked"], timeout: 30)
+        let result = try await ProcessRunner.run(helper, [probe.path, "--kernel-keyring", "list", "--group", "com.example.blocked"], timeout: 30)
         #expect(result.stdout.contains("kernelKeyringUnavailable"), "\(result.stdout) \(result.stderr)")
         #expect(result.stdout.contains("seccomp") && result.stdout.contains("--storage secret-service"))
     }

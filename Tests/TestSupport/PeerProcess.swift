@@ -42,8 +42,7 @@ public final class PeerProcess: @unchecked Sendable {
     public let stderrURL: URL
     public let directory: URL
 
-    private let process: Process
-    private let stdinPipe: Pipe
+    private let process: TestProcess
     private let lock = NSLock()
     private var stopped = false
 
@@ -67,40 +66,26 @@ public final class PeerProcess: @unchecked Sendable {
         }
         let logURL = directory.appendingPathComponent("\(name).log")
         let stderrURL = directory.appendingPathComponent("\(name).stderr")
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
 
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [scriptURL.path, "--port", "0", "--log", logURL.path] + arguments
         var env = ProcessInfo.processInfo.environment
         env["PYTHONUNBUFFERED"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"  // keep __pycache__ out of the checkout
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        process.currentDirectoryURL = directory
-
-        let pipes = SpawnLock.pipes(2)
-        let stdinPipe = pipes[0], stdoutPipe = pipes[1]
-        process.standardInput = stdinPipe
-        process.standardOutput = stdoutPipe
-        guard let stderrHandle = FileHandle(forWritingAtPath: stderrURL.path) else {
-            throw .launchFailed(peer: name, reason: "cannot write \(stderrURL.path)")
-        }
-        process.standardError = stderrHandle
-        do { try SpawnLock.run(process) } catch {
+        let process: TestProcess
+        do {
+            process = try TestProcess(
+                python, [scriptURL.path, "--port", "0", "--log", logURL.path] + arguments, environment: env,
+                directory: directory, stdin: .pipe, stdout: .pipe, stderr: .file(stderrURL))
+        } catch {
             throw .launchFailed(peer: name, reason: "\(error)")
         }
-        try? stderrHandle.close()
-
-        let reader = ReadyLineReader(handle: stdoutPipe.fileHandleForReading)
-        reader.start()
-        let line = reader.wait(timeout: readyTimeout)
+        let line = process.firstStdoutLine(timeout: readyTimeout)
         func failure(_ reason: String) -> PeerError {
-            Self.terminate(process, stdin: stdinPipe)
+            Self.terminate(process)
             return .notReady(peer: name, reason: reason, log: Self.tail(of: [stderrURL, logURL]))
         }
         guard let line else {
-            throw failure(process.isRunning ? "no ready line within \(Int(readyTimeout)) s" : "it exited with status \(process.terminationStatus)")
+            throw failure(process.isRunning ? "no ready line within \(Int(readyTimeout)) s" : "it exited with status \(process.termination?.status ?? -1)")
         }
         guard let ready = try? PeerJSON(data: Data(line.utf8)), ready["ready"].bool == true,
             let base = ready["base_url"].string, let baseURL = URL(string: base)
@@ -110,12 +95,11 @@ public final class PeerProcess: @unchecked Sendable {
         self.name = name
         self.ready = ready
         self.baseURL = baseURL
-        self.pid = process.processIdentifier
+        self.pid = process.pid
         self.logURL = logURL
         self.stderrURL = stderrURL
         self.directory = directory
         self.process = process
-        self.stdinPipe = stdinPipe
     }
 
     deinit {
@@ -129,7 +113,7 @@ public final class PeerProcess: @unchecked Sendable {
 
     /// True once the peer has exited by itself with status 0 (not killed by a signal).
     public var exitedCleanly: Bool {
-        !process.isRunning && process.terminationReason == .exit && process.terminationStatus == 0
+        process.termination == .exited(0)
     }
 
     /// Stops the peer (end of input; SIGTERM after 2 s; SIGKILL 5 s later) and waits for it. Idempotent.
@@ -138,7 +122,7 @@ public final class PeerProcess: @unchecked Sendable {
         let wasStopped = stopped
         stopped = true
         lock.unlock()
-        if !wasStopped { Self.terminate(process, stdin: stdinPipe) }
+        if !wasStopped { Self.terminate(process) }
     }
 
     /// The peer's request log and stderr so far (for failure messages and leak scans).
@@ -164,16 +148,13 @@ public final class PeerProcess: @unchecked Sendable {
         return try response.json()
     }
 
-    private static func terminate(_ process: Process, stdin: Pipe) {
+    private static func terminate(_ process: TestProcess) {
         // End of input is the peer's first stop signal; SIGTERM, then SIGKILL, if it lingers.
-        try? stdin.fileHandleForWriting.close()
-        for (signal, seconds) in [(SIGTERM, 2.0), (SIGKILL, 5.0)] {
-            let deadline = Date().addingTimeInterval(seconds)
-            while process.isRunning && Date() < deadline { usleep(5_000) }
-            guard process.isRunning else { break }
-            kill(process.processIdentifier, signal)
+        process.closeInput()
+        if !process.wait(timeout: 2, killing: false) {
+            process.send(signal: SIGTERM)
+            process.wait(timeout: 5)
         }
-        process.waitUntilExit()
     }
 
     private static func tail(of files: [URL], lines: Int = 40) -> String {
@@ -182,48 +163,5 @@ public final class PeerProcess: @unchecked Sendable {
             let last = text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines)
             return "[\(file.lastPathComponent)]\n" + last.joined(separator: "\n")
         }.joined(separator: "\n")
-    }
-}
-
-/// Reads a child's stdout on its own thread until the first newline, then drains the rest.
-private final class ReadyLineReader: @unchecked Sendable {
-    private let handle: FileHandle
-    private let semaphore = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var line: String?
-
-    init(handle: FileHandle) { self.handle = handle }
-
-    func start() {
-        let thread = Thread { [self] in self.run() }
-        thread.start()
-    }
-
-    func wait(timeout: TimeInterval) -> String? {
-        _ = semaphore.wait(timeout: .now() + timeout)
-        lock.lock()
-        defer { lock.unlock() }
-        return line
-    }
-
-    private func run() {
-        var buffer = Data()
-        var signalled = false
-        while true {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            guard !signalled else { continue }
-            buffer.append(chunk)
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                lock.lock()
-                line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                lock.unlock()
-                signalled = true
-                semaphore.signal()
-            } else if buffer.count > 1_000_000 {
-                break
-            }
-        }
-        if !signalled { semaphore.signal() }
     }
 }

@@ -37,7 +37,7 @@ public final class PrivateSecretService: @unchecked Sendable {
     /// The environment for child processes: this process's, with HOME, XDG_* and
     /// DBUS_SESSION_BUS_ADDRESS pointing into ``root``, and no display.
     public let environment: [String: String]
-    private var processes: [Process] = []
+    private var processes: [TestProcess] = []
     private let lock = NSLock()
 
     public init(provider: Provider = .gnomeKeyring, password: String = "authkit-test-keyring") throws {
@@ -70,20 +70,15 @@ public final class PrivateSecretService: @unchecked Sendable {
                 <allow own="*"/>
               </policy>
             </busconfig>
-            """.write(to: config, atomically: true, encoding: .utf8)
+            """.write(to: config, atomically: false, encoding: .utf8)
 
-        let bus = Process()
-        bus.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        bus.arguments = ["--config-file=\(config.path)", "--nofork", "--print-address=1"]
-        let addressPipe = SpawnLock.pipes(1)[0]
-        bus.standardOutput = addressPipe
-        bus.standardError = try Self.logFile(root, "bus.log")
-        try SpawnLock.run(bus)
+        let bus = try TestProcess(
+            URL(fileURLWithPath: "/usr/bin/dbus-daemon"), ["--config-file=\(config.path)", "--nofork", "--print-address=1"],
+            stdout: .pipe, stderr: .file(root.appendingPathComponent("bus.log")))
         processes.append(bus)
-        let line = Self.readLine(addressPipe.fileHandleForReading)
-        guard let line, line.hasPrefix("unix:") else {
-            bus.terminate()
-            bus.waitUntilExit()
+        guard let line = bus.firstStdoutLine(timeout: 15), line.hasPrefix("unix:") else {
+            bus.kill()
+            bus.wait(timeout: 5)
             try? FileManager.default.removeItem(at: root)
             throw HarnessError.startFailed("dbus-daemon printed no address")
         }
@@ -106,26 +101,17 @@ public final class PrivateSecretService: @unchecked Sendable {
         case .none:
             return
         case .gnomeKeyring:
-            let keyring = Process()
-            keyring.executableURL = URL(fileURLWithPath: "/usr/bin/gnome-keyring-daemon")
-            keyring.arguments = ["--unlock", "--components=secrets", "--foreground"]
-            keyring.environment = environment
-            let input = SpawnLock.pipes(1)[0]
-            keyring.standardInput = input
-            keyring.standardOutput = try Self.logFile(root, "keyring.out")
-            keyring.standardError = try Self.logFile(root, "keyring.log")
-            try SpawnLock.run(keyring)
+            let keyring = try TestProcess(
+                URL(fileURLWithPath: "/usr/bin/gnome-keyring-daemon"), ["--unlock", "--components=secrets", "--foreground"],
+                environment: environment, stdin: .pipe, stdout: .file(root.appendingPathComponent("keyring.out")),
+                stderr: .file(root.appendingPathComponent("keyring.log")))
             processes.append(keyring)
-            input.fileHandleForWriting.write(Data(password.utf8))
-            try? input.fileHandleForWriting.close()
+            keyring.send(password)
+            keyring.closeInput()
         case .hung:
-            let hung = Process()
-            hung.executableURL = TestPaths.python
-            hung.arguments = [Self.peerScript.path, "hang"]
-            hung.environment = environment
-            hung.standardOutput = try Self.logFile(root, "hung.out")
-            hung.standardError = try Self.logFile(root, "hung.log")
-            try SpawnLock.run(hung)
+            let hung = try TestProcess(
+                TestPaths.python, [Self.peerScript.path, "hang"], environment: environment,
+                stdout: .file(root.appendingPathComponent("hung.out")), stderr: .file(root.appendingPathComponent("hung.log")))
             processes.append(hung)
         }
         // Wait (bounded) until something owns the Secret Service name.
@@ -149,7 +135,7 @@ public final class PrivateSecretService: @unchecked Sendable {
     public var processIdentifiers: [Int32] {
         lock.lock()
         defer { lock.unlock() }
-        return processes.map(\.processIdentifier)
+        return processes.map(\.pid)
     }
 
     /// Stops every process and removes the temporary folder. Safe to call twice.
@@ -163,11 +149,10 @@ public final class PrivateSecretService: @unchecked Sendable {
         let running = processes
         processes = []
         lock.unlock()
-        // SIGKILL, not SIGTERM: children started from a libdispatch thread inherit its
-        // blocked signal mask, so they would ignore SIGTERM. Nothing of theirs is worth keeping.
-        for process in running.reversed() where process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        // Nothing of theirs is worth keeping: SIGKILL to each one's process group.
+        for process in running.reversed() {
+            process.kill()
+            process.wait(timeout: 10)
         }
     }
 
@@ -220,24 +205,5 @@ public final class PrivateSecretService: @unchecked Sendable {
             throw HarnessError.missing("the SecretStoreProbe program (\(url.path))")
         }
         return url
-    }
-
-    private static func logFile(_ root: URL, _ name: String) throws -> FileHandle {
-        let url = root.appendingPathComponent(name)
-        _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
-        return try FileHandle(forWritingTo: url)
-    }
-
-    /// The first line a process prints (dbus-daemon's address), or nil at end of file.
-    private static func readLine(_ handle: FileHandle) -> String? {
-        var data = Data()
-        while true {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            data.append(chunk)
-            if data.contains(UInt8(ascii: "\n")) { break }
-        }
-        guard let text = String(data: data, encoding: .utf8) else { return nil }
-        return text.split(separator: "\n").first.map(String.init)
     }
 }

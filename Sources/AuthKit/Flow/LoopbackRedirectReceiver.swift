@@ -150,6 +150,13 @@ public final class LoopbackRedirectReceiver: Sendable {
         return try result.get()
     }
 
+    /// Whether ``waitForCallback(_:timeout:onEvent:)`` has started waiting (callbacks are then
+    /// judged as they arrive, not held).
+    package var isWaiting: Bool { state.isWaiting }
+
+    /// Callbacks that arrived before anyone waited, held until the wait starts.
+    package var heldCallbacks: Int { state.heldCallbacks }
+
     /// Stops listening (idempotent). When the wait ended with a redirect to a result page,
     /// first waits for the browser to fetch that page, at most ``Limits/resultPageGrace``
     /// after the redirect. Ends a wait still in progress (as cancelled).
@@ -263,6 +270,10 @@ final class ReceiverState: Sendable {
             if let index = state.connections.firstIndex(where: { $0.id == id }) { state.connections[index].complete = true }
         }
     }
+
+    var isWaiting: Bool { guarded.withLock { $0.waited } }
+
+    var heldCallbacks: Int { guarded.withLock { $0.pending.count } }
 
     func hasCompleteRequest(_ id: ObjectIdentifier) -> Bool {
         guarded.withLock { state in state.connections.first { $0.id == id }?.complete ?? false }

@@ -62,7 +62,7 @@ final class CLIHarness: @unchecked Sendable {
         await WorldLimit.shared.acquire()
         let group = storage == .kernelKeyring && group == "com.example.shared" ? "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))" : group
         do {
-            let world = try await offload { try CLIHarness(graph: withGraph, graphUsers: graphUsers, provider: options, group: group) }
+            let world = try await offThePool { try CLIHarness(graph: withGraph, graphUsers: graphUsers, provider: options, group: group) }
             world.storage = storage
             world.holdsSlot = true
             return world
@@ -158,7 +158,7 @@ final class CLIHarness: @unchecked Sendable {
         async throws -> ProcessResult
     {
         let environment = environment.merging(extra) { _, new in new }
-        let result = try await offload {
+        let result = try await offThePool {
             try ProcessRunner.run(TestPaths.product(program), arguments, environment: environment, stdin: stdin, timeout: timeout)
         }
         record(Run(program: program, arguments: arguments, result: result))
@@ -167,12 +167,12 @@ final class CLIHarness: @unchecked Sendable {
     }
 
     /// Starts `authkit` for a test that talks to it while it runs; finish it with ``finish(_:_:timeout:)``.
-    func start(_ arguments: [String], environment extra: [String: String] = [:]) throws -> LiveProcess {
-        try LiveProcess(TestPaths.product("authkit"), arguments, environment: environment.merging(extra) { _, new in new })
+    func start(_ arguments: [String], environment extra: [String: String] = [:]) throws -> TestProcess {
+        try TestProcess(TestPaths.product("authkit"), arguments, environment: environment.merging(extra) { _, new in new }, stdin: .pipe)
     }
 
-    func finish(_ live: LiveProcess, _ arguments: [String], timeout: TimeInterval = 60) async throws -> ProcessResult {
-        let result = try await offload { live.finish(timeout: timeout) }
+    func finish(_ live: TestProcess, _ arguments: [String], timeout: TimeInterval = 60) async throws -> ProcessResult {
+        let result = try await offThePool { live.finish(timeout: timeout) }
         record(Run(program: "authkit", arguments: arguments, result: result))
         #expect(!result.timedOut, "authkit \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
         return result
@@ -231,16 +231,6 @@ final class CLIHarness: @unchecked Sendable {
             #expect(accessTokens.contains(printed), "`\(run.title)` printed something else than an access token the provider issued")
         }
         return secrets.count
-    }
-}
-
-/// Runs blocking work — waiting for a child process, starting a peer — on a thread of its
-/// own. Blocking the cooperative pool (as wide as the machine has cores: two here) would stall
-/// every other test's async work meanwhile; other suites' 5-second HTTP bounds noticed.
-/// No `#expect` inside `work`: it runs outside the test's task.
-func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try work() }) }.start()
     }
 }
 

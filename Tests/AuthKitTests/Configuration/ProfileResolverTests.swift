@@ -121,7 +121,7 @@ struct ProfileResolverTests {
         let directory = try TestPaths.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("config").path
-        try "[profile p]\nclient_secret = s3cret\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "[profile p]\nclient_secret = s3cret\n".write(toFile: path, atomically: false, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
         #expect(throws: ConfigurationError.self) { _ = try ConfigFile.load(environment: ["AUTHKIT_CONFIG": path]) }
         do { _ = try ConfigFile.load(environment: ["AUTHKIT_CONFIG": path]) } catch {

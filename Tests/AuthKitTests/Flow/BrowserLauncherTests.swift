@@ -27,7 +27,7 @@ struct BrowserLauncherTests {
         try """
             #!/bin/sh
             printf '%s|%s|%s' "$1" "$#" "${AUTHKIT_CLIENT_SECRET:-none}" > "\(output.path)"
-            """.write(to: script, atomically: true, encoding: .utf8)
+            """.write(to: script, atomically: false, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: script.path)
 
         setenv("AUTHKIT_CLIENT_SECRET", "must-not-leak", 1)

@@ -21,6 +21,19 @@ struct LoopbackRedirectReceiverTests {
         try await transport.send(HTTPRequest(url: URL(string: "http://127.0.0.1:\(receiver.port)\(target)")!, timeout: .seconds(20)))
     }
 
+    /// Starts waiting on `receiver` and returns once the wait is installed, so that a callback
+    /// sent next is judged at once. (Sent earlier, it would be held until the waiting task
+    /// runs — which, with both of the cooperative pool's threads busy with other suites, can
+    /// take longer than any HTTP bound. `earlyCallback` covers that interleaving on purpose.)
+    func startWait(
+        _ receiver: LoopbackRedirectReceiver, timeout: Duration = .seconds(20),
+        onEvent: @escaping @Sendable (LoopbackRedirectReceiver.Event) -> Void = { _ in }
+    ) async throws -> Task<AuthorizationGrant, any Error> {
+        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: timeout, onEvent: onEvent) }
+        try await until("the wait started") { receiver.isWaiting }
+        return wait
+    }
+
     func body(_ response: HTTPResponse) -> String { String(decoding: response.body, as: UTF8.self) }
 
     /// A callback's answer: a 303 to a result page on the receiver, with no query (the code
@@ -64,9 +77,9 @@ struct LoopbackRedirectReceiverTests {
     func onlyGenuineCallbackCompletes() async throws {
         let receiver = try await LoopbackRedirectReceiver.start(path: "/callback")
         let refusals = RefusalLog()
-        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(20)) { event in
+        let wait = try await startWait(receiver, timeout: .seconds(20)) { event in
             if case .refused(let error) = event { refusals.add(error) }
-        } }
+        }
         let wrongPath = try await get(receiver, "/other?code=x&state=good-state")
         let noState = try await get(receiver, "/callback?code=x")
         let wrongState = try await get(receiver, "/callback?code=x&state=bad-state")
@@ -130,7 +143,7 @@ struct LoopbackRedirectReceiverTests {
         var patient = LoopbackRedirectReceiver.Limits()
         patient.resultPageGrace = .seconds(60)
         let fetched = try await LoopbackRedirectReceiver.start(limits: patient)
-        let wait = Task { try await fetched.waitForCallback(expectation(), timeout: .seconds(20)) }
+        let wait = try await startWait(fetched, timeout: .seconds(20))
         let redirect = try await get(fetched, "/?code=c&state=good-state")
         _ = try await wait.value
         let closing = Task { await fetched.close() }
@@ -144,7 +157,7 @@ struct LoopbackRedirectReceiverTests {
         var brief = LoopbackRedirectReceiver.Limits()
         brief.resultPageGrace = .milliseconds(700)
         let abandoned = try await LoopbackRedirectReceiver.start(limits: brief)
-        let abandonedWait = Task { try await abandoned.waitForCallback(expectation(), timeout: .seconds(20)) }
+        let abandonedWait = try await startWait(abandoned, timeout: .seconds(20))
         let redirected = ContinuousClock.now
         expectRedirect(try await get(abandoned, "/?code=c&state=good-state"), to: "signed-in", abandoned)
         _ = try await abandonedWait.value
@@ -164,7 +177,7 @@ struct LoopbackRedirectReceiverTests {
     @Test("a provider error with the right state ends the wait with that error, escaped in the page")
     func providerError() async throws {
         let receiver = try await LoopbackRedirectReceiver.start(path: "/")
-        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(20)) }
+        let wait = try await startWait(receiver, timeout: .seconds(20))
         let redirect = try await get(receiver, "/?error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E&state=good-state")
         expectRedirect(redirect, to: "failed", receiver)
         await #expect(throws: AuthorizationError.providerError(code: "access_denied", description: "<script>alert(1)</script>", uri: nil)) {
@@ -181,7 +194,7 @@ struct LoopbackRedirectReceiverTests {
     @Test("a wrong iss with the right state fails the sign-in")
     func issuerMismatch() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
-        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(20)) }
+        let wait = try await startWait(receiver, timeout: .seconds(20))
         _ = try await get(receiver, "/?code=c&state=good-state&iss=https%3A%2F%2Fevil.example")
         await #expect(throws: AuthorizationError.issuerMismatch(expected: issuer)) { _ = try await wait.value }
     }
@@ -190,7 +203,8 @@ struct LoopbackRedirectReceiverTests {
     func earlyCallback() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
         let early = Task { try await get(receiver, "/?code=early&state=good-state") }
-        try await Task.sleep(for: .milliseconds(200))
+        try await until("the early callback is held") { receiver.heldCallbacks == 1 }
+        #expect(!receiver.isWaiting)
         let grant = try await receiver.waitForCallback(expectation(), timeout: .seconds(20))
         #expect(grant.code == "early")
         #expect(try await early.value.status == 303)
@@ -210,8 +224,7 @@ struct LoopbackRedirectReceiverTests {
     func forgedFlood() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
         let reported = Counter()
-        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(60)) { _ in reported.increment() } }
-        try await Task.sleep(for: .milliseconds(100))
+        let wait = try await startWait(receiver, timeout: .seconds(60)) { _ in reported.increment() }
         for index in 0..<200 { _ = try? await get(receiver, "/?code=x&state=forged-\(index)") }
         let genuine = try await get(receiver, "/?code=real&state=good-state")
         expectRedirect(genuine, to: "signed-in", receiver)
@@ -224,7 +237,7 @@ struct LoopbackRedirectReceiverTests {
     @Test("100 half-open connections, then the real callback: signed in within seconds")
     func halfOpenConnections() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
-        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(60)) }
+        let wait = try await startWait(receiver, timeout: .seconds(60))
         var sockets: [Int32] = []
         defer { for socket in sockets { close(socket) } }
         for _ in 0..<100 {
@@ -243,7 +256,7 @@ struct LoopbackRedirectReceiverTests {
     @Test("a 1 MB request line is refused and the wait goes on")
     func megabyteRequestLine() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
-        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(60)) }
+        let wait = try await startWait(receiver, timeout: .seconds(60))
         let fd = try Self.connect(port: receiver.port)
         let line = "GET /?" + String(repeating: "a", count: 1 << 20) + " HTTP/1.1\r\nHost: x\r\n\r\n"
         _ = line.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
@@ -269,7 +282,7 @@ struct LoopbackRedirectReceiverTests {
     @Test("an oversized request is refused and the wait goes on")
     func oversized() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
-        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(20)) }
+        let wait = try await startWait(receiver, timeout: .seconds(20))
         let huge = try await get(receiver, "/?code=x&state=good-state&pad=" + String(repeating: "a", count: 20_000))
         #expect(huge.status == 414)
         let genuine = try await get(receiver, "/?code=ok&state=good-state")
@@ -288,7 +301,7 @@ struct LoopbackRedirectReceiverTests {
     @Test("one sign-in per receiver")
     func oneWaitOnly() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
-        let wait = Task { try await receiver.waitForCallback(expectation(), timeout: .seconds(20)) }
+        let wait = try await startWait(receiver, timeout: .seconds(20))
         _ = try await get(receiver, "/?code=one&state=good-state")
         _ = try await wait.value
         await #expect(throws: AuthorizationError.self) {

@@ -25,12 +25,11 @@ struct RefreshLockTests {
         let directory = try TestPaths.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let lock = try RefreshLock(group: "g", environment: ["XDG_RUNTIME_DIR": directory.path])
-        let holder = Process()
         // One process that takes the lock and sleeps (flock(1) would hand it to a child).
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        holder.arguments = ["-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
-            + "fcntl.flock(fd, fcntl.LOCK_EX); time.sleep(60)", lock.path]
-        try holder.run()
+        let holder = try TestProcess(
+            URL(fileURLWithPath: "/usr/bin/python3"),
+            ["-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+                + "fcntl.flock(fd, fcntl.LOCK_EX); time.sleep(60)", lock.path])
         // Wait until the child holds it.
         var held = false
         for _ in 0..<200 where !held {
@@ -40,8 +39,8 @@ struct RefreshLockTests {
             } catch { held = true }
         }
         #expect(held)
-        kill(holder.processIdentifier, SIGKILL)
-        holder.waitUntilExit()
+        holder.send(signal: SIGKILL)
+        try await offThePool { holder.wait(timeout: 10) }
         let next = try await lock.acquire(timeout: .seconds(5))
         next.release()
     }

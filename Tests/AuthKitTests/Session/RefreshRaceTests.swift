@@ -109,15 +109,10 @@ struct RefreshRaceTests {
         // The first refresh hangs at the provider, so its process sits inside the lock.
         try await signIn.provider.setFault(.delay("token", milliseconds: 20_000))
         try #require(try await signIn.provider.process.control("GET", "/_test/faults")["faults"].array.count == 1)
-        let holder = Process()
-        holder.executableURL = signIn.authkit
-        holder.arguments = ["token", "--group", signIn.group, "--min-ttl", "60"]
-        holder.environment = signIn.keyring.environment.filter { !$0.key.hasPrefix("AUTHKIT_") || $0.key.hasPrefix("AUTHKIT_TEST_") }
-        holder.standardOutput = FileHandle.nullDevice
-        holder.standardError = FileHandle.nullDevice
-        holder.standardInput = FileHandle.nullDevice
-        try holder.run()
-        defer { if holder.isRunning { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() } }
+        let holder = try TestProcess(
+            signIn.authkit, ["token", "--group", signIn.group, "--min-ttl", "60"],
+            environment: signIn.keyring.environment.filter { !$0.key.hasPrefix("AUTHKIT_") || $0.key.hasPrefix("AUTHKIT_TEST_") },
+            stdout: .null, stderr: .null)
 
         let deadline = Date().addingTimeInterval(30)
         while !isLocked(signIn.lockPath) && holder.isRunning && Date() < deadline {
@@ -129,9 +124,9 @@ struct RefreshRaceTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         try #require(isLocked(signIn.lockPath), "the holder let go of the lock before its refresh answered")
-        kill(holder.processIdentifier, SIGKILL)
-        holder.waitUntilExit()
-        #expect(holder.terminationReason == .uncaughtSignal)
+        holder.send(signal: SIGKILL)
+        try await offThePool { holder.wait(timeout: 10) }
+        #expect(holder.termination == .signalled(SIGKILL))
         #expect(!isLocked(signIn.lockPath), "the kernel released the dead holder's flock")
 
         // The next process gets the lock at once (the CLI would wait up to 60 s for a live
