@@ -125,6 +125,29 @@ import Glibc
         try await world.assertNoSecretsLeaked()
     }
 
+    /// A token read back from the store is checked as on receipt: an access token with a line
+    /// break (written by another process of the user) never adds a `host=` line to git's
+    /// answer and never goes out of `authkit token`; the record is reported and left in place.
+    @Test func aStoredTokenWithALineBreakIsNeverHandedOut() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn(user: "ada")
+        try Self.tamper(world, account: "ada@example.test") { record in
+            record["access_token"] = "abc\nhost=evil.example"
+            record["access_token_expires_at"] = Date().timeIntervalSince1970 + 3600
+        }
+        let token = try await world.authkit(["token", "--group", world.group])
+        #expect(token.status != 0 && token.stdout.isEmpty, "token: \(token.status) \(token.stdout)")
+        #expect(token.stderr.contains("access_token contains spaces, control or non-ASCII characters"), "\(token.stderr)")
+        let git = try await world.authkit(
+            ["credential", "git", "--group", world.group, "get"], stdin: "protocol=https\nhost=git.example.com\n\n")
+        #expect(!git.stdout.contains("evil.example") && !git.stdout.contains("password="), "git: \(git.stdout)")
+        let status = try await world.authkit(["status", "--json", "--group", world.group])
+        #expect(status.stdout.contains("access_token contains spaces"), "\(status.stdout)")
+        let logout = try await world.authkit(["logout", "--group", world.group])
+        #expect(logout.status == 0, "\(logout.stderr)")
+    }
+
     /// Graph's fields (names, mail, phones) carrying the corpus: the table and `--json` show
     /// them without one steering character; `--json` escapes them.
     @Test func graphFieldsNeverReachTheTerminalRaw() async throws {

@@ -173,7 +173,22 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
             throw .unreadable("a required field is empty")
         }
         try record.checkNumbers()
+        try record.checkTokens()
         return record
+    }
+
+    /// Every token read back passes the checks it passed on receipt (any process of the user
+    /// can write the record): visible ASCII only, so none can add a line to git's answer, a
+    /// header to a request or a line to a terminal.
+    func checkTokens() throws(RecordError) {
+        var tokens = [("access_token", Optional(accessToken)), ("refresh_token", refreshToken), ("id_token", idToken)]
+        for token in (additionalTokens ?? [:]).values { tokens.append(("additional access_token", token.accessToken)) }
+        for (name, token) in tokens {
+            guard let token else { continue }
+            guard TokenResponse.isTransportable(token) else {
+                throw .unreadable("its \(name) contains spaces, control or non-ASCII characters, which authkit never stores")
+            }
+        }
     }
 
     /// Latest time a record may hold: year 5138. Anything later (or negative) was not written

@@ -112,6 +112,20 @@ struct TokenRecordTests {
         }
     }
 
+    @Test("a stored token that no header or protocol line can carry is refused, as on receipt", arguments: [
+        ("access_token", "abc\nhost=evil.example"), ("access_token", "two words"), ("refresh_token", "r\u{7F}"),
+        ("id_token", "é"),
+    ])
+    func storedTokensAreCheckedOnRead(field: String, value: String) throws {
+        var object = try json(sample())
+        object[field] = value
+        let bytes = Array(try JSONSerialization.data(withJSONObject: object))
+        #expect(throws: TokenRecord.RecordError.unreadable(
+            "its \(field) contains spaces, control or non-ASCII characters, which authkit never stores")) {
+            try TokenRecord.decode(bytes)
+        }
+    }
+
     @Test("a field of the wrong type is named, its value never shown")
     func wrongTypeNamesFieldNotValue() throws {
         var object = try json(sample())
