@@ -49,7 +49,21 @@ struct ExecCommand: AsyncParsableCommand {
         guard Self.isVariableName(variable) else {
             throw ValidationError("--env needs a variable name (letters, digits and _, not starting with a digit)")
         }
+        if let reason = Self.refusedVariable(variable) {
+            throw ValidationError("--env \(variable) is refused: \(reason); name a variable of your own, e.g. --env GITHUB_TOKEN")
+        }
         guard TokenRequest.minTTLRange.contains(minTTL) else { throw ValidationError("--min-ttl must be between 0 and 86400 seconds") }
+    }
+
+    /// Variables the dynamic loader, the shell or the program's own start-up read before CMD
+    /// could: a token there would be loaded, executed, searched or printed (`LD_PRELOAD`
+    /// made ld.so print it). Why one is refused, or nil.
+    static func refusedVariable(_ name: String) -> String? {
+        if name.hasPrefix("LD_") { return "the dynamic loader reads LD_* variables" }
+        let shell: Set = ["PATH", "HOME", "IFS", "SHELL", "PWD", "BASH_ENV", "ENV", "CDPATH", "PS4", "SHELLOPTS", "BASHOPTS"]
+        if shell.contains(name) { return "the shell and other programs read \(name) before the command runs" }
+        if name.hasPrefix("BASH_FUNC_") { return "bash runs BASH_FUNC_* variables as functions" }
+        return nil
     }
 
     static func isVariableName(_ name: String) -> Bool {

@@ -24,6 +24,12 @@ import Testing
         #expect(missing.status == 127 && missing.stderr.contains("cannot run"), "\(missing.status): \(missing.stderr)")
         let badName = try await world.authkit(["exec", "--group", world.group, "--env", "1X", "--", "true"])
         #expect(badName.status == 2)
+        // Names the loader or the shell read before the command: refused before any token is read.
+        for name in ["LD_PRELOAD", "LD_LIBRARY_PATH", "PATH", "HOME", "IFS", "SHELL", "PWD", "BASH_ENV", "ENV", "A-B", "X=Y", ""] {
+            let refused = try await world.authkit(["exec", "--group", world.group, "--env", name, "--", "env"])
+            #expect(refused.status == 2 && refused.stdout.isEmpty, "--env \(name): \(refused.status) \(refused.stdout)")
+            #expect(refused.stderr.contains("--env"), "--env \(name): \(refused.stderr)")
+        }
         try await world.assertNoSecretsLeaked()
     }
 
