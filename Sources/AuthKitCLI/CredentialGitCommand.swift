@@ -69,8 +69,15 @@ struct CredentialGitCommand: AsyncParsableCommand {
     private static func target(for request: GitCredentialRequest, flags options: CredentialFlags) throws(CredentialPlugin.Failure) -> CredentialTarget? {
         if options.namesSignIn { return options.target(entry: "\(request.scheme)://\(request.host)") }
         guard !request.host.isEmpty else { return nil }
-        guard var mapped = CredentialMap.gitTarget(protocol: request.scheme, host: request.host, path: request.path, in: try CredentialPlugin.config())
-        else { return nil }
+        let file = try CredentialPlugin.config()
+        let mapping: CredentialTarget?
+        do throws(ConfigurationError) {
+            mapping = try CredentialMap.gitTarget(
+                protocol: request.scheme, host: request.host, path: request.path, username: request.username, in: file)
+        } catch {
+            throw CredentialPlugin.Failure(message: "authkit: \(error)", code: ExitStatus.usage)
+        }
+        guard var mapped = mapping else { return nil }
         if let account = options.account { mapped.account = account }
         if !options.scopes.isEmpty { mapped.scopes = options.scopes }
         return mapped

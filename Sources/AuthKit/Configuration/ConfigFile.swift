@@ -114,7 +114,13 @@ package struct ConfigFile: Sendable, Equatable {
             let line = rawLine.trimmingASCIIWhitespace()
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             if line.hasPrefix("[") {
-                guard let close = line.firstIndex(of: "]") else {
+                // The first `]` outside quotes: `[credential "https://[::1]:8443"]` is one header.
+                var quoted = false
+                let close = line.indices.first { index in
+                    if line[index] == "\"" { quoted.toggle() }
+                    return line[index] == "]" && !quoted
+                }
+                guard let close else {
                     throw ConfigurationError(location: where_, problem: "a section header must end with ]")
                 }
                 let rest = line[line.index(after: close)...].trimmingASCIIWhitespace()

@@ -50,24 +50,102 @@ package struct CredentialTarget: Sendable, Equatable {
 
 /// Finds the ``CredentialTarget`` for a git URL or a docker registry in a config file.
 package enum CredentialMap {
-    /// The entry for git's request (`protocol`, `host` with an optional port, and `path` when
-    /// git sends it, i.e. with `credential.useHttpPath`), chosen as git chooses among
-    /// `credential.<url>.*` settings: same scheme, same host and port, and a path the entry's
-    /// path is a prefix of (by whole segments); the most specific entry wins. Nil when no
-    /// entry matches.
-    package static func gitTarget(protocol scheme: String, host: String, path: String?, in file: ConfigFile) -> CredentialTarget? {
+    /// The entry for git's request (`protocol`, `host` with an optional port, `path` when git
+    /// sends it, i.e. with `credential.useHttpPath`, and `username` when it knows one), chosen
+    /// as git chooses among `credential.<url>.*` settings: both paths normalised as git
+    /// normalises URLs (unreserved characters percent-decoded, dot segments removed), same
+    /// scheme, same host and port, a path the entry's path is a prefix of (by whole segments),
+    /// and a user name in the entry that is git's `username=` when git sends one. The most specific entry
+    /// wins (longer path, then a named user); two equally specific entries are refused as
+    /// ambiguous, never chosen at random. Nil when no entry matches, or when git's path
+    /// climbs above the root.
+    package static func gitTarget(
+        protocol scheme: String, host: String, path: String?, username: String? = nil, in file: ConfigFile
+    ) throws(ConfigurationError) -> CredentialTarget? {
         let wantedHost = host.lowercased()
-        let wantedPath = (path ?? "").split(separator: "/").map(String.init)
-        var best: (length: Int, target: CredentialTarget)?
+        guard let wantedPath = normalizedPath(path ?? "") else { return nil }
+        var best: [(url: String, entry: ParsedURL, section: ConfigFile.Section)] = []
+        func specificity(_ entry: ParsedURL) -> (Int, Int) { (entry.path.count, entry.user == nil ? 0 : 1) }
         for (url, section) in file.credentials {
             guard let entry = ParsedURL(url) else { continue }
             guard entry.scheme == scheme.lowercased(), entry.host == wantedHost else { continue }
             guard entry.path.count <= wantedPath.count, Array(wantedPath.prefix(entry.path.count)) == entry.path else { continue }
-            if best == nil || entry.path.count > best!.length {
-                best = (entry.path.count, CredentialTarget(entry: url, section: section))
+            // git sent a user name: an entry for another user is not for this request. It sent
+            // none: an entry with a user still matches, and two of them are ambiguous.
+            if let user = entry.user, let username, user != username { continue }
+            if let first = best.first {
+                if specificity(entry) < specificity(first.entry) { continue }
+                if specificity(entry) > specificity(first.entry) { best = [] }
+            }
+            best.append((url, entry, section))
+        }
+        guard let chosen = best.first else { return nil }
+        guard best.count == 1 else {
+            let lines = best.map { "line \($0.section.line) [credential \"\($0.url)\"]" }.sorted().joined(separator: ", ")
+            throw ConfigurationError(
+                location: file.path,
+                problem: "\(lines) match \(scheme)://\(host) equally; give each a different path, or a user name "
+                    + "(https://USER@host) that git sends as username=")
+        }
+        return CredentialTarget(entry: chosen.url, section: chosen.section)
+    }
+
+    /// A URL path as git compares it (`url_normalize`): split into segments, each with its
+    /// unreserved characters percent-decoded and other escapes in upper case, then `.` and `..`
+    /// segments removed. Nil when the path is not valid (a bad escape, `..` above the root).
+    static func normalizedPath(_ path: String) -> [String]? {
+        var segments: [String] = []
+        for raw in path.split(separator: "/", omittingEmptySubsequences: true) {
+            guard let segment = decodeUnreserved(raw) else { return nil }
+            switch segment {
+            case ".": continue
+            case "..":
+                guard !segments.isEmpty else { return nil }
+                segments.removeLast()
+            default: segments.append(segment)
             }
         }
-        return best?.target
+        return segments
+    }
+
+    /// `text` with every `%XX` decoded (a user name); nil for a bad escape.
+    static func percentDecoded(_ text: Substring) -> String? {
+        var out: [UInt8] = []
+        var bytes = Array(text.utf8)[...]
+        while let byte = bytes.popFirst() {
+            guard byte == UInt8(ascii: "%") else { out.append(byte); continue }
+            guard bytes.count >= 2, let value = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+            bytes = bytes.dropFirst(2)
+            out.append(value)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func decodeUnreserved(_ text: Substring) -> String? {
+        var out: [UInt8] = []
+        var bytes = Array(text.utf8)[...]
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        while let byte = bytes.popFirst() {
+            guard byte == UInt8(ascii: "%") else { out.append(byte); continue }
+            guard let high = bytes.popFirst().flatMap(hex), let low = bytes.popFirst().flatMap(hex) else { return nil }
+            let decoded = high << 4 | low
+            let unreserved = (0x41...0x5A).contains(decoded) || (0x61...0x7A).contains(decoded) || (0x30...0x39).contains(decoded)
+                || decoded == UInt8(ascii: "-") || decoded == UInt8(ascii: ".") || decoded == UInt8(ascii: "_") || decoded == UInt8(ascii: "~")
+            if unreserved {
+                out.append(decoded)
+            } else {
+                let digits = String(decoded, radix: 16, uppercase: true)
+                out += Array(("%" + (digits.count == 1 ? "0" : "") + digits).utf8)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The entry for a docker registry as the docker CLI names it (`registry.example.com`,
@@ -87,17 +165,36 @@ package enum CredentialMap {
         file.registries.sorted { $0.key < $1.key }.map { ($0.key, CredentialTarget(entry: $0.key, section: $0.value).username) }
     }
 
-    /// `host[:port]` of a registry reference, lowercased, without scheme or path.
+    /// `host[:port]` of a registry reference, lowercased, without scheme, user or path; empty
+    /// when it names no host. A scheme counts only at the very start (`https://`), so a path
+    /// that merely contains `://` (`evil.example/x://registry.example.com`) names the host
+    /// before its first `/`.
     package static func registryHost(_ server: String) -> String {
         var text = Substring(server.trimmingASCIIWhitespace())
-        if let scheme = text.firstRange(of: "://") { text = text[scheme.upperBound...] }
-        if let slash = text.firstIndex(of: "/") { text = text[..<slash] }
-        return text.lowercased()
+        if let scheme = text.firstRange(of: "://") {
+            let name = text[..<scheme.lowerBound]
+            let isScheme = name.first.map { $0.isASCII && $0.isLetter } == true
+                && name.utf8.allSatisfy { byte in
+                    (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+                        || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+                }
+            if isScheme { text = text[scheme.upperBound...] }
+        }
+        if let slash = text.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { text = text[..<slash] }
+        if let at = text.lastIndex(of: "@") { text = text[text.index(after: at)...] }
+        let host = text.lowercased()
+        let allowed = host.utf8.allSatisfy { byte in
+            (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+                || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]") || byte == UInt8(ascii: "_")
+        }
+        return allowed ? host : ""
     }
 
-    /// A `[credential "URL"]` name taken apart: scheme, host (with `:port`), path segments.
+    /// A `[credential "URL"]` name taken apart: scheme, user (when named), host (with
+    /// `:port`; an IPv6 literal keeps its brackets), normalised path segments.
     struct ParsedURL {
         var scheme: String
+        var user: String?
         var host: String
         var path: [String]
 
@@ -105,11 +202,17 @@ package enum CredentialMap {
             guard let separator = url.firstRange(of: "://") else { return nil }
             scheme = url[..<separator.lowerBound].lowercased()
             var rest = url[separator.upperBound...]
-            if let at = rest.firstIndex(of: "@"), rest[..<at].firstIndex(of: "/") == nil { rest = rest[rest.index(after: at)...] }
+            let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+            if let at = rest[..<authorityEnd].lastIndex(of: "@") {
+                let userinfo = rest[..<at]
+                let name = userinfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                user = CredentialMap.percentDecoded(name)
+                rest = rest[rest.index(after: at)...]
+            }
             let slash = rest.firstIndex(of: "/") ?? rest.endIndex
             host = rest[..<slash].lowercased()
-            path = rest[slash...].split(separator: "/").map(String.init)
-            guard !host.isEmpty else { return nil }
+            guard !host.isEmpty, let path = CredentialMap.normalizedPath(String(rest[slash...])) else { return nil }
+            self.path = path
         }
     }
 }
