@@ -54,7 +54,11 @@ public final class KernelKeyringStore: SecretStore {
         let persistent = try Self.persistentKeyring()
         let description = "authkit:" + group.name
         let found = ak_keyctl_search(persistent, "keyring", description)
-        if found >= 0 { return Int32(truncatingIfNeeded: found) }
+        if found >= 0 {
+            let id = Int32(truncatingIfNeeded: found)
+            try Self.makePrivate(id, what: "the group's keyring")
+            return id
+        }
         guard errno == ENOKEY || errno == EKEYEXPIRED || errno == EKEYREVOKED else {
             throw Self.failure(operation: "search for the group's keyring", errno: errno)
         }
@@ -63,6 +67,7 @@ public final class KernelKeyringStore: SecretStore {
         guard made >= 0 else { throw Self.failure(operation: "create the group's keyring", errno: errno) }
         let id = Int32(truncatingIfNeeded: made)
         _ = ak_keyctl_setperm(id, Self.permissions)
+        try Self.makePrivate(id, what: "the group's keyring")
         return id
     }
 
@@ -76,7 +81,12 @@ public final class KernelKeyringStore: SecretStore {
             guard problem != nil || query.matches(key) else { continue }
             var secret: [UInt8]?
             var itemProblem = problem
-            if loadSecrets, problem == nil {
+            // A key whose permissions another process of the user widened is narrowed again;
+            // one that cannot be is reported, and its record is not read.
+            if itemProblem == nil, (try? Self.makePrivate(id, what: "the item")) == nil {
+                itemProblem = .exposed(Self.attributes(id).map { "owner uid \($0.uid), permissions \(Self.hex($0.permissions))" } ?? "unknown")
+            }
+            if loadSecrets, itemProblem == nil {
                 secret = try Self.read(id)
                 if let bytes = secret, !ItemSchema.isUTF8(bytes) { itemProblem = .secretNotText }
             }
@@ -98,13 +108,29 @@ public final class KernelKeyringStore: SecretStore {
         guard let keyring = try groupKeyring(key.group, create: true) else { throw .providerFailure(operation: "save", message: "no keyring") }
         let description = KeyDescription.description(for: key)
         guard description.utf8.count < 4096 else { throw .invalidKey(field: "account", reason: "the key's fields are longer than the kernel allows (4 KiB)") }
+        // An existing key that others may read is not updated in place: it goes, and the
+        // record goes into a new key of ours.
+        for existing in try Self.members(of: keyring)
+        where Self.describe(existing).map({ $0.type == "user" && $0.description == description }) == true && !Self.isPrivate(existing) {
+            _ = ak_keyctl_invalidate(existing)
+            _ = ak_keyctl_unlink(existing, keyring)
+        }
         // One add_key: a new key, or an atomic update of the existing one's payload.
-        let id = secret.withUnsafeBytes { ak_add_key("user", description, $0.baseAddress, $0.count, keyring) }
-        guard id >= 0 else {
+        let added = secret.withUnsafeBytes { ak_add_key("user", description, $0.baseAddress, $0.count, keyring) }
+        guard added >= 0 else {
             if errno == EDQUOT { throw Self.quotaExceeded(bytes: secret.count) }
             throw Self.failure(operation: "store the item", errno: errno)
         }
-        _ = ak_keyctl_setperm(Int32(truncatingIfNeeded: id), Self.permissions)
+        let id = Int32(truncatingIfNeeded: added)
+        _ = ak_keyctl_setperm(id, Self.permissions)
+        // Read back: a key that is not ours alone holds no record.
+        do {
+            try Self.makePrivate(id, what: "the stored item")
+        } catch {
+            _ = ak_keyctl_invalidate(id)
+            _ = ak_keyctl_unlink(id, keyring)
+            throw error
+        }
         return try location(keyring)
     }
 
@@ -126,9 +152,13 @@ public final class KernelKeyringStore: SecretStore {
         guard let keyring = try groupKeyring(group, create: false) else { return 0 }
         var count = 0
         for id in try Self.members(of: keyring) {
-            _ = ak_keyctl_invalidate(id)
+            // Only authkit's own keys are destroyed; anything else linked here (another
+            // program's key, a keyring) is only unlinked from the group, and lives on.
+            if Self.isOurs(id) {
+                _ = ak_keyctl_invalidate(id)
+                count += 1
+            }
             _ = ak_keyctl_unlink(id, keyring)
-            count += 1
         }
         return count
     }
@@ -136,7 +166,7 @@ public final class KernelKeyringStore: SecretStore {
     public nonisolated(nonsending) func storageStatus(for group: SecretGroup) async throws(SecretStoreError) -> StorageStatus {
         let keyring = try groupKeyring(group, create: false)
         var count = 0
-        if let keyring { count = try Self.members(of: keyring).count }
+        if let keyring { count = try Self.members(of: keyring).filter(Self.isOurs).count }
         let persistent = try Self.persistentKeyring()
         return StorageStatus(
             location: .kernelKeyring(keyring: keyring ?? persistent, expirySeconds: Self.readNumber("/proc/sys/kernel/keys/persistent_keyring_expiry")),
@@ -169,6 +199,42 @@ public final class KernelKeyringStore: SecretStore {
             guard size >= 0 else { throw failure(operation: "read an item", errno: errno) }
             if Int(size) <= buffer.count { return Array(buffer.prefix(Int(size))) }
             buffer = [UInt8](repeating: 0, count: Int(size))
+        }
+    }
+
+    /// A `user` key whose description is authkit's (`authkit1 …`).
+    static func isOurs(_ key: Int32) -> Bool {
+        describe(key).map { $0.type == "user" && $0.description.hasPrefix(KeyDescription.prefix + " ") } == true
+    }
+
+    /// Owner and permission mask of a key, as the kernel reports them now.
+    static func attributes(_ key: Int32) -> (uid: UInt32, permissions: UInt32)? {
+        var buffer = [CChar](repeating: 0, count: 4096 + 256)
+        let size = ak_keyctl_describe(key, &buffer, buffer.count)
+        guard size > 0, Int(size) <= buffer.count else { return nil }
+        let text = String(decoding: buffer.prefix(Int(size) - 1).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let parts = text.split(separator: ";", maxSplits: 4, omittingEmptySubsequences: false)
+        guard parts.count == 5, let uid = UInt32(parts[1]), let permissions = UInt32(parts[3], radix: 16) else { return nil }
+        return (uid, permissions)
+    }
+
+    /// Ours and readable by nobody else (no group or other bits, nothing beyond ours).
+    static func isPrivate(_ key: Int32) -> Bool {
+        attributes(key).map { $0.uid == getuid() && $0.permissions == permissions } == true
+    }
+
+    static func hex(_ value: UInt32) -> String { "0x" + String(value, radix: 16) }
+
+    /// Narrows `key` to possessor and user again when it is not (another process of the user
+    /// may widen it); throws when the kernel will not, or the key is not the user's.
+    static func makePrivate(_ key: Int32, what: String) throws(SecretStoreError) {
+        guard !isPrivate(key) else { return }
+        _ = ak_keyctl_setperm(key, permissions)
+        guard isPrivate(key) else {
+            let now = attributes(key).map { "owner uid \($0.uid), permissions \(hex($0.permissions))" } ?? "not readable"
+            throw .kernelKeyringFailure(
+                operation: "keep \(what) to you alone",
+                message: "its permissions cannot be narrowed to \(hex(permissions)) (\(now)); remove it with `authkit logout` or `keyctl unlink`")
         }
     }
 
@@ -210,11 +276,12 @@ public final class KernelKeyringStore: SecretStore {
 
     static func failure(operation: String, errno code: Int32) -> SecretStoreError {
         if code == EPERM || code == ENOSYS { return unavailable(operation: operation, errno: code) }
-        return .providerFailure(operation: "kernel keyring: \(operation)", message: String(cString: strerror(code)))
+        if code == EDQUOT { return quotaExceeded(bytes: nil) }
+        return .kernelKeyringFailure(operation: operation, message: String(cString: strerror(code)))
     }
 
     /// EDQUOT: the user's key quota, with the numbers the kernel reports in /proc/key-users.
-    static func quotaExceeded(bytes: Int) -> SecretStoreError {
+    static func quotaExceeded(bytes: Int?) -> SecretStoreError {
         var usage = ""
         if let text = readText("/proc/key-users") {
             let uid = String(getuid())
@@ -227,9 +294,9 @@ public final class KernelKeyringStore: SecretStore {
         let maxBytes = readNumber(getuid() == 0 ? "/proc/sys/kernel/keys/root_maxbytes" : "/proc/sys/kernel/keys/maxbytes")
         let maxKeys = readNumber(getuid() == 0 ? "/proc/sys/kernel/keys/root_maxkeys" : "/proc/sys/kernel/keys/maxkeys")
         return .kernelKeyringQuota(
-            detail: "a record of \(bytes) bytes does not fit the user's kernel key quota "
-                + "(kernel.keys.maxbytes = \(maxBytes.map(String.init) ?? "?"), kernel.keys.maxkeys = \(maxKeys.map(String.init) ?? "?")\(usage)); "
-                + "the previous record was kept. Raise them with sysctl (as root), or use fewer --scope tokens")
+            detail: (bytes.map { "a record of \($0) bytes does not fit" } ?? "nothing more fits") + " the user's kernel key quota "
+                + "(kernel.keys.maxbytes = \(maxBytes.map(String.init) ?? "?"), kernel.keys.maxkeys = \(maxKeys.map(String.init) ?? "?")\(usage))"
+                + (bytes == nil ? "" : "; the previous record was kept"))
     }
 
     static func readText(_ path: String) -> String? {

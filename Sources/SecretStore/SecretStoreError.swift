@@ -35,6 +35,8 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     case kernelKeyringUnavailable(detail: String)
     /// The kernel refused a record over the user's key quota; the previous record was kept.
     case kernelKeyringQuota(detail: String)
+    /// A kernel keyring operation failed (the kernel's reason in `message`).
+    case kernelKeyringFailure(operation: String, message: String)
 
     /// The whole message: ``summary`` and, when there is one, ``hint``, with library detail
     /// (GLib's text) in full.
@@ -94,7 +96,11 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
             return ("the kernel keyring cannot be used here: \(detail)",
                     "use --storage secret-service on a desktop, or, knowing the tokens are then kept unencrypted, --storage plain-file")
         case .kernelKeyringQuota(let detail):
-            return ("the kernel keyring is full: \(detail)", nil)
+            return ("the kernel keyring is full: \(detail)",
+                    "remove sign-ins you no longer use (`authkit logout --all --group NAME`, `keyctl show @u`), "
+                        + "or have root raise kernel.keys.maxkeys and kernel.keys.maxbytes with sysctl")
+        case .kernelKeyringFailure(let operation, let message):
+            return ("the kernel keyring failed to \(operation): \(message)", nil)
         case .plainFileCorrupt(let path, let reason):
             return ("the plain token file \(path) cannot be read (\(reason)); it was left as it is and will not be overwritten",
                     "move it away or delete it, then sign in again")

@@ -50,6 +50,9 @@ public enum ItemProblem: Sendable, Hashable, CustomStringConvertible {
     case secretNotText
     /// The item was written with a record format this version does not know.
     case unsupportedFormat(String)
+    /// Others may read the item and its permissions could not be narrowed again (the kernel
+    /// keyring: owner and permissions as the kernel reports them); its record is not read.
+    case exposed(String)
 
     public var description: String {
         switch self {
@@ -59,6 +62,8 @@ public enum ItemProblem: Sendable, Hashable, CustomStringConvertible {
             return "its secret is not UTF-8 text"
         case .unsupportedFormat(let format):
             return "it has record format \(format), which this version of authkit does not read (a newer version wrote it)"
+        case .exposed(let detail):
+            return "other users may be able to read it (\(detail)) and its permissions cannot be narrowed; remove it with `authkit logout` and sign in again"
         }
     }
 }

@@ -34,6 +34,7 @@ func exitCode(for error: SecretStoreError) -> Int32 {
     case .plainFileCorrupt: return 13
     case .kernelKeyringUnavailable: return 14
     case .kernelKeyringQuota: return 15
+    case .kernelKeyringFailure: return 16
     }
 }
 
@@ -55,6 +56,7 @@ func kindName(of error: SecretStoreError) -> String {
     case .plainFileCorrupt: return "plainFileCorrupt"
     case .kernelKeyringUnavailable: return "kernelKeyringUnavailable"
     case .kernelKeyringQuota: return "kernelKeyringQuota"
+    case .kernelKeyringFailure: return "kernelKeyringFailure"
     }
 }
 

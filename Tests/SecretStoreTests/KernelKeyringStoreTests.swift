@@ -1,5 +1,5 @@
 import Foundation
-import SecretStore
+@testable import SecretStore
 import TestSupport
 import Testing
 
@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 11: the kernel's persistent keyring as a store, against the real kernel. Each test
+/// The kernel's persistent keyring as a store, against the real kernel. Each test
 /// uses a group of its own (the persistent keyring is shared by every process of the user)
 /// and removes it afterwards.
 @Suite struct KernelKeyringStoreTests {
@@ -122,5 +122,94 @@ import Glibc
         let stolen = try UnprivilegedUser.run(URL(fileURLWithPath: "/usr/bin/keyctl"), ["print", "0x" + id], environment: environment)
         #expect(stolen.status != 0 && !stolen.stdout.contains("secret-record"), "another user read the key: \(stolen.stdout)")
     }
-}
 
+    /// The group keyring's id (hex, as /proc/keys writes it).
+    static func keyringID(_ group: SecretGroup) throws -> String {
+        let line = try #require(try procKeys().split(separator: "\n").first { $0.hasSuffix("authkit:\(group.name): 1") || $0.contains("authkit:\(group.name):") })
+        return String(line.split(separator: " ")[0])
+    }
+
+    /// The one key in the group's keyring (hex id, 8 digits as /proc/keys writes it).
+    static func keyID(_ group: SecretGroup) throws -> String {
+        let members = try keyctl(["rlist", "0x" + keyringID(group)]).stdout.split(whereSeparator: \.isWhitespace)
+        try #require(members.count == 1, "\(members)")
+        let id = try #require(UInt32(members[0]))
+        let hex = String(id, radix: 16)
+        return String(repeating: "0", count: max(0, 8 - hex.count)) + hex
+    }
+
+    static func keyctl(_ arguments: [String]) throws -> ProcessResult {
+        try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/keyctl"), arguments, timeout: 10)
+    }
+
+    static func permissions(_ id: String) throws -> String {
+        let line = try #require(try procKeys().split(separator: "\n").first { $0.hasPrefix(id + " ") })
+        return String(line.split(separator: " ").filter { !$0.isEmpty }[4])
+    }
+
+    /// A key another process of the user opened to everyone is narrowed when read, replaced
+    /// by a private one when saved, and — when its permissions can no longer be changed —
+    /// reported and never read, and replaced by the next save.
+    @Test func aWidenedKeyIsNarrowedReplacedOrReported() async throws {
+        let group = try group()
+        defer { Task { [store] in _ = try? await store.deleteAll(in: group) } }
+        let ada = key(group)
+        try await store.save(Array(#"{"a":1}"#.utf8), for: ada)
+        var id = try Self.keyID(group)
+        #expect(try Self.keyctl(["setperm", "0x" + id, "0x3f3f3f3f"]).status == 0)
+        #expect(try await store.item(for: ada)?.secret == Array(#"{"a":1}"#.utf8))
+        #expect(try Self.permissions(id) == "3f3f0000", "narrowed again on read")
+
+        // Widened, and setattr taken away: authkit can no longer narrow it.
+        #expect(try Self.keyctl(["setperm", "0x" + id, "0x1f1f1f1f"]).status == 0)
+        let items = try await store.items(matching: ItemQuery(group: group), loadSecrets: true)
+        let exposed = try #require(items.first)
+        #expect(exposed.secret == nil, "an exposed record is not read")
+        guard case .exposed(let detail) = exposed.problem else { Issue.record("not reported: \(String(describing: exposed.problem))"); return }
+        #expect(detail.contains("0x1f1f1f1f"))
+        #expect(try await store.item(for: ada) == nil)
+
+        // The next save does not write into it: a new, private key.
+        try await store.save(Array(#"{"a":2}"#.utf8), for: ada)
+        let replaced = try Self.keyID(group)
+        #expect(replaced != id, "the exposed key was updated in place")
+        #expect(try Self.permissions(replaced) == "3f3f0000")
+        #expect(try await store.item(for: ada)?.secret == Array(#"{"a":2}"#.utf8))
+        #expect(try Self.keyctl(["print", "0x" + id]).status != 0, "the exposed key was invalidated")
+        id = replaced
+    }
+
+    /// `logout --group` destroys authkit's own keys only: another program's key linked into the
+    /// group's keyring is unlinked from it and lives on.
+    @Test func deleteAllDestroysOnlyOurKeys() async throws {
+        let group = try group()
+        let session = try Self.keyctl(["add", "user", "someone-elses-key", "keep me", "@u"])
+        let foreign = session.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(session.status == 0 && !foreign.isEmpty, "\(session.stderr)")
+        defer { _ = try? Self.keyctl(["unlink", foreign, "@u"]) }
+        try await store.save(Array(#"{"a":1}"#.utf8), for: key(group))
+        #expect(try Self.keyctl(["link", foreign, "0x" + Self.keyringID(group)]).status == 0)
+        #expect(try await store.storageStatus(for: group).itemCount == 1, "only authkit's keys are counted")
+        #expect(try await store.deleteAll(in: group) == 1)
+        #expect(try Self.keyctl(["print", foreign]).stdout.contains("keep me"), "another program's key was destroyed")
+        #expect(try await store.items(matching: ItemQuery(group: group), loadSecrets: false).isEmpty)
+    }
+
+    /// A user whose key quota is used up gets "the kernel keyring is full" and what to do —
+    /// not a Secret Service error — wherever the kernel refuses with EDQUOT (creating the
+    /// group's keyring, the persistent keyring, a key). (Filling the unprivileged user's real
+    /// quota here would starve that user's other tests running beside it: the kernel frees
+    /// dead keys only in the background. quotaAndOtherUsersAsAnUnprivilegedUser covers the
+    /// real refusal of a save.)
+    @Test func aFullQuotaIsNamedAsSuch() {
+        for error in [KernelKeyringStore.failure(operation: "create the group's keyring", errno: EDQUOT), KernelKeyringStore.quotaExceeded(bytes: nil)] {
+            guard case .kernelKeyringQuota = error else { Issue.record("\(error)"); continue }
+            #expect(error.summary.hasPrefix("the kernel keyring is full: nothing more fits the user's kernel key quota"))
+            #expect(!error.description.contains("Secret Service"))
+            #expect(error.hint?.contains("sysctl") == true && error.hint?.contains("authkit logout") == true)
+            #expect(!error.description.contains("; ;"))
+        }
+        let other = KernelKeyringStore.failure(operation: "store the item", errno: EINVAL)
+        #expect(other.description.hasPrefix("the kernel keyring failed to store the item: "))
+    }
+}
