@@ -148,6 +148,18 @@ struct SignInFlowTests {
 
     /// The receiver answers a callback with a 303 to its clean result page (no query): follow
     /// it as a browser would.
+    /// The 303 a callback that ends the sign-in gets, to its clean result page. The page itself
+    /// is not fetched here: the flow closes the receiver once it has ended (waiting a grace
+    /// period for the browser), and whether this test's fetch comes within it depends only on
+    /// how busy the machine is. LoopbackRedirectReceiverTests fetch the pages from a receiver
+    /// that stays open.
+    static func expectRedirect(_ response: TestHTTPResponse, to word: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(response.status == 303, "\(response.status)", sourceLocation: sourceLocation)
+        #expect(response.headers["location"] == "/authkit/" + word, sourceLocation: sourceLocation)
+    }
+
+    /// Follows the receiver's redirect, for callbacks that leave the sign-in waiting (the
+    /// receiver is still open).
     static func followReceiver(_ response: TestHTTPResponse, port: Int) async throws -> TestHTTPResponse {
         guard response.status == 303 else { return response }
         let location = try #require(response.headers["location"])
@@ -191,9 +203,7 @@ struct SignInFlowTests {
         // The wait is still on: nothing was exchanged.
         #expect(try await harness.provider.log().count(endpoint: "token") == 0)
 
-        let genuine = try await Self.followReceiver(TestHTTP.get(redirect), port: receiverPort)
-        #expect(genuine.status == 200)
-        #expect(genuine.text.contains("Sign-in complete"))
+        Self.expectRedirect(try await TestHTTP.get(redirect), to: "signed-in")
         let result = try await running.value.get()
         #expect(result.account.account == "ada@example.test")
 
@@ -421,7 +431,7 @@ struct SignInFlowTests {
         let secrets = try await harness.provider.issuedSecrets()
         let provider = harness.provider
         try await offPool { provider.stop() }
-        _ = try await Self.followReceiver(TestHTTP.get(redirect), port: try #require(redirect.port))
+        Self.expectRedirect(try await TestHTTP.get(redirect), to: "signed-in")
         let error = try expectFailure(await running.value)
         guard case .tokenEndpoint(.transport(let transport)) = error else {
             Issue.record("expected a transport error at the token endpoint, got \(error)")
@@ -573,8 +583,7 @@ struct SignInFlowTests {
         let state = try #require(query["state"])
         let iss = harness.provider.issuer.absoluteString
         let callback = try #require(URL(string: "http://127.0.0.1:\(port)/?" + FormEncoding.encode([("state", state), ("iss", iss)])))
-        let answer = try await Self.followReceiver(TestHTTP.get(callback), port: port)
-        #expect(answer.status == 400)
+        Self.expectRedirect(try await TestHTTP.get(callback), to: "failed")
         let error = try expectFailure(await running.value)
         guard case .authorization(.malformedCallback) = error else {
             Issue.record("expected malformedCallback, got \(error)")
