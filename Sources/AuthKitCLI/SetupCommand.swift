@@ -63,39 +63,90 @@ enum Setup {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
-    /// The `[kind "name"]` section with `entries`, added to authkit's config file unless it is
-    /// there already; a different section of that name is left alone and reported.
-    static func addSection(kind: String, name: String, entries: [(String, String)], print: Bool) throws(Failure) -> String {
+    /// A `[kind "name"]` section for authkit's config file, checked and ready to write: every
+    /// value validated, and the whole new file parsed back, so that nothing is written unless
+    /// the file stays one every command can read, holding exactly this section.
+    struct SectionPlan {
+        var path: String
+        var text: String
+        /// The file's bytes before (nil: it did not exist), for ``undo()``.
+        var previous: [UInt8]?
+        /// The new file's bytes; nil when the section is there already.
+        var replacement: [UInt8]?
+
+        /// What `--print` shows.
+        var printed: String { "# \(path)\n\(text)" }
+
+        /// Writes the new file (nothing when the section was there) and says what happened.
+        func write() throws(Failure) -> String {
+            guard let replacement else { return "\(path): \(text.prefix { $0 != "\n" }) already set" }
+            try? FileManager.default.createDirectory(
+                atPath: Setup.directory(of: path), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            do {
+                try writeAtomically(replacement, to: path, mode: 0o600)
+            } catch {
+                throw Failure(description: "cannot write \(path): \(error)")
+            }
+            return "\(path): added \(text.prefix { $0 != "\n" })"
+        }
+
+        /// Puts the file back as it was (a later step failed).
+        func undo() {
+            guard replacement != nil else { return }
+            if let previous { try? writeAtomically(previous, to: path, mode: 0o600) } else { unlink(path) }
+        }
+    }
+
+    /// A value authkit's config file can hold as it is: no control character (a line break
+    /// would start a new line, and a new section), no surrounding space, no `"`.
+    static func checkValue(_ value: String, _ what: String) throws(Failure) {
+        guard let first = value.unicodeScalars.first, let last = value.unicodeScalars.last, first != " ", last != " ",
+            !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == "\"" || $0 == "\u{2028}" || $0 == "\u{2029}" })
+        else { throw Failure(description: "\(what) must be one line without control characters, quotes or surrounding spaces") }
+    }
+
+    /// Plans the `[kind "name"]` section with `entries`: an error, nothing written, when a value
+    /// cannot be written as it is, when the file cannot be read, or when a different section of
+    /// that name is there.
+    static func planSection(kind: String, name: String, entries: [(String, String)]) throws(Failure) -> SectionPlan {
+        try checkValue(name, kind == "credential" ? "--host" : "--registry")
+        guard !name.contains(" "), !name.contains("]") || name.contains("[") else {
+            throw Failure(description: "\(kind == "credential" ? "--host" : "--registry") must not contain spaces")
+        }
+        for (key, value) in entries { try checkValue(value, "--\(key == "scopes" ? "scope" : key)") }
         let environment = ProcessInfo.processInfo.environment
         let path = ConfigFile.location(environment: environment)
         var text = "[\(kind) \"\(name)\"]\n"
         for (key, value) in entries { text += "\(key) = \(value)\n" }
-        if print { return "# \(path)\n\(text)" }
-        var existing: ConfigFile.Section?
+        var previous: [UInt8]?
         if FileManager.default.fileExists(atPath: path) {
+            let file: ConfigFile
             do {
-                let file = try ConfigFile.load(environment: environment)
-                existing = kind == "credential" ? file.credentials[name] : file.registries[name]
+                file = try ConfigFile.load(environment: environment)
+                previous = try FileAccess.read(path)
             } catch { throw Failure(description: "\(error)") }
-        }
-        if let existing {
-            let wanted = Dictionary(entries, uniquingKeysWith: { $1 })
-            guard existing.entries.mapValues(\.value) == wanted else {
-                throw Failure(description: "\(path):\(existing.line): [\(kind) \"\(name)\"] exists with other settings; edit it there")
+            if let existing = kind == "credential" ? file.credentials[name] : file.registries[name] {
+                let wanted = Dictionary(entries, uniquingKeysWith: { $1 })
+                guard existing.entries.mapValues(\.value) == wanted else {
+                    throw Failure(description: "\(path):\(existing.line): [\(kind) \"\(name)\"] exists with other settings; edit it there")
+                }
+                return SectionPlan(path: path, text: text, previous: previous, replacement: nil)
             }
-            return "\(path): [\(kind) \"\(name)\"] already set"
         }
-        let directory = Setup.directory(of: path)
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        var current = ((try? FileAccess.read(path)).map { String(decoding: $0, as: UTF8.self) }) ?? ""
+        var current = previous.map { String(decoding: $0, as: UTF8.self) } ?? ""
         if !current.isEmpty && !current.hasSuffix("\n") { current += "\n" }
         if !current.isEmpty { current += "\n" }
-        do {
-            try writeAtomically(Array((current + text).utf8), to: path, mode: 0o600)
-        } catch {
-            throw Failure(description: "cannot write \(path): \(error)")
+        let updated = current + text
+        // Read back as every command will: the same file plus exactly this section.
+        let parsed: ConfigFile
+        do { parsed = try ConfigFile.parse(updated, path: path) } catch {
+            throw Failure(description: "the mapping would not be readable (\(error)); nothing was written")
         }
-        return "\(path): added [\(kind) \"\(name)\"]"
+        let section = kind == "credential" ? parsed.credentials[name] : parsed.registries[name]
+        guard let section, section.entries.mapValues(\.value) == Dictionary(entries, uniquingKeysWith: { $1 }) else {
+            throw Failure(description: "the mapping would not read back as written; nothing was written")
+        }
+        return SectionPlan(path: path, text: text, previous: previous, replacement: Array(updated.utf8))
     }
 
     /// Replaces `path` whole: a temporary file beside it, then rename (readers never see half
@@ -188,13 +239,27 @@ struct SetupGitCommand: AsyncParsableCommand {
         let key = "credential.\(host).helper"
         let helper = "!\(Setup.shellQuoted(Setup.executablePath())) credential git"
         do throws(Setup.Failure) {
-            let section = try Setup.addSection(
-                kind: "credential", name: host, entries: target.entries,
-                print: printOnly)
+            let plan = try Setup.planSection(kind: "credential", name: host, entries: target.entries)
             if printOnly {
-                Terminal.printData("git config --global --replace-all \(Setup.shellQuoted(key)) ''\ngit config --global --add \(Setup.shellQuoted(key)) \(Setup.shellQuoted(helper))\n\(section)")
+                Terminal.printData("git config --global --replace-all \(Setup.shellQuoted(key)) ''\ngit config --global --add \(Setup.shellQuoted(key)) \(Setup.shellQuoted(helper))\n\(plan.printed)")
                 return
             }
+            let section = try plan.write()
+            do throws(Setup.Failure) {
+                try configureGit(key: key, helper: helper)
+            } catch {
+                plan.undo()
+                throw error
+            }
+            Terminal.printError(section)
+        } catch {
+            Terminal.printError("authkit: \(error)")
+            throw ExitStatus.usage
+        }
+    }
+
+    /// git's helper list for the host: an empty reset, then authkit.
+    private func configureGit(key: String, helper: String) throws(Setup.Failure) {
             let current = try Setup.run("git", ["config", "--global", "--get-all", key])
             let lines = current.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(current.output.hasSuffix("\n") ? 1 : 0)
             if Array(lines) == ["", helper] {
@@ -206,11 +271,6 @@ struct SetupGitCommand: AsyncParsableCommand {
                 guard reset.status == 0, add.status == 0 else { throw Setup.Failure(description: "git config --global failed") }
                 Terminal.printError("git: \(key) = \(helper) (after an empty reset)")
             }
-            Terminal.printError(section)
-        } catch {
-            Terminal.printError("authkit: \(error)")
-            throw ExitStatus.usage
-        }
     }
 }
 
@@ -278,13 +338,29 @@ struct SetupDockerCommand: AsyncParsableCommand {
             helpers[registry] = "authkit"
             object["credHelpers"] = .object(helpers)
             let text = JSONValue.object(object).serialized(options: [.prettyPrinted]) + "\n"
-            let section = try Setup.addSection(
-                kind: "registry", name: registry, entries: target.entries,
-                print: printOnly)
+            let plan = try Setup.planSection(kind: "registry", name: registry, entries: target.entries)
             if printOnly {
-                Terminal.printData("# \(path)\n\(text)ln -s \(Setup.shellQuoted(executable)) \(Setup.shellQuoted(link))\n\(section)")
+                Terminal.printData("# \(path)\n\(text)ln -s \(Setup.shellQuoted(executable)) \(Setup.shellQuoted(link))\n\(plan.printed)")
                 return
             }
+            let section = try plan.write()
+            do throws(Setup.Failure) {
+                try configureDocker(path: path, directory: directory, text: text, changed: changed, executable: executable, link: link)
+            } catch {
+                plan.undo()
+                throw error
+            }
+            Terminal.printError(section)
+        } catch {
+            Terminal.printError("authkit: \(error)")
+            throw ExitStatus.usage
+        }
+    }
+
+    /// docker's config.json and the helper link.
+    private func configureDocker(path: String, directory: String, text: String, changed: Bool, executable: String, link: String)
+        throws(Setup.Failure)
+    {
             if changed {
                 try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 do { try Setup.writeAtomically(Array(text.utf8), to: path, mode: 0o600) } catch {
@@ -301,11 +377,6 @@ struct SetupDockerCommand: AsyncParsableCommand {
                 }
             }
             Terminal.printError("docker: \(link) -> \(executable)")
-            Terminal.printError(section)
-        } catch {
-            Terminal.printError("authkit: \(error)")
-            throw ExitStatus.usage
-        }
     }
 }
 
@@ -372,6 +443,20 @@ struct SetupKubectlCommand: AsyncParsableCommand {
                         throw Setup.Failure(description: "kubectl config set … interactiveMode failed")
                     }
                 }
+            }
+            // A static token beside the exec section would be sent instead of the shared
+            // sign-in's (client-go prefers it): it goes, and the user is told. (Asked without
+            // --raw: kubectl shows a token as REDACTED, so its value never reaches us.)
+            let statics = try Setup.run("kubectl", [
+                "config", "view", "-o",
+                "jsonpath={.users[?(@.name==\"\(name)\")].user.token}{\"\\n\"}{.users[?(@.name==\"\(name)\")].user.tokenFile}",
+            ])
+            let present = statics.output.split(separator: "\n", omittingEmptySubsequences: false).map { $0.contains { !$0.isWhitespace } }
+            for (field, isSet) in zip(["token", "tokenFile"], present + [false, false]) where statics.status == 0 && isSet {
+                guard try Setup.run("kubectl", ["config", "unset", "users.\(name).\(field)"]).status == 0 else {
+                    throw Setup.Failure(description: "user \(name) keeps a static \(field), which kubectl would send instead; remove it: kubectl config unset users.\(name).\(field)")
+                }
+                Terminal.printError("kubectl: removed the static \(field) of user \(name) (the exec plug-in replaces it)")
             }
             Terminal.printError("kubectl: user \(name) of context \(context) runs \(executable) \(arguments.joined(separator: " ")) (\(apiVersion))")
         } catch {

@@ -104,4 +104,43 @@ import Testing
         #expect(try String(contentsOf: dockerConfig.appendingPathComponent("config.json"), encoding: .utf8) == #"{"auths": {}, "auths": {}}"#)
         try await world.assertNoSecretsLeaked()
     }
+
+    /// setup writes only values the config file can hold as they are, and nothing at all unless
+    /// every step succeeds: a user name with a line break cannot add a mapping, and a failed
+    /// step takes back the mapping it wrote.
+    @Test func setupValidatesEveryValueAndWritesAllOrNothing() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        let config = URL(fileURLWithPath: world.environment["XDG_CONFIG_HOME"] ?? "").appendingPathComponent("authkit/config")
+        try FileManager.default.createDirectory(at: config.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let before = "[registry \"kept.example\"]\ngroup = \(world.group)\n"
+        try before.write(to: config, atomically: false, encoding: .utf8)
+        let docker = world.scratch.appendingPathComponent("docker")
+        let environment = ["DOCKER_CONFIG": docker.path]
+        let hostile: [[String]] = [
+            ["setup", "docker", "--registry", "r.example", "--username", "ada\n[registry \"evil.example\"]\ngroup = x"],
+            ["setup", "docker", "--registry", "r.example", "--group", "g\rx"],
+            ["setup", "docker", "--registry", "r.example", "--scope", "a\u{7F}"],
+            ["setup", "docker", "--registry", "r.example\"]"],
+            ["setup", "git", "--host", "https://git.example/\"]\n[x]"],
+            ["setup", "git", "--host", "https://git.example", "--username", " ada"],
+        ]
+        for arguments in hostile {
+            let result = try await world.authkit(arguments + ["--link-dir", world.scratch.path].filter { _ in arguments[1] == "docker" }, environment: environment)
+            #expect(result.status == 2, "\(arguments): \(result.status) \(result.stderr)")
+            #expect(try String(contentsOf: config, encoding: .utf8) == before, "\(arguments) changed the config file")
+        }
+        #expect(!FileManager.default.fileExists(atPath: docker.appendingPathComponent("config.json").path))
+        #expect(try await world.authkit(["config"]).status == 0, "every command still reads the file")
+
+        // docker's config.json cannot be written (its folder is a file): the mapping written
+        // just before is taken back.
+        let blocked = world.scratch.appendingPathComponent("not-a-folder")
+        try "".write(to: blocked, atomically: false, encoding: .utf8)
+        let failed = try await world.authkit(
+            ["setup", "docker", "--registry", "r.example", "--group", world.group, "--link-dir", world.scratch.path],
+            environment: ["DOCKER_CONFIG": blocked.appendingPathComponent("docker").path])
+        #expect(failed.status == 2, "\(failed.stderr)")
+        #expect(try String(contentsOf: config, encoding: .utf8) == before, "the mapping stayed although setup failed")
+    }
 }
