@@ -21,12 +21,17 @@ struct LoopbackRedirectReceiverTests {
         try await transport.send(HTTPRequest(url: URL(string: "http://127.0.0.1:\(receiver.port)\(target)")!, timeout: .seconds(20)))
     }
 
+    /// The wait's own time-out in tests that are not about it: the product's five minutes. A
+    /// shorter one ended the wait (and closed the listener) in the middle of a test that sends
+    /// a dozen requests on a loaded machine; a test that hangs is ended by the HTTP bounds.
+    static let waitLimit: Duration = .seconds(300)
+
     /// Starts waiting on `receiver` and returns once the wait is installed, so that a callback
     /// sent next is judged at once. (Sent earlier, it would be held until the waiting task
     /// runs — which, with both of the cooperative pool's threads busy with other suites, can
     /// take longer than any HTTP bound. `earlyCallback` covers that interleaving on purpose.)
     func startWait(
-        _ receiver: LoopbackRedirectReceiver, timeout: Duration = .seconds(20),
+        _ receiver: LoopbackRedirectReceiver, timeout: Duration = Self.waitLimit,
         onEvent: @escaping @Sendable (LoopbackRedirectReceiver.Event) -> Void = { _ in }
     ) async throws -> Task<AuthorizationGrant, any Error> {
         let wait = Task { try await receiver.waitForCallback(expectation(), timeout: timeout, onEvent: onEvent) }
@@ -77,7 +82,7 @@ struct LoopbackRedirectReceiverTests {
     func onlyGenuineCallbackCompletes() async throws {
         let receiver = try await LoopbackRedirectReceiver.start(path: "/callback")
         let refusals = RefusalLog()
-        let wait = try await startWait(receiver, timeout: .seconds(20)) { event in
+        let wait = try await startWait(receiver) { event in
             if case .refused(let error) = event { refusals.add(error) }
         }
         let wrongPath = try await get(receiver, "/other?code=x&state=good-state")
@@ -143,7 +148,7 @@ struct LoopbackRedirectReceiverTests {
         var patient = LoopbackRedirectReceiver.Limits()
         patient.resultPageGrace = .seconds(60)
         let fetched = try await LoopbackRedirectReceiver.start(limits: patient)
-        let wait = try await startWait(fetched, timeout: .seconds(20))
+        let wait = try await startWait(fetched)
         let redirect = try await get(fetched, "/?code=c&state=good-state")
         _ = try await wait.value
         let closing = Task { await fetched.close() }
@@ -157,7 +162,7 @@ struct LoopbackRedirectReceiverTests {
         var brief = LoopbackRedirectReceiver.Limits()
         brief.resultPageGrace = .milliseconds(700)
         let abandoned = try await LoopbackRedirectReceiver.start(limits: brief)
-        let abandonedWait = try await startWait(abandoned, timeout: .seconds(20))
+        let abandonedWait = try await startWait(abandoned)
         let redirected = ContinuousClock.now
         expectRedirect(try await get(abandoned, "/?code=c&state=good-state"), to: "signed-in", abandoned)
         _ = try await abandonedWait.value
@@ -177,7 +182,7 @@ struct LoopbackRedirectReceiverTests {
     @Test("a provider error with the right state ends the wait with that error, escaped in the page")
     func providerError() async throws {
         let receiver = try await LoopbackRedirectReceiver.start(path: "/")
-        let wait = try await startWait(receiver, timeout: .seconds(20))
+        let wait = try await startWait(receiver)
         let redirect = try await get(receiver, "/?error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E&state=good-state")
         expectRedirect(redirect, to: "failed", receiver)
         await #expect(throws: AuthorizationError.providerError(code: "access_denied", description: "<script>alert(1)</script>", uri: nil)) {
@@ -194,7 +199,7 @@ struct LoopbackRedirectReceiverTests {
     @Test("a wrong iss with the right state fails the sign-in")
     func issuerMismatch() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
-        let wait = try await startWait(receiver, timeout: .seconds(20))
+        let wait = try await startWait(receiver)
         _ = try await get(receiver, "/?code=c&state=good-state&iss=https%3A%2F%2Fevil.example")
         await #expect(throws: AuthorizationError.issuerMismatch(expected: issuer)) { _ = try await wait.value }
     }
@@ -205,7 +210,7 @@ struct LoopbackRedirectReceiverTests {
         let early = Task { try await get(receiver, "/?code=early&state=good-state") }
         try await until("the early callback is held") { receiver.heldCallbacks == 1 }
         #expect(!receiver.isWaiting)
-        let grant = try await receiver.waitForCallback(expectation(), timeout: .seconds(20))
+        let grant = try await receiver.waitForCallback(expectation(), timeout: Self.waitLimit)
         #expect(grant.code == "early")
         #expect(try await early.value.status == 303)
     }
@@ -224,7 +229,7 @@ struct LoopbackRedirectReceiverTests {
     func forgedFlood() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
         let reported = Counter()
-        let wait = try await startWait(receiver, timeout: .seconds(60)) { _ in reported.increment() }
+        let wait = try await startWait(receiver) { _ in reported.increment() }
         for index in 0..<200 { _ = try? await get(receiver, "/?code=x&state=forged-\(index)") }
         let genuine = try await get(receiver, "/?code=real&state=good-state")
         expectRedirect(genuine, to: "signed-in", receiver)
@@ -237,7 +242,7 @@ struct LoopbackRedirectReceiverTests {
     @Test("100 half-open connections, then the real callback: signed in within seconds")
     func halfOpenConnections() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
-        let wait = try await startWait(receiver, timeout: .seconds(60))
+        let wait = try await startWait(receiver)
         var sockets: [Int32] = []
         defer { for socket in sockets { close(socket) } }
         for _ in 0..<100 {
@@ -256,7 +261,7 @@ struct LoopbackRedirectReceiverTests {
     @Test("a 1 MB request line is refused and the wait goes on")
     func megabyteRequestLine() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
-        let wait = try await startWait(receiver, timeout: .seconds(60))
+        let wait = try await startWait(receiver)
         let fd = try Self.connect(port: receiver.port)
         let line = "GET /?" + String(repeating: "a", count: 1 << 20) + " HTTP/1.1\r\nHost: x\r\n\r\n"
         _ = line.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
@@ -282,7 +287,7 @@ struct LoopbackRedirectReceiverTests {
     @Test("an oversized request is refused and the wait goes on")
     func oversized() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
-        let wait = try await startWait(receiver, timeout: .seconds(20))
+        let wait = try await startWait(receiver)
         let huge = try await get(receiver, "/?code=x&state=good-state&pad=" + String(repeating: "a", count: 20_000))
         #expect(huge.status == 414)
         let genuine = try await get(receiver, "/?code=ok&state=good-state")
@@ -301,7 +306,7 @@ struct LoopbackRedirectReceiverTests {
     @Test("one sign-in per receiver")
     func oneWaitOnly() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
-        let wait = try await startWait(receiver, timeout: .seconds(20))
+        let wait = try await startWait(receiver)
         _ = try await get(receiver, "/?code=one&state=good-state")
         _ = try await wait.value
         await #expect(throws: AuthorizationError.self) {
