@@ -55,11 +55,11 @@ struct AuthKitCommand: AsyncParsableCommand {
                 try await request.run()
                 return
             }
-            // Run as docker-credential-authkit (a link `authkit setup docker` makes) or
-            // git-credential-authkit (so `credential.helper = authkit` works, git's own naming),
-            // the client passes only the action: answer as `authkit credential docker|git ACTION`.
+            // Run under a client's own name for its plug-in (docker-credential-authkit, a link
+            // `authkit setup docker` makes; git-credential-authkit, so `credential.helper =
+            // authkit` works), the client passes only its action: `authkit credential CLIENT ACTION`.
             let name = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? ""
-            let client = ["docker-credential-authkit": "docker", "git-credential-authkit": "git"][name]
+            let client = CredentialAdapters.aliased(name)?.client
             let arguments = client.map { ["credential", $0] + CommandLine.arguments.dropFirst() } ?? Array(CommandLine.arguments.dropFirst())
             let commands = configuration.subcommands.map { $0.configuration.commandName ?? "" }
             if HelpTopics.handle(arguments, commands: commands) { return }

@@ -11,8 +11,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `authkit credential git|docker|kubectl`: the shared sign-in through each client's own
-/// credential plug-in protocol.
+/// `authkit credential CLIENT`: the shared sign-in through each client's own credential
+/// plug-in protocol (one subcommand per ``CredentialAdapter``).
 struct CredentialCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "credential",
@@ -23,19 +23,16 @@ struct CredentialCommand: AsyncParsableCommand {
             answer and nothing else; errors are one line on standard error. A plug-in never \
             reads the terminal, never opens a browser, never starts a sign-in, and never \
             deletes or revokes the sign-in, whatever the client asks. Set them up with \
-            `authkit setup git|docker|kubectl`.
+            `authkit setup CLIENT`.
             """,
-        subcommands: [CredentialGitCommand.self, CredentialDockerCommand.self, CredentialKubectlCommand.self]
+        subcommands: CredentialAdapters.all.map { $0.command }
     )
 }
 
-/// Options every credential plug-in takes.
+/// Options every credential plug-in takes: the sign-in (as every command names it), the
+/// account and the scopes.
 struct CredentialOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The profile whose sign-in to use (default: as the config file maps the host).", valueName: "name"))
-    var profile: String?
-
-    @Option(help: ArgumentHelp("The group whose sign-in to use.", valueName: "name"))
-    var group: String?
+    @OptionGroup var session: SessionOptions
 
     @Option(help: ArgumentHelp("The account, when the group holds several.", valueName: "name"))
     var account: String?
@@ -43,78 +40,55 @@ struct CredentialOptions: ParsableArguments {
     @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
     var scopes: [String] = []
 
-    @Option(help: ArgumentHelp("Where tokens live: secret-service, kernel-keyring or plain-file.", valueName: "store"))
-    var storage: StorageChoice?
-
-    @Flag(help: "The same as --storage plain-file.")
-    var insecureStorage = false
-
-    /// True when the command line names the sign-in (then every host is served).
-    var namesSignIn: Bool { profile != nil || group != nil }
+    @Option(name: .customLong("min-ttl"), help: ArgumentHelp("Seconds the token must still be valid.", valueName: "seconds"))
+    var minTTL: Int = 300
 
     func validate() throws {
-        if insecureStorage, let storage, storage != .plainFile {
-            throw ValidationError("--insecure-storage means --storage plain-file; it contradicts --storage \(storage.rawValue)")
-        }
+        guard TokenRequest.minTTLRange.contains(minTTL) else { throw ValidationError("--min-ttl must be between 0 and 86400 seconds") }
     }
 
-    /// The target the flags describe.
-    func target(entry: String, username: String = "oauth2") -> CredentialTarget {
-        CredentialTarget(entry: entry, profile: profile, group: group, account: account, scopes: scopes.isEmpty ? nil : scopes, username: username)
+    /// The flags these options give, with the client's `action` and own options.
+    func flags(action: String = "", own: [String: String] = [:]) -> CredentialFlags {
+        CredentialFlags(selector: session.selector(account: account), scopes: scopes, minTTL: minTTL, action: action, own: own)
     }
 }
 
 /// What a plug-in was asked, however it was parsed (ArgumentParser or ``CredentialFastPath``).
 struct CredentialFlags: Equatable {
-    var profile: String?
-    var group: String?
-    var account: String?
+    var selector = SignInSelector()
     var scopes: [String] = []
-    var insecureStorage = false
-    var storage: StorageChoice?
     var minTTL = 300
-    var username: String?
-    var tokenType: CredentialKubectlCommand.TokenType = .accessToken
+    /// The client's action word (empty for clients that pass none).
     var action = ""
-
-    init() {}
-
-    init(_ options: CredentialOptions, minTTL: Int, action: String = "", username: String? = nil) {
-        profile = options.profile
-        group = options.group
-        account = options.account
-        scopes = options.scopes
-        insecureStorage = options.insecureStorage
-        storage = options.storage
-        self.minTTL = minTTL
-        self.action = action
-        self.username = username
-    }
+    /// The client's own options (``CredentialAdapter/ownOptions``), by name.
+    var own: [String: String] = [:]
 
     /// True when the command line names the sign-in (then every host is served).
-    var namesSignIn: Bool { profile != nil || group != nil }
+    var namesSignIn: Bool { selector.profile != nil || selector.group != nil }
 
+    /// The target the command line describes.
     func target(entry: String, username: String = "oauth2") -> CredentialTarget {
-        CredentialTarget(entry: entry, profile: profile, group: group, account: account, scopes: scopes.isEmpty ? nil : scopes, username: username)
+        CredentialTarget(
+            entry: entry, profile: selector.profile, group: selector.group, account: selector.account,
+            scopes: scopes.isEmpty ? nil : scopes, username: username)
     }
 }
 
-/// `authkit credential git|docker|kubectl` (and `docker-credential-authkit`) without
-/// ArgumentParser's start-up cost, as ``TokenFastPath`` does for `token`: clients run these in
-/// every git fetch, docker pull and kubectl call. Anything unusual (help, an unknown flag, a
-/// malformed value) returns nil, and ArgumentParser parses as usual.
+/// `authkit credential CLIENT` (and the clients' executable aliases) without ArgumentParser's
+/// start-up cost, as ``TokenFastPath`` does for `token`: clients run these in every git fetch,
+/// docker pull and kubectl call. Anything unusual (help, an unknown flag, a malformed value)
+/// returns nil, and ArgumentParser parses as usual.
 enum CredentialFastPath {
     static func parse(_ arguments: [String]) -> (client: String, flags: CredentialFlags)? {
-        guard arguments.count >= 2, arguments[0] == "credential", ["git", "docker", "kubectl"].contains(arguments[1]) else { return nil }
-        let client = arguments[1]
-        var flags = CredentialFlags()
+        guard arguments.count >= 2, arguments[0] == "credential", let adapter = CredentialAdapters.named(arguments[1]) else { return nil }
         var scanner = FastPathScanner(arguments: arguments, index: 2)
-        var options = SharedFastPathOptions(minTTL: flags.minTTL)
+        var options = SharedFastPathOptions(minTTL: CredentialFlags().minTTL)
+        var own: [String: String] = [:]
         var action: String?
         while scanner.index < arguments.count {
             let argument = arguments[scanner.index]
             if !argument.hasPrefix("-") {
-                guard action == nil, client != "kubectl" else { return nil }
+                guard action == nil, !adapter.actions.isEmpty else { return nil }
                 action = argument
                 scanner.index += 1
                 continue
@@ -124,37 +98,22 @@ enum CredentialFastPath {
             case .malformed: return nil
             case .notShared:
                 let name = FastPathScanner.name(of: argument)
-                switch name {
-                case "--username" where client == "git":
-                    guard let text = scanner.value(argument, name), flags.username == nil else { return nil }
-                    flags.username = text
-                case "--token-type" where client == "kubectl":
-                    guard let text = scanner.value(argument, name), let type = CredentialKubectlCommand.TokenType(rawValue: text) else { return nil }
-                    flags.tokenType = type
-                default:
-                    return nil
-                }
+                guard adapter.ownOptions.keys.contains(name), own[name] == nil, let text = scanner.value(argument, name) else { return nil }
+                own[name] = text
             }
             scanner.index += 1
         }
-        (flags.profile, flags.group, flags.account, flags.scopes) = (options.profile, options.group, options.account, options.scopes)
-        (flags.minTTL, flags.insecureStorage, flags.storage) = (options.minTTL, options.insecureStorage, options.storage)
-        if client == "kubectl" {
-            if flags.tokenType == .idToken && !flags.scopes.isEmpty { return nil }
-        } else {
-            guard let action else { return nil }
-            flags.action = action
-        }
-        return (client, flags)
+        for case let (name, value?) in adapter.ownOptions where own[name] == nil { own[name] = value }
+        guard adapter.actions.isEmpty || action != nil else { return nil }
+        let flags = CredentialFlags(selector: options.selector, scopes: options.scopes, minTTL: options.minTTL, action: action ?? "", own: own)
+        guard adapter.accepts(flags) else { return nil }
+        return (adapter.client, flags)
     }
 
     /// Runs what ``parse(_:)`` found.
     static func run(client: String, flags: CredentialFlags) async throws {
-        switch client {
-        case "git": try await CredentialGitCommand.serve(flags)
-        case "docker": try await CredentialDockerCommand.serve(flags)
-        default: try await CredentialKubectlCommand.serve(flags)
-        }
+        guard let adapter = CredentialAdapters.named(client) else { return }
+        try await CredentialPlugin.serve(adapter, flags)
     }
 }
 
@@ -179,9 +138,16 @@ enum CredentialPlugin {
         }
     }
 
+    /// The sign-in `target` names, in the store the command line chose.
+    static func selector(_ target: CredentialTarget, _ flags: CredentialFlags) -> SignInSelector {
+        SignInSelector(
+            profile: target.profile, group: target.group, account: target.account,
+            insecureStorage: flags.selector.insecureStorage, storage: flags.selector.storage)
+    }
+
     /// A valid access token for `target`, at least `minTTL` seconds left.
-    static func accessToken(for target: CredentialTarget, insecureStorage: Bool, storage: StorageChoice? = nil, minTTL: Int) async throws(Failure) -> AccessToken {
-        let settings = SessionSettings(profile: target.profile, group: target.group, insecureStorage: insecureStorage, storage: storage)
+    static func accessToken(for target: CredentialTarget, _ flags: CredentialFlags) async throws(Failure) -> AccessToken {
+        let settings = selector(target, flags), minTTL = flags.minTTL
         do throws(AuthKitError) {
             let profile = try settings.resolveProfile()
             let session = try settings.session(for: profile)
@@ -192,8 +158,8 @@ enum CredentialPlugin {
     }
 
     /// A verified id_token for `target`.
-    static func idToken(for target: CredentialTarget, insecureStorage: Bool, storage: StorageChoice? = nil, minTTL: Int) async throws(Failure) -> IDToken {
-        let settings = SessionSettings(profile: target.profile, group: target.group, insecureStorage: insecureStorage, storage: storage)
+    static func idToken(for target: CredentialTarget, _ flags: CredentialFlags) async throws(Failure) -> IDToken {
+        let settings = selector(target, flags), minTTL = flags.minTTL
         do throws(AuthKitError) {
             let profile = try settings.resolveProfile()
             return try await settings.session(for: profile).validIDToken(account: target.account, minimumLifetime: .seconds(minTTL))
@@ -203,8 +169,8 @@ enum CredentialPlugin {
     }
 
     /// Marks a token a server rejected stale for every tool (never deletes, never revokes).
-    static func markRejected(_ value: String, for target: CredentialTarget, insecureStorage: Bool, storage: StorageChoice? = nil) async throws(Failure) {
-        let settings = SessionSettings(profile: target.profile, group: target.group, insecureStorage: insecureStorage, storage: storage)
+    static func markRejected(_ value: String, for target: CredentialTarget, _ flags: CredentialFlags) async throws(Failure) {
+        let settings = selector(target, flags)
         do throws(AuthKitError) {
             let profile = try settings.resolveProfile()
             try await settings.session(for: profile).markRejected(accessToken: value, account: target.account)
@@ -213,7 +179,7 @@ enum CredentialPlugin {
         }
     }
 
-    static func failure(_ error: AuthKitError, settings: SessionSettings) -> Failure {
+    static func failure(_ error: AuthKitError, settings: SignInSelector) -> Failure {
         if error.category == .loginNeeded {
             return Failure(message: "authkit: \(error); run `\(loginCommand(settings))` to sign in", code: ExitStatus.loginNeeded)
         }
@@ -246,14 +212,22 @@ enum CredentialPlugin {
         return text
     }
 
-    /// Runs `body`; a failure is its one line on standard error and its exit code, with
-    /// nothing on standard output.
-    static func run(_ body: () async throws(Failure) -> Void) async throws {
-        do {
-            try await body()
+    /// Serves one request: the adapter's answer on standard output with its status; a failure
+    /// is its one line on standard error and its exit code, with nothing on standard output.
+    static func serve(_ adapter: any CredentialAdapter.Type, _ flags: CredentialFlags) async throws {
+        let answer: CredentialAnswer
+        do throws(Failure) {
+            // Checked here, not in validate(): a plug-in's error is one line, not a usage page.
+            if !adapter.actions.isEmpty && !adapter.actions.contains(flags.action) {
+                let listed = adapter.actions.dropLast().joined(separator: ", ") + " or " + (adapter.actions.last ?? "")
+                throw Failure(message: "authkit: unknown action ‘\(flags.action)’: \(adapter.client) asks \(listed)", code: ExitStatus.usage)
+            }
+            answer = try await adapter.respond(to: flags)
         } catch {
             if !error.message.isEmpty { Terminal.printError(error.message) }
             throw error.code
         }
+        if !answer.output.isEmpty { Terminal.write(fd: 1, answer.output) }
+        if answer.status != .success { throw answer.status }
     }
 }

@@ -24,16 +24,8 @@ struct ExecCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var session: SessionOptions
-
-    @Option(help: ArgumentHelp("The account, when the group holds several.", valueName: "name"))
-    var account: String?
-
-    @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
-    var scopes: [String] = []
-
-    @Option(name: .customLong("min-ttl"), help: ArgumentHelp("Seconds the token must still be valid.", valueName: "seconds"))
-    var minTTL: Int = 300
+    /// The sign-in, account, scopes and --min-ttl, as the credential plug-ins take them.
+    @OptionGroup var options: CredentialOptions
 
     @Option(name: .customLong("env"), help: ArgumentHelp("The variable that carries the token.", valueName: "NAME"))
     var variable: String = "AUTHKIT_TOKEN"
@@ -52,7 +44,6 @@ struct ExecCommand: AsyncParsableCommand {
         if let reason = Self.refusedVariable(variable) {
             throw ValidationError("--env \(variable) is refused: \(reason); name a variable of your own, e.g. --env GITHUB_TOKEN")
         }
-        guard TokenRequest.minTTLRange.contains(minTTL) else { throw ValidationError("--min-ttl must be between 0 and 86400 seconds") }
     }
 
     /// Variables the dynamic loader, the shell or the program's own start-up read before CMD
@@ -76,12 +67,12 @@ struct ExecCommand: AsyncParsableCommand {
         if words.first == "--" { words.removeFirst() }
         let token: AccessToken
         do throws(AuthKitError) {
-            let profile = try session.resolveProfile()
-            token = try await session.session(for: profile).validAccessToken(
-                account: account, minimumLifetime: .seconds(minTTL), scopes: scopes.isEmpty ? nil : scopes)
+            let profile = try options.session.resolveProfile()
+            token = try await options.session.session(for: profile).validAccessToken(
+                account: options.account, minimumLifetime: .seconds(options.minTTL), scopes: options.scopes.isEmpty ? nil : options.scopes)
         } catch {
             if error.category == .loginNeeded {
-                Terminal.printError(Voice.error(error.summary, hint: "run `\(loginCommand(session))` to sign in"))
+                Terminal.printError(Voice.error(error.summary, hint: "run `\(loginCommand(options.session))` to sign in"))
                 throw ExitStatus.loginNeeded
             }
             throw failure(error)

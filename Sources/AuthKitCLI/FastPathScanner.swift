@@ -2,13 +2,9 @@ import AuthKit
 
 /// The options `token` and the credential plug-ins share, as their fast paths parse them.
 struct SharedFastPathOptions: Equatable {
-    var profile: String?
-    var group: String?
-    var account: String?
+    var selector = SignInSelector()
     var scopes: [String] = []
     var minTTL: Int
-    var insecureStorage = false
-    var storage: StorageChoice?
 }
 
 /// One scanner for ``TokenFastPath`` and ``CredentialFastPath``: the same rules for `--name
@@ -48,7 +44,7 @@ struct FastPathScanner {
         case "--profile", "--group", "--account":
             guard let text = value(argument, name) else { return .malformed }
             let keyPath: WritableKeyPath<SharedFastPathOptions, String?> =
-                name == "--profile" ? \.profile : name == "--group" ? \.group : \.account
+                name == "--profile" ? \.selector.profile : name == "--group" ? \.selector.group : \.selector.account
             guard options[keyPath: keyPath] == nil else { return .malformed }
             options[keyPath: keyPath] = text
         case "--scope":
@@ -58,13 +54,14 @@ struct FastPathScanner {
             guard let text = value(argument, name), let seconds = Int(text), TokenRequest.minTTLRange.contains(seconds) else { return .malformed }
             options.minTTL = seconds
         case "--insecure-storage":
-            guard argument == name, !options.insecureStorage, options.storage == nil || options.storage == .plainFile else { return .malformed }
-            options.insecureStorage = true
-        case "--storage":
-            guard let text = value(argument, name), options.storage == nil, let choice = StorageChoice(rawValue: text),
-                !options.insecureStorage || choice == .plainFile
+            guard argument == name, !options.selector.insecureStorage, options.selector.storage == nil || options.selector.storage == .plainFile
             else { return .malformed }
-            options.storage = choice
+            options.selector.insecureStorage = true
+        case "--storage":
+            guard let text = value(argument, name), options.selector.storage == nil, let choice = StorageChoice(rawValue: text),
+                !options.selector.insecureStorage || choice == .plainFile
+            else { return .malformed }
+            options.selector.storage = choice
         default:
             return .notShared
         }

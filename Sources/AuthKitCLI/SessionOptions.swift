@@ -46,10 +46,13 @@ struct SessionOptions: ParsableArguments {
         }
     }
 
-    /// The parsed values as a plain value (ArgumentParser's wrappers trap when read unparsed).
-    var settings: SessionSettings {
-        SessionSettings(profile: profile, group: group, insecureStorage: insecureStorage, storage: storage)
+    /// The parsed values as a plain value (ArgumentParser's wrappers trap when read unparsed),
+    /// with `account` when the command takes one.
+    func selector(account: String? = nil) -> SignInSelector {
+        SignInSelector(profile: profile, group: group, account: account, insecureStorage: insecureStorage, storage: storage)
     }
+
+    var settings: SignInSelector { selector() }
 
     func resolveProfile(_ more: ProfileOverrides = ProfileOverrides()) throws(AuthKitError) -> Profile {
         try settings.resolveProfile(more)
@@ -60,10 +63,14 @@ struct SessionOptions: ParsableArguments {
     }
 }
 
-/// Which profile, group and store a command works with.
-struct SessionSettings: Equatable {
+/// Which sign-in a command names — profile, group, account, store — however it was parsed
+/// (ArgumentParser's ``SessionOptions``, or a fast path): embedded in every request and plug-in
+/// flag set, never copied field by field.
+struct SignInSelector: Equatable {
     var profile: String?
     var group: String?
+    /// The account, when the group holds several (nil: the group's most recent sign-in).
+    var account: String?
     var insecureStorage = false
     var storage: StorageChoice?
 
@@ -123,7 +130,7 @@ func loginCommand(_ options: SessionOptions, extra: String = "") -> String {
     loginCommand(options.settings, extra: extra)
 }
 
-func loginCommand(_ options: SessionSettings, extra: String = "") -> String {
+func loginCommand(_ options: SignInSelector, extra: String = "") -> String {
     var words = ["authkit", "login"]
     if let profile = options.profile { words += ["--profile", profile] }
     if let group = options.group { words += ["--group", group] }

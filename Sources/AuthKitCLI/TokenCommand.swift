@@ -51,8 +51,8 @@ struct TokenCommand: AsyncParsableCommand {
 
     var request: TokenRequest {
         TokenRequest(
-            profile: session.profile, group: session.group, insecureStorage: session.insecureStorage, storage: session.storage,
-            account: account, minTTL: minTTL, scopes: scopes, json: json, idToken: idToken, allowShorter: allowShorter)
+            selector: session.selector(account: account), minTTL: minTTL, scopes: scopes, json: json, idToken: idToken,
+            allowShorter: allowShorter)
     }
 
     func run() async throws {

@@ -48,11 +48,7 @@ struct TokenReport: Encodable {
 /// What `authkit token` was asked for, however it was parsed (ArgumentParser or
 /// ``TokenFastPath``), and how it is carried out.
 struct TokenRequest: Equatable {
-    var profile: String?
-    var group: String?
-    var insecureStorage = false
-    var storage: StorageChoice?
-    var account: String?
+    var selector = SignInSelector()
     var minTTL = 60
     var scopes: [String] = []
     /// `--json`: one object with the token and what scripts need around it.
@@ -65,9 +61,8 @@ struct TokenRequest: Equatable {
 
     static let minTTLRange = 0...86_400
 
-    var session: SessionSettings {
-        SessionSettings(profile: profile, group: group, insecureStorage: insecureStorage, storage: storage)
-    }
+    var session: SignInSelector { selector }
+    var account: String? { selector.account }
 
     /// Prints the token (and a newline) on standard output, or reports why not.
     func run() async throws {
@@ -135,8 +130,6 @@ enum TokenFastPath {
             guard case .handled = scanner.shared(arguments[scanner.index], into: &options) else { return nil }
             scanner.index += 1
         }
-        return TokenRequest(
-            profile: options.profile, group: options.group, insecureStorage: options.insecureStorage, storage: options.storage,
-            account: options.account, minTTL: options.minTTL, scopes: options.scopes)
+        return TokenRequest(selector: options.selector, minTTL: options.minTTL, scopes: options.scopes)
     }
 }

@@ -187,34 +187,15 @@ public final class PlainFileStore: SecretStore {
     }
 
     private func write(_ entries: [PlainFileFormat.Entry], group: SecretGroup) throws(SecretStoreError) {
-        let file = path(for: group)
         let bytes = Array(PlainFileFormat.encode(entries, group: group).utf8)
-        let temporary = directory + "/." + group.name + ".json.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .plainFileIO(path: temporary, operation: "create", errno: errno) }
-        var written = 0
-        var failure: SecretStoreError?
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, bytes.count - written) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                failure = .plainFileIO(path: temporary, operation: "write", errno: errno)
-                break
-            }
-            written += count
+        do throws(AtomicFile.Failure) {
+            try AtomicFile.write(bytes, to: path(for: group), mode: 0o600)
+        } catch {
+            throw .plainFileIO(path: error.path, operation: error.operation, errno: error.errno)
         }
-        if failure == nil, fchmod(fd, 0o600) != 0 { failure = .plainFileIO(path: temporary, operation: "set the mode of", errno: errno) }
-        if failure == nil, fsync(fd) != 0 { failure = .plainFileIO(path: temporary, operation: "flush", errno: errno) }
-        close(fd)
-        if failure == nil, rename(temporary, file) != 0 { failure = .plainFileIO(path: file, operation: "replace", errno: errno) }
-        if let failure {
-            unlink(temporary)
-            throw failure
-        }
-        try syncDirectory()
     }
 
-    /// Makes the rename durable.
+    /// Makes an unlink durable.
     private func syncDirectory() throws(SecretStoreError) {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .plainFileIO(path: directory, operation: "open", errno: errno) }

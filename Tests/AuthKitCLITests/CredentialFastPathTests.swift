@@ -7,17 +7,18 @@ import Testing
 @Suite("CredentialFastPath")
 struct CredentialFastPathTests {
     func parsedByArgumentParser(_ arguments: [String]) throws -> CredentialFlags {
-        let command = try AuthKitCommand.parseAsRoot(arguments)
-        if let git = command as? CredentialGitCommand {
-            return CredentialFlags(git.options, minTTL: git.minTTL, action: git.action, username: git.username)
-        }
-        if let docker = command as? CredentialDockerCommand {
-            return CredentialFlags(docker.options, minTTL: docker.minTTL, action: docker.action)
-        }
-        let kubectl = try #require(command as? CredentialKubectlCommand)
-        var flags = CredentialFlags(kubectl.options, minTTL: kubectl.minTTL)
-        flags.tokenType = kubectl.tokenType
-        return flags
+        try #require(try AuthKitCommand.parseAsRoot(arguments) as? any CredentialAdapterCommand).flags
+    }
+
+    @Test("one list of adapters drives the subcommands, the executable aliases and setup")
+    func oneListDrivesEverything() {
+        let clients = CredentialAdapters.all.map { $0.client }
+        #expect(clients == ["git", "docker", "kubectl"])
+        #expect(CredentialCommand.configuration.subcommands.map { $0.configuration.commandName } == clients)
+        #expect(SetupCommand.configuration.subcommands.map { $0.configuration.commandName } == clients)
+        #expect(CredentialAdapters.aliased("docker-credential-authkit")?.client == "docker")
+        #expect(CredentialAdapters.aliased("git-credential-authkit")?.client == "git")
+        #expect(CredentialAdapters.aliased("authkit") == nil)
     }
 
     @Test("whatever the fast path accepts, ArgumentParser parses to the same flags", arguments: [

@@ -48,6 +48,19 @@ package struct ConfigFile: Sendable, Equatable {
     package var credentials: [String: Section] = [:]
     /// `[registry "registry.example.com"]` sections: the same for docker registries.
     package var registries: [String: Section] = [:]
+
+    /// The two kinds of client mapping a file holds.
+    package enum MappingKind: String, Sendable {
+        /// `[credential "URL"]`: a git host.
+        case credential
+        /// `[registry "HOST"]`: a container registry.
+        case registry
+    }
+
+    /// The mapping sections of one kind, by name.
+    package func mappings(_ kind: MappingKind) -> [String: Section] {
+        kind == .credential ? credentials : registries
+    }
     /// Problems inside `[profile NAME]` sections (an unknown key, a line that is not
     /// `key = value`, a key set twice), by profile. Only a command that uses that profile fails
     /// on them; for every other command they are warnings (``ProfileResolver/warnings(using:)``),

@@ -10,7 +10,7 @@ import Foundation
 
 /// `authkit credential kubectl`: a client-go exec credential plug-in (`ExecCredential`,
 /// `client.authentication.k8s.io/v1` and `/v1beta1`).
-struct CredentialKubectlCommand: AsyncParsableCommand {
+struct CredentialKubectlCommand: CredentialAdapterCommand {
     static let configuration = CommandConfiguration(
         commandName: "kubectl",
         abstract: "A kubectl exec credential plug-in: an ExecCredential with the shared sign-in's token.",
@@ -32,46 +32,58 @@ struct CredentialKubectlCommand: AsyncParsableCommand {
 
     @OptionGroup var options: CredentialOptions
 
-    @Option(name: .customLong("min-ttl"), help: ArgumentHelp("Seconds the token must still be valid.", valueName: "seconds"))
-    var minTTL: Int = 300
-
     @Option(name: .customLong("token-type"), help: "access-token (default) or id-token.")
     var tokenType: TokenType = .accessToken
+
+    static let v1 = KubectlCredentialAdapter.v1
+    static let v1beta1 = KubectlCredentialAdapter.v1beta1
+
+    func validate() throws {
+        if tokenType == .idToken && !options.scopes.isEmpty { throw ValidationError("--token-type id-token takes no --scope") }
+    }
+
+    typealias Adapter = KubectlCredentialAdapter
+
+    var flags: CredentialFlags { options.flags(own: ["--token-type": tokenType.rawValue]) }
+}
+
+/// client-go's exec credential plug-in: `KUBERNETES_EXEC_INFO` in, one `ExecCredential` out.
+enum KubectlCredentialAdapter: CredentialAdapter {
+    static let client = "kubectl"
+    static let actions: [String] = []
+    static let ownOptions: [String: String?] = ["--token-type": CredentialKubectlCommand.TokenType.accessToken.rawValue]
+    static var command: any CredentialAdapterCommand.Type { CredentialKubectlCommand.self }
+    static var setupCommand: (any ParsableCommand.Type)? { SetupKubectlCommand.self }
 
     static let v1 = "client.authentication.k8s.io/v1"
     static let v1beta1 = "client.authentication.k8s.io/v1beta1"
 
-    func validate() throws {
-        guard TokenRequest.minTTLRange.contains(minTTL) else { throw ValidationError("--min-ttl must be between 0 and 86400 seconds") }
-        if tokenType == .idToken && !options.scopes.isEmpty { throw ValidationError("--token-type id-token takes no --scope") }
+    static func accepts(_ flags: CredentialFlags) -> Bool {
+        guard let type = tokenType(flags) else { return false }
+        return type == .accessToken || flags.scopes.isEmpty
     }
 
-    func run() async throws {
-        var flags = CredentialFlags(options, minTTL: minTTL)
-        flags.tokenType = tokenType
-        try await Self.serve(flags)
+    static func tokenType(_ flags: CredentialFlags) -> CredentialKubectlCommand.TokenType? {
+        CredentialKubectlCommand.TokenType(rawValue: flags.own["--token-type"] ?? "access-token")
     }
 
-    static func serve(_ options: CredentialFlags) async throws {
-        let minTTL = options.minTTL, tokenType = options.tokenType
-        try await CredentialPlugin.run { () async throws(CredentialPlugin.Failure) in
-            let apiVersion = try Self.apiVersion(ProcessInfo.processInfo.environment["KUBERNETES_EXEC_INFO"])
-            let target = options.target(entry: "kubectl")
-            let value: String, expiresAt: Date
-            switch tokenType {
-            case .accessToken:
-                let token = try await CredentialPlugin.accessToken(for: target, insecureStorage: options.insecureStorage, storage: options.storage, minTTL: minTTL)
-                (value, expiresAt) = (token.value, token.expiresAt)
-            case .idToken:
-                let token = try await CredentialPlugin.idToken(for: target, insecureStorage: options.insecureStorage, storage: options.storage, minTTL: minTTL)
-                (value, expiresAt) = (token.value, token.expiresAt)
-            }
-            let answer: JSONValue = [
-                "apiVersion": .string(apiVersion), "kind": "ExecCredential",
-                "status": ["token": .string(value), "expirationTimestamp": .string(RelativeTime.rfc3339(expiresAt))],
-            ]
-            Terminal.write(fd: 1, answer.serialized() + "\n")
+    static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
+        let apiVersion = try Self.apiVersion(ProcessInfo.processInfo.environment["KUBERNETES_EXEC_INFO"])
+        let target = flags.target(entry: "kubectl")
+        let value: String, expiresAt: Date
+        switch tokenType(flags) ?? .accessToken {
+        case .accessToken:
+            let token = try await CredentialPlugin.accessToken(for: target, flags)
+            (value, expiresAt) = (token.value, token.expiresAt)
+        case .idToken:
+            let token = try await CredentialPlugin.idToken(for: target, flags)
+            (value, expiresAt) = (token.value, token.expiresAt)
         }
+        let answer: JSONValue = [
+            "apiVersion": .string(apiVersion), "kind": "ExecCredential",
+            "status": ["token": .string(value), "expirationTimestamp": .string(RelativeTime.rfc3339(expiresAt))],
+        ]
+        return CredentialAnswer(output: answer.serialized() + "\n")
     }
 
     /// The apiVersion kubectl asked for (KUBERNETES_EXEC_INFO), read strictly; v1beta1 when

@@ -3,7 +3,7 @@ import AuthKit
 
 /// `authkit credential git get|store|erase`: a git credential helper (gitcredentials(7),
 /// git-credential(1)).
-struct CredentialGitCommand: AsyncParsableCommand {
+struct CredentialGitCommand: CredentialAdapterCommand {
     static let configuration = CommandConfiguration(
         commandName: "git",
         abstract: "A git credential helper: the shared sign-in's access token as the password.",
@@ -27,47 +27,46 @@ struct CredentialGitCommand: AsyncParsableCommand {
 
     @OptionGroup var options: CredentialOptions
 
-    @Option(name: .customLong("min-ttl"), help: ArgumentHelp("Seconds the token must still be valid.", valueName: "seconds"))
-    var minTTL: Int = 300
-
     @Option(help: ArgumentHelp("The user name to answer (default: the mapping's, else oauth2).", valueName: "name"))
     var username: String?
 
     @Argument(help: ArgumentHelp("What git asks: get, store or erase.", valueName: "action"))
     var action: String
 
-    func validate() throws {
-        guard TokenRequest.minTTLRange.contains(minTTL) else { throw ValidationError("--min-ttl must be between 0 and 86400 seconds") }
-    }
+    typealias Adapter = GitCredentialAdapter
 
-    func run() async throws {
-        try await Self.serve(CredentialFlags(options, minTTL: minTTL, action: action, username: username))
-    }
+    var flags: CredentialFlags { options.flags(action: action, own: username.map { ["--username": $0] } ?? [:]) }
+}
 
-    static func serve(_ flags: CredentialFlags) async throws {
-        let action = flags.action, minTTL = flags.minTTL, username = flags.username
-        try await CredentialPlugin.run { () async throws(CredentialPlugin.Failure) in
-            // Checked here, not in validate(): a plug-in's error is one line, not a usage page.
-            guard ["get", "store", "erase"].contains(action) else {
-                throw CredentialPlugin.Failure(message: "authkit: unknown action ‘\(action)’: git asks get, store or erase", code: ExitStatus.usage)
-            }
-            let request = try GitCredentialRequest(parsing: try CredentialPlugin.readInput())
-            if action == "store" { return }  // git stores after every success; nothing to keep
-            guard let target = try Self.target(for: request, flags: flags) else { return }  // unmapped: git asks its next helper
-            switch action {
-            case "get":
-                let token = try await CredentialPlugin.accessToken(for: target, insecureStorage: flags.insecureStorage, storage: flags.storage, minTTL: minTTL)
-                Terminal.write(fd: 1, request.answer(token: token, username: username ?? target.username))
-            default:  // erase: the rejected password, if it is ours, is stale now — nothing more
-                guard let rejected = request.rejectedToken else { return }
-                try await CredentialPlugin.markRejected(rejected, for: target, insecureStorage: flags.insecureStorage, storage: flags.storage)
-            }
+/// git's credential helper protocol: `key=value` lines in, `username=`/`password=` (or a
+/// Bearer credential) out, for mapped hosts only.
+enum GitCredentialAdapter: CredentialAdapter {
+    static let client = "git"
+    /// So that `credential.helper = authkit` finds it, as git names helpers.
+    static let executableAlias: String? = "git-credential-authkit"
+    static let actions = ["get", "store", "erase"]
+    static let ownOptions: [String: String?] = ["--username": nil]
+    static var command: any CredentialAdapterCommand.Type { CredentialGitCommand.self }
+    static var setupCommand: (any ParsableCommand.Type)? { SetupGitCommand.self }
+
+    static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
+        let request = try GitCredentialRequest(parsing: try CredentialPlugin.readInput())
+        if flags.action == "store" { return .none }  // git stores after every success; nothing to keep
+        guard let target = try target(for: request, flags: flags) else { return .none }  // unmapped: git asks its next helper
+        switch flags.action {
+        case "get":
+            let token = try await CredentialPlugin.accessToken(for: target, flags)
+            return CredentialAnswer(output: request.answer(token: token, username: flags.own["--username"] ?? target.username))
+        default:  // erase: the rejected password, if it is ours, is stale now — nothing more
+            guard let rejected = request.rejectedToken else { return .none }
+            try await CredentialPlugin.markRejected(rejected, for: target, flags)
+            return .none
         }
     }
 
     /// The flags' sign-in for any host, else the config's mapping for this one (nil: none).
-    private static func target(for request: GitCredentialRequest, flags options: CredentialFlags) throws(CredentialPlugin.Failure) -> CredentialTarget? {
-        if options.namesSignIn { return options.target(entry: "\(request.scheme)://\(request.host)") }
+    private static func target(for request: GitCredentialRequest, flags: CredentialFlags) throws(CredentialPlugin.Failure) -> CredentialTarget? {
+        if flags.namesSignIn { return flags.target(entry: "\(request.scheme)://\(request.host)") }
         guard !request.host.isEmpty else { return nil }
         let file = try CredentialPlugin.config()
         let mapping: CredentialTarget?
@@ -78,8 +77,8 @@ struct CredentialGitCommand: AsyncParsableCommand {
             throw CredentialPlugin.Failure(message: "authkit: \(error)", code: ExitStatus.usage)
         }
         guard var mapped = mapping else { return nil }
-        if let account = options.account { mapped.account = account }
-        if !options.scopes.isEmpty { mapped.scopes = options.scopes }
+        if let account = flags.selector.account { mapped.account = account }
+        if !flags.scopes.isEmpty { mapped.scopes = flags.scopes }
         return mapped
     }
 }

@@ -1,0 +1,73 @@
+import ArgumentParser
+
+/// One client's credential plug-in protocol over one AuthKit call: its name, how the client
+/// runs it, the options it adds, how it reads a request and what it answers. Adding a client
+/// is one adapter (this protocol, its subcommand, its setup) and one line in
+/// ``CredentialAdapters/all``, which drives the `credential` subcommands, the fast path, the
+/// executable aliases and `setup`.
+///
+/// An adapter returns its answer instead of printing it: ``CredentialPlugin/serve(_:_:)``
+/// writes it, so standard output carries the protocol answer and nothing else.
+protocol CredentialAdapter {
+    /// `authkit credential CLIENT`.
+    static var client: String { get }
+    /// The name the client runs authkit under (a link to it), when it has one of its own.
+    static var executableAlias: String? { get }
+    /// The action words the client passes (`get`, `store` …); empty when it passes none.
+    static var actions: [String] { get }
+    /// Options of this client's own, each taking a value, with their defaults (nil: none).
+    static var ownOptions: [String: String?] { get }
+    /// The `authkit credential CLIENT` subcommand (help and ArgumentParser's parsing).
+    static var command: any CredentialAdapterCommand.Type { get }
+    /// The `authkit setup CLIENT` subcommand, when the client can be set up.
+    static var setupCommand: (any ParsableCommand.Type)? { get }
+    /// Whether ArgumentParser would accept these flags (the fast path declines otherwise, so
+    /// ArgumentParser's message stays the only one).
+    static func accepts(_ flags: CredentialFlags) -> Bool
+    /// Reads the client's request (standard input, the environment), asks AuthKit, and returns
+    /// the answer. Errors are one line (``CredentialPlugin/Failure``).
+    static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer
+}
+
+extension CredentialAdapter {
+    static var executableAlias: String? { nil }
+    static var ownOptions: [String: String?] { [:] }
+    static func accepts(_ flags: CredentialFlags) -> Bool { true }
+}
+
+/// What a plug-in writes: the protocol answer on standard output (possibly nothing) and its
+/// exit status.
+struct CredentialAnswer: Equatable {
+    var output: String
+    var status: ExitCode = .success
+
+    static let none = CredentialAnswer(output: "")
+}
+
+/// The `authkit credential CLIENT` subcommand of an adapter: ArgumentParser parses into
+/// ``flags``, and running it serves the adapter.
+protocol CredentialAdapterCommand: AsyncParsableCommand {
+    associatedtype Adapter: CredentialAdapter
+    /// The parsed command line, as the fast path would have parsed it.
+    var flags: CredentialFlags { get }
+}
+
+extension CredentialAdapterCommand {
+    func run() async throws {
+        try await CredentialPlugin.serve(Adapter.self, flags)
+    }
+}
+
+/// Every client authkit answers, in the order help lists them.
+enum CredentialAdapters {
+    static var all: [any CredentialAdapter.Type] { [GitCredentialAdapter.self, DockerCredentialAdapter.self, KubectlCredentialAdapter.self] }
+
+    static func named(_ client: String) -> (any CredentialAdapter.Type)? {
+        all.first { $0.client == client }
+    }
+
+    /// The adapter whose executable alias is `name` (`docker-credential-authkit`).
+    static func aliased(_ name: String) -> (any CredentialAdapter.Type)? {
+        all.first { $0.executableAlias == name }
+    }
+}

@@ -1,0 +1,113 @@
+import ArgumentParser
+import AuthKit
+import JOSE
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `authkit setup docker --registry R`.
+struct SetupDockerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "docker",
+        abstract: "Make docker use the shared sign-in for one registry.",
+        usage: "authkit setup docker --registry <host> [--print] [<options>]",
+        discussion: """
+            Adds credHelpers["REGISTRY"] = "authkit" to docker's config.json ($DOCKER_CONFIG, \
+            else ~/.docker) — never credsStore, every other key kept, written atomically; a \
+            config.json that is not valid JSON is refused and left as it is. Links \
+            docker-credential-authkit to authkit (docker finds helpers on PATH) and maps the \
+            registry in authkit's config file.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The registry, as docker names it (registry.example.com, localhost:5000).", valueName: "host"))
+    var registry: String
+
+    @OptionGroup var target: SetupTargetOptions
+
+    @Option(name: .customLong("link-dir"), help: ArgumentHelp("Where to link docker-credential-authkit (default: authkit's own directory).", valueName: "dir"))
+    var linkDirectory: String?
+
+    @Flag(name: .customLong("print"), help: "Only show what would be written.")
+    var printOnly = false
+
+    func validate() throws {
+        guard !CredentialMap.registryHost(registry).isEmpty, !registry.contains(" ") else {
+            throw ValidationError("--registry must name a registry host, e.g. registry.example.com")
+        }
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let directory = environment["DOCKER_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? (environment["HOME"] ?? "") + "/.docker"
+        let path = directory + "/config.json"
+        let executable = Setup.executablePath()
+        let link = (linkDirectory ?? Setup.directory(of: executable)) + "/docker-credential-authkit"
+        do throws(Setup.Failure) {
+            var object = JSONObject()
+            if FileManager.default.fileExists(atPath: path) {
+                let bytes: [UInt8]
+                do { bytes = try FileAccess.read(path, limit: 4 << 20) } catch { throw Setup.Failure(description: "\(path): \(error)") }
+                do {
+                    guard case .object(let existing) = try JSONValue(parsing: bytes) else {
+                        throw Setup.Failure(description: "\(path) is not a JSON object; it was left as it is")
+                    }
+                    object = existing
+                } catch let error as JSONError {
+                    throw Setup.Failure(description: "\(path) is not valid JSON (\(error.reason)); it was left as it is")
+                } catch let error as Setup.Failure {
+                    throw error
+                } catch {
+                    throw Setup.Failure(description: "\(path): \(error)")
+                }
+            }
+            var helpers = object["credHelpers"]?.objectValue ?? JSONObject()
+            if object["credHelpers"] != nil && object["credHelpers"]?.objectValue == nil {
+                throw Setup.Failure(description: "\(path): credHelpers is not an object; it was left as it is")
+            }
+            let changed = helpers[registry] != .string("authkit")
+            helpers[registry] = "authkit"
+            object["credHelpers"] = .object(helpers)
+            let text = JSONValue.object(object).serialized(options: [.prettyPrinted]) + "\n"
+            let plan = try Setup.planSection(kind: .registry, name: registry, option: "--registry", entries: target.entries)
+            if printOnly {
+                Terminal.printData("# \(path)\n\(text)ln -s \(Setup.shellQuoted(executable)) \(Setup.shellQuoted(link))\n\(plan.printed)")
+                return
+            }
+            let section = try plan.apply { () throws(Setup.Failure) in try configureDocker(path: path, directory: directory, text: text, changed: changed, executable: executable, link: link) }
+            Terminal.printError(section)
+        } catch {
+            Terminal.printError("authkit: \(error)")
+            throw ExitStatus.usage
+        }
+    }
+
+    /// docker's config.json and the helper link.
+    private func configureDocker(path: String, directory: String, text: String, changed: Bool, executable: String, link: String)
+        throws(Setup.Failure)
+    {
+            if changed {
+                try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                do { try Setup.writeAtomically(Array(text.utf8), to: path, mode: 0o600) } catch {
+                    throw Setup.Failure(description: "cannot write \(path): \(error)")
+                }
+                Terminal.printError("docker: \(path): credHelpers[\"\(registry)\"] = \"authkit\"")
+            } else {
+                Terminal.printError("docker: \(path): credHelpers[\"\(registry)\"] already set")
+            }
+            if (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) != executable {
+                unlink(link)
+                guard symlink(executable, link) == 0 else {
+                    throw Setup.Failure(description: "cannot link \(link): \(String(cString: strerror(errno))); run: ln -s \(executable) \(link)")
+                }
+            }
+            Terminal.printError("docker: \(link) -> \(executable)")
+    }
+}

@@ -1,0 +1,76 @@
+import ArgumentParser
+import AuthKit
+import JOSE
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `authkit setup git --host URL`.
+struct SetupGitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "git",
+        abstract: "Make git use the shared sign-in for one host.",
+        usage: "authkit setup git --host <url> [--print] [<options>]",
+        discussion: """
+            Writes, with `git config --global`, an empty credential.URL.helper (so no other \
+            helper answers for this host) and then authkit's, and maps the host in authkit's \
+            config file:
+
+              authkit setup git --host https://dev.azure.com --profile microsoft \\
+                  --scope 499b84ac-1321-427f-aa17-267ca6975798/.default
+            """
+    )
+
+    @Option(help: ArgumentHelp("The git host, as https://host[:port][/path].", valueName: "url"))
+    var host: String
+
+    @OptionGroup var target: SetupTargetOptions
+
+    @Flag(name: .customLong("print"), help: "Only show what would be written.")
+    var printOnly = false
+
+    func validate() throws {
+        guard let url = URL(string: host), let scheme = url.scheme, ["https", "http"].contains(scheme.lowercased()), url.host != nil,
+            !host.contains(" ")
+        else { throw ValidationError("--host must be an https://host URL, e.g. https://dev.azure.com") }
+    }
+
+    func run() async throws {
+        let key = "credential.\(host).helper"
+        let helper = "!\(Setup.shellQuoted(Setup.executablePath())) credential git"
+        do throws(Setup.Failure) {
+            let plan = try Setup.planSection(kind: .credential, name: host, option: "--host", entries: target.entries)
+            if printOnly {
+                Terminal.printData("git config --global --replace-all \(Setup.shellQuoted(key)) ''\ngit config --global --add \(Setup.shellQuoted(key)) \(Setup.shellQuoted(helper))\n\(plan.printed)")
+                return
+            }
+            let section = try plan.apply { () throws(Setup.Failure) in try configureGit(key: key, helper: helper) }
+            Terminal.printError(section)
+        } catch {
+            Terminal.printError("authkit: \(error)")
+            throw ExitStatus.usage
+        }
+    }
+
+    /// git's helper list for the host: an empty reset, then authkit.
+    private func configureGit(key: String, helper: String) throws(Setup.Failure) {
+            let current = try Setup.run("git", ["config", "--global", "--get-all", key])
+            let lines = current.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(current.output.hasSuffix("\n") ? 1 : 0)
+            if Array(lines) == ["", helper] {
+                Terminal.printError("git: \(key) already set")
+            } else {
+                _ = try Setup.run("git", ["config", "--global", "--unset-all", key])
+                let reset = try Setup.run("git", ["config", "--global", "--add", key, ""])
+                let add = try Setup.run("git", ["config", "--global", "--add", key, helper])
+                guard reset.status == 0, add.status == 0 else { throw Setup.Failure(description: "git config --global failed") }
+                Terminal.printError("git: \(key) = \(helper) (after an empty reset)")
+            }
+    }
+}

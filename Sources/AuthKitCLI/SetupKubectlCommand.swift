@@ -1,0 +1,108 @@
+import ArgumentParser
+import AuthKit
+import JOSE
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `authkit setup kubectl --context C`.
+struct SetupKubectlCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kubectl",
+        abstract: "Make kubectl use the shared sign-in for one context's user.",
+        usage: "authkit setup kubectl --context <name> [--print] [<options>]",
+        discussion: """
+            Sets the exec section of the user the context names, with `kubectl config` (so the \
+            rest of the kubeconfig stays as kubectl keeps it): apiVersion \
+            client.authentication.k8s.io/v1 with interactiveMode Never, or v1beta1 when the \
+            kubectl found is older than 1.22.
+
+              authkit setup kubectl --context aks-prod \\
+                  --scope 6dae42f8-4368-4678-94ff-3960e28e3630/.default
+              authkit setup kubectl --context oidc-cluster --token-type id-token
+            """
+    )
+
+    @Option(help: ArgumentHelp("The kubeconfig context whose user gets the plug-in.", valueName: "name"))
+    var context: String
+
+    @Option(name: .customLong("token-type"), help: "access-token (default) or id-token.")
+    var tokenType: CredentialKubectlCommand.TokenType = .accessToken
+
+    @OptionGroup var target: SetupTargetOptions
+
+    @Flag(name: .customLong("print"), help: "Only show the exec section.")
+    var printOnly = false
+
+    func run() async throws {
+        var arguments = ["credential", "kubectl"]
+        if let profile = target.profile { arguments += ["--profile", profile] }
+        if let group = target.group { arguments += ["--group", group] }
+        for scope in target.scopes { arguments += ["--scope", scope] }
+        if tokenType == .idToken { arguments += ["--token-type", "id-token"] }
+        let executable = Setup.executablePath()
+        do throws(Setup.Failure) {
+            let version = Self.kubectlMinorVersion()
+            let apiVersion = (version ?? 22) >= 22 ? CredentialKubectlCommand.v1 : CredentialKubectlCommand.v1beta1
+            if printOnly {
+                var text = "exec:\n  apiVersion: \(apiVersion)\n  command: \(executable)\n  args:\n"
+                for argument in arguments { text += "  - \(argument)\n" }
+                if apiVersion == CredentialKubectlCommand.v1 { text += "  interactiveMode: Never\n" }
+                Terminal.printData(text)
+                return
+            }
+            let user = try Setup.run("kubectl", ["config", "view", "-o", "jsonpath={.contexts[?(@.name==\"\(context)\")].context.user}"])
+            let name = user.output.trimmingCharacters(in: " \n\r\t")
+            guard user.status == 0, !name.isEmpty else {
+                throw Setup.Failure(description: "kubectl knows no context ‘\(context)’ (kubectl config get-contexts lists them)")
+            }
+            var set = ["config", "set-credentials", name, "--exec-api-version=\(apiVersion)", "--exec-command=\(executable)"]
+            set += arguments.map { "--exec-arg=\($0)" }
+            // v1 requires interactiveMode; newer kubectls set it with a flag, older ones with `config set`.
+            if apiVersion == CredentialKubectlCommand.v1, try Setup.run("kubectl", set + ["--exec-interactive-mode=Never"]).status == 0 {
+                // done
+            } else {
+                guard try Setup.run("kubectl", set).status == 0 else { throw Setup.Failure(description: "kubectl config set-credentials failed") }
+                if apiVersion == CredentialKubectlCommand.v1 {
+                    guard try Setup.run("kubectl", ["config", "set", "users.\(name).exec.interactiveMode", "Never"]).status == 0 else {
+                        throw Setup.Failure(description: "kubectl config set … interactiveMode failed")
+                    }
+                }
+            }
+            // A static token beside the exec section would be sent instead of the shared
+            // sign-in's (client-go prefers it): it goes, and the user is told. (Asked without
+            // --raw: kubectl shows a token as REDACTED, so its value never reaches us.)
+            let statics = try Setup.run("kubectl", [
+                "config", "view", "-o",
+                "jsonpath={.users[?(@.name==\"\(name)\")].user.token}{\"\\n\"}{.users[?(@.name==\"\(name)\")].user.tokenFile}",
+            ])
+            let present = statics.output.split(separator: "\n", omittingEmptySubsequences: false).map { $0.contains { !$0.isWhitespace } }
+            for (field, isSet) in zip(["token", "tokenFile"], present + [false, false]) where statics.status == 0 && isSet {
+                guard try Setup.run("kubectl", ["config", "unset", "users.\(name).\(field)"]).status == 0 else {
+                    throw Setup.Failure(description: "user \(name) keeps a static \(field), which kubectl would send instead; remove it: kubectl config unset users.\(name).\(field)")
+                }
+                Terminal.printError("kubectl: removed the static \(field) of user \(name) (the exec plug-in replaces it)")
+            }
+            Terminal.printError("kubectl: user \(name) of context \(context) runs \(executable) \(arguments.joined(separator: " ")) (\(apiVersion))")
+        } catch {
+            Terminal.printError("authkit: \(error)")
+            throw ExitStatus.usage
+        }
+    }
+
+    /// kubectl's client minor version, or nil when it cannot be told.
+    static func kubectlMinorVersion() -> Int? {
+        guard let result = try? Setup.run("kubectl", ["version", "--client", "-o", "json"]), result.status == 0,
+            let value = try? JSONValue(parsing: result.output)
+        else { return nil }
+        let minor = value["clientVersion"]?["minor"]?.stringValue ?? ""
+        return Int(minor.filter(\.isNumber))
+    }
+}

@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one atomic file writer of the package (the plain-file store, `setup`'s config files):
+/// a new file beside the old one, written, flushed, renamed over it and the rename flushed —
+/// readers see the old file or the new one, never half of either, and a crash leaves one of
+/// the two.
+package enum AtomicFile {
+    /// Why a write failed: the step, the path and the kernel's reason.
+    package struct Failure: Error, Equatable {
+        package var path: String
+        package var operation: String
+        package var errno: Int32
+
+        package var reason: String { String(cString: strerror(errno)) }
+    }
+
+    /// Replaces `path` with `bytes`. The new file gets `mode`, or the existing file's mode when
+    /// `keepingMode` and there is one. A symbolic link at the temporary name is never followed.
+    package static func write(_ bytes: [UInt8], to path: String, mode: mode_t, keepingMode: Bool = false) throws(Failure) {
+        var info = stat()
+        let finalMode = keepingMode && stat(path, &info) == 0 ? info.st_mode & 0o7777 : mode
+        let directory = Self.directory(of: path)
+        let name = path[path.index(after: path.lastIndex(of: "/") ?? path.index(before: path.startIndex))...]
+        let temporary = directory + "/." + name + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(path: temporary, operation: "create", errno: errno) }
+        var failure: Failure?
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                failure = Failure(path: temporary, operation: "write", errno: errno)
+                break
+            }
+            written += count
+        }
+        if failure == nil, fchmod(fd, finalMode) != 0 { failure = Failure(path: temporary, operation: "set the mode of", errno: errno) }
+        if failure == nil, fsync(fd) != 0 { failure = Failure(path: temporary, operation: "flush", errno: errno) }
+        close(fd)
+        if failure == nil, rename(temporary, path) != 0 { failure = Failure(path: path, operation: "replace", errno: errno) }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        // The rename itself made durable.
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else { throw Failure(path: directory, operation: "open", errno: errno) }
+        defer { close(directoryFD) }
+        guard fsync(directoryFD) == 0 else { throw Failure(path: directory, operation: "flush", errno: errno) }
+    }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}
