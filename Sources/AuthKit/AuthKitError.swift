@@ -104,7 +104,14 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             }
         case .tokenEndpoint(let error):
             return error.isInvalidGrant ? .loginNeeded : .provider
-        case .discovery, .keys, .idToken, .missingIDToken, .refreshRejected:
+        case .discovery(let error):
+            switch error {
+            // The provider answered, and the issuer authkit was told does not name it: a
+            // setting to fix (a trailing slash, the tenant), not an outage to wait out.
+            case .issuerMismatch, .invalidIssuer: return .configurationRejected
+            default: return .provider
+            }
+        case .keys, .idToken, .missingIDToken, .refreshRejected:
             return .provider
         }
     }

@@ -44,7 +44,8 @@ enum HelpTopics {
               4  the identity provider or Microsoft Graph failed or could not be reached
               5  jwt verify: token malformed, or its signature or key rejected
               6  jwt verify: signature good, claims rejected (expired, wrong audience ...)
-              7  the provider rejected the configuration: unknown client id, wrong secret
+              7  the provider rejected the configuration: unknown client id, wrong
+                 secret, an issuer the provider does not name as its own
               8  token: even a fresh token lives less than --min-ttl (--allow-shorter
                  prints it anyway)
             `authkit exec` exits with its command's status (127: the command was not found).

@@ -136,6 +136,23 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
+    /// An issuer that differs from the provider's own only by a trailing slash is a setting to
+    /// fix (exit 7, "the provider rejected the configuration"), not an outage (exit 4) a script
+    /// would wait out; nothing is shown to open and nothing stored.
+    @Test func anIssuerTheProviderDoesNotNameIsAConfigurationError() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        let issuer = world.provider.issuer.absoluteString
+        let slashed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer + "/"
+        let login = try await world.authkit(
+            ["login", "--issuer", slashed, "--client-id", CLIHarness.clientID, "--group", world.group],
+            environment: world.browserEnvironment(), timeout: 60)
+        #expect(login.status == 7, "\(login.status): \(login.stderr)")
+        #expect(login.stderr.contains("names the issuer") && login.stderr.contains("trailing slash"), "\(login.stderr)")
+        #expect(!login.stderr.contains("http://127.0.0.1:") || !login.stderr.contains("authorize?"), "no sign-in URL")
+        #expect(try await world.authkit(["status", "--group", world.group]).status == 1)
+    }
+
     @Test func givesUpAfterTheTimeout() async throws {
         let world = try await CLIHarness.start()
         defer { world.stop() }
