@@ -27,7 +27,7 @@ struct ConfigCommand: ParsableCommand {
 
             See `authkit help config` for the file's format.
             """,
-        subcommands: [ConfigShowCommand.self, ConfigPathCommand.self],
+        subcommands: [ConfigShowCommand.self, ConfigPathCommand.self, ConfigMapCommand.self],
         defaultSubcommand: ConfigShowCommand.self
     )
 }

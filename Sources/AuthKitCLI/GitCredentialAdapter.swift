@@ -67,7 +67,10 @@ enum GitCredentialAdapter: CredentialAdapter {
     /// The flags' sign-in for any host, else the config's mapping for this one (nil: none).
     private static func target(for request: GitCredentialRequest, flags: CredentialFlags) throws(CredentialPlugin.Failure) -> CredentialTarget? {
         if flags.namesSignIn { return flags.target(entry: "\(request.scheme)://\(request.host)") }
-        guard !request.host.isEmpty else { return nil }
+        guard !request.host.isEmpty else {
+            LogSetup.logger.debug("git sent no host; nothing to map")
+            return nil
+        }
         let file = try CredentialPlugin.config()
         let mapping: CredentialTarget?
         do throws(ConfigurationError) {
@@ -76,7 +79,15 @@ enum GitCredentialAdapter: CredentialAdapter {
         } catch {
             throw CredentialPlugin.Failure(message: "authkit: \(error)", code: ExitStatus.usage)
         }
-        guard var mapped = mapping else { return nil }
+        // Why a host got a token or nothing, for AUTHKIT_LOG=debug (never a token).
+        let asked = "\(request.scheme)://\(request.host)" + (request.path.map { "/" + $0 } ?? "")
+        guard var mapped = mapping else {
+            LogSetup.logger.debug("no [credential] mapping for this URL; git asks its next helper", metadata: ["url": "\(asked)", "config": "\(file.path)"])
+            return nil
+        }
+        LogSetup.logger.debug("mapped", metadata: [
+            "url": "\(asked)", "entry": "[credential \"\(mapped.entry)\"]", "config": "\(file.path):\(file.credentials[mapped.entry]?.line ?? 0)",
+        ])
         if let account = flags.selector.account { mapped.account = account }
         if !flags.scopes.isEmpty { mapped.scopes = flags.scopes }
         return mapped

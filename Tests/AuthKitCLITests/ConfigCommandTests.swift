@@ -85,6 +85,29 @@ import Testing
         #expect(explicit.stdout == "/etc/authkit/team.conf\n")
     }
 
+    /// The owner asks directly which sign-in a URL or a registry gets, and from which entry;
+    /// exit 1, with what to run, when nothing maps it.
+    @Test func mapSaysWhichEntryAURLOrRegistryGets() async throws {
+        let home = try Home()
+        try home.write("""
+            [credential "https://dev.example.com/orgA"]
+            group = a
+            scopes = s1 s2
+
+            [registry "registry.example.com"]
+            profile = work
+            """)
+        let git = try await home.authkit(["config", "map", "https://dev.example.com/orgA/repo.git"])
+        #expect(git.status == 0, "\(git.stderr)")
+        #expect(git.stdout.contains("[credential \"https://dev.example.com/orgA\"] (\(home.configFile.path):1)"), "\(git.stdout)")
+        #expect(git.stdout.contains("group     a") && git.stdout.contains("scopes    s1 s2"))
+        let registry = try await home.authkit(["config", "map", "registry.example.com/team/image"])
+        #expect(registry.status == 0 && registry.stdout.contains("[registry \"registry.example.com\"] (\(home.configFile.path):5)"))
+        let climbing = try await home.authkit(["config", "map", "https://dev.example.com/orgA/../orgB/repo.git"])
+        #expect(climbing.status == 1 && climbing.stdout.isEmpty)
+        #expect(climbing.stderr.contains("git gets nothing from authkit") && climbing.stderr.contains("authkit setup git --host"))
+    }
+
     @Test func aBadSettingIsTheSameUsageErrorAsEverywhere() async throws {
         let home = try Home()
         try home.write("[profile work]\nissuer = http://login.example.com\n")

@@ -199,7 +199,7 @@ import Testing
     static let commands = [
         [], ["login"], ["status"], ["token"], ["logout"], ["search"], ["credential"], ["credential", "git"],
         ["credential", "docker"], ["credential", "kubectl"], ["exec"], ["setup"], ["setup", "git"], ["setup", "docker"],
-        ["setup", "kubectl"], ["config"], ["config", "show"], ["config", "path"], ["completion"], ["jwt"], ["jwt", "verify"],
+        ["setup", "kubectl"], ["config"], ["config", "show"], ["config", "path"], ["config", "map"], ["completion"], ["jwt"], ["jwt", "verify"],
     ]
 
     /// Every --help fits an 80-column terminal (ArgumentParser wraps prose, but not usage

@@ -127,6 +127,13 @@ import Testing
         // Directly: an unmapped host, e.g. a malicious remote in a cloned repository.
         let unmapped = try await world.authkit(["credential", "git", "get"], stdin: "protocol=https\nhost=evil.example\n\n")
         #expect(unmapped.status == 0 && unmapped.stdout.isEmpty, "\(unmapped.stdout) \(unmapped.stderr)")
+        // Why nothing: AUTHKIT_LOG=debug says that no mapping matched (and which one did).
+        let why = try await world.authkit(
+            ["credential", "git", "get"], environment: ["AUTHKIT_LOG": "debug"], stdin: "protocol=https\nhost=evil.example:9999\n\n")
+        #expect(why.stdout.isEmpty && why.stderr.contains("no [credential] mapping") && why.stderr.contains("https://evil.example:9999"), "\(why.stderr)")
+        let matched = try await world.authkit(
+            ["credential", "git", "get"], environment: ["AUTHKIT_LOG": "debug"], stdin: "protocol=http\nhost=\(host)\n\n")
+        #expect(matched.stderr.contains("[credential \"\(git.url)\"]"), "\(matched.stderr)")
         try git.run(["clone", "-q", git.url + "/repo.git", world.scratch.appendingPathComponent("bare-clone").path])
         try await world.assertNoSecretsLeaked()
     }
