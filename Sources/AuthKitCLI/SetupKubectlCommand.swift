@@ -51,17 +51,19 @@ struct SetupKubectlCommand: AsyncParsableCommand {
         do throws(Setup.Failure) {
             let version = Self.kubectlMinorVersion()
             let apiVersion = (version ?? 22) >= 22 ? CredentialKubectlCommand.v1 : CredentialKubectlCommand.v1beta1
-            if printOnly {
-                var text = "exec:\n  apiVersion: \(apiVersion)\n  command: \(executable)\n  args:\n"
-                for argument in arguments { text += "  - \(argument)\n" }
-                if apiVersion == CredentialKubectlCommand.v1 { text += "  interactiveMode: Never\n" }
-                Terminal.printData(text)
-                return
-            }
+            // The same checks with --print as without: what is shown is what would be written.
+            try Setup.checkValue(context, "--context")
             let user = try Setup.run("kubectl", ["config", "view", "-o", "jsonpath={.contexts[?(@.name==\"\(context)\")].context.user}"])
             let name = user.output.trimmingCharacters(in: " \n\r\t")
             guard user.status == 0, !name.isEmpty else {
                 throw Setup.Failure(description: "kubectl knows no context ‘\(context)’ (kubectl config get-contexts lists them)")
+            }
+            if printOnly {
+                var text = "# user \(name) of context \(context)\nexec:\n  apiVersion: \(apiVersion)\n  command: \(executable)\n  args:\n"
+                for argument in arguments { text += "  - \(argument)\n" }
+                if apiVersion == CredentialKubectlCommand.v1 { text += "  interactiveMode: Never\n" }
+                Terminal.printData(text)
+                return
             }
             var set = ["config", "set-credentials", name, "--exec-api-version=\(apiVersion)", "--exec-command=\(executable)"]
             set += arguments.map { "--exec-arg=\($0)" }

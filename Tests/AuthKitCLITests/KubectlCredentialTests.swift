@@ -85,8 +85,14 @@ import Testing
         var environment = world.environment
         environment["KUBECONFIG"] = kubeconfig.path
         environment["HOME"] = world.scratch.path
-        let setup = try await world.authkit(["setup", "kubectl", "--context", "test", "--group", world.group], environment: environment.merging(["PATH": kubectls[0].deletingLastPathComponent().path + ":/usr/bin:/bin"]) { $1 })
+        let setupEnvironment = environment.merging(["PATH": kubectls[0].deletingLastPathComponent().path + ":/usr/bin:/bin"]) { $1 }
+        let setup = try await world.authkit(["setup", "kubectl", "--context", "test", "--group", world.group], environment: setupEnvironment)
         #expect(setup.status == 0)
+        // --print checks what the real run checks: an unknown context is the same error.
+        let printed = try await world.authkit(["setup", "kubectl", "--context", "test", "--print"], environment: setupEnvironment)
+        #expect(printed.status == 0 && printed.stdout.hasPrefix("# user ada of context test\nexec:\n"), "\(printed.stdout) \(printed.stderr)")
+        let unknown = try await world.authkit(["setup", "kubectl", "--context", "nosuch", "--print"], environment: setupEnvironment)
+        #expect(unknown.status == 2 && unknown.stdout.isEmpty && unknown.stderr.contains("kubectl knows no context") && unknown.stderr.contains("nosuch"), "\(unknown.stderr)")
         let refreshed = try await ProcessRunner.run(kubectls[0], ["get", "--raw", "/api"], environment: environment, timeout: 60)
         #expect(refreshed.status == 0, "\(refreshed.stderr)")
         let grants = try await world.provider.log().grantTypes
