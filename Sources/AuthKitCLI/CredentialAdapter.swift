@@ -20,7 +20,7 @@ protocol CredentialAdapter {
     /// The `authkit credential CLIENT` subcommand (help and ArgumentParser's parsing).
     static var command: any CredentialAdapterCommand.Type { get }
     /// The `authkit setup CLIENT` subcommand, when the client can be set up.
-    static var setupCommand: (any ParsableCommand.Type)? { get }
+    static var setupCommand: (any SetupClientCommand.Type)? { get }
     /// Whether ArgumentParser would accept these flags (the fast path declines otherwise, so
     /// ArgumentParser's message stays the only one).
     static func accepts(_ flags: CredentialFlags) -> Bool

@@ -19,12 +19,34 @@ struct SetupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "setup",
         abstract: "Configure git, docker or kubectl to use the shared sign-in.",
+        usage: "authkit setup <client> [<options>]\n       authkit setup --list",
         discussion: """
             Each subcommand writes only what it needs, keeps everything else, does nothing \
-            when run twice, and with --print shows what it would write instead.
+            when run twice, and with --print shows what it would write instead. --list shows \
+            every client authkit serves and whether it is set up here.
             """,
         subcommands: CredentialAdapters.all.compactMap { $0.setupCommand }
     )
+
+    @Flag(name: .customLong("list"), help: "List the clients authkit serves and whether each is set up.")
+    var list = false
+
+    func run() async throws {
+        guard list else { throw CleanExit.helpRequest(self) }
+        var text = ""
+        for adapter in CredentialAdapters.all {
+            let state = adapter.setupCommand?.status() ?? "no setup; see `authkit credential \(adapter.client) --help`"
+            text += adapter.client + String(repeating: " ", count: max(1, 9 - adapter.client.count)) + state + "\n"
+        }
+        Terminal.printData(text)
+    }
+}
+
+/// The `authkit setup CLIENT` subcommand of an adapter.
+protocol SetupClientCommand: AsyncParsableCommand {
+    /// Whether the client is set up here, in a few words (reads the client's configuration;
+    /// writes nothing).
+    static func status() -> String
 }
 
 /// Shared pieces of the setup commands.

@@ -13,7 +13,18 @@ import Glibc
 #endif
 
 /// `authkit setup docker --registry R`.
-struct SetupDockerCommand: AsyncParsableCommand {
+struct SetupDockerCommand: SetupClientCommand {
+    static func status() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let directory = environment["DOCKER_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? (environment["HOME"] ?? "") + "/.docker"
+        let path = directory + "/config.json"
+        guard let bytes = try? FileAccess.read(path, limit: 4 << 20), let value = try? JSONValue(parsing: bytes),
+            let helpers = value["credHelpers"]?.objectValue
+        else { return "not set up (authkit setup docker --registry HOST)" }
+        let registries = helpers.filter { $0.value == .string("authkit") }.map(\.key).sorted()
+        return registries.isEmpty ? "not set up (authkit setup docker --registry HOST)" : "set up for " + registries.joined(separator: ", ") + " (\(path))"
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "docker",
         abstract: "Make docker use the shared sign-in for one registry.",

@@ -13,7 +13,16 @@ import Glibc
 #endif
 
 /// `authkit setup git --host URL`.
-struct SetupGitCommand: AsyncParsableCommand {
+struct SetupGitCommand: SetupClientCommand {
+    static func status() -> String {
+        guard let helpers = try? Setup.run("git", ["config", "--global", "--get-regexp", #"^credential\..*\.helper$"#]) else {
+            return "git not found"
+        }
+        let hosts = helpers.output.split(separator: "\n").filter { $0.contains("authkit") }
+            .compactMap { $0.split(separator: " ").first.map { $0.dropFirst("credential.".count).dropLast(".helper".count) } }
+        return hosts.isEmpty ? "not set up (authkit setup git --host URL)" : "set up for " + Set(hosts.map(String.init)).sorted().joined(separator: ", ")
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "git",
         abstract: "Make git use the shared sign-in for one host.",

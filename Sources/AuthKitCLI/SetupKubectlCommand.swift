@@ -13,7 +13,15 @@ import Glibc
 #endif
 
 /// `authkit setup kubectl --context C`.
-struct SetupKubectlCommand: AsyncParsableCommand {
+struct SetupKubectlCommand: SetupClientCommand {
+    static func status() -> String {
+        guard let users = try? Setup.run("kubectl", ["config", "view", "-o", #"jsonpath={range .users[*]}{.name}{"\t"}{.user.exec.command}{"\n"}{end}"#]),
+            users.status == 0
+        else { return "kubectl not found, or no kubeconfig" }
+        let names = users.output.split(separator: "\n").filter { $0.contains("authkit") }.compactMap { $0.split(separator: "\t").first.map(String.init) }
+        return names.isEmpty ? "not set up (authkit setup kubectl --context NAME)" : "set up for user " + names.sorted().joined(separator: ", ")
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "kubectl",
         abstract: "Make kubectl use the shared sign-in for one context's user.",

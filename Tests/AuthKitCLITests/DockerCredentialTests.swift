@@ -42,6 +42,8 @@ import Testing
         let config = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: configPath))) as? [String: Any])
         #expect((config["credHelpers"] as? [String: String]) == ["gcr.io": "gcloud", mapped: "authkit"])
         #expect(config["psFormat"] as? String == "table {{.ID}}" && config["auths"] != nil && config["credsStore"] == nil)
+        let list = try await world.authkit(["setup", "--list"], environment: environment)
+        #expect(list.status == 0 && list.stdout.contains("docker   set up for \(mapped) (\(configPath))"), "\(list.stdout)")
 
         // A mapped registry: the CLI sends the live access token (user oauth2).
         let pull = try await ProcessRunner.run(docker, ["pull", "-q", "\(mapped)/team/app"], environment: environment, timeout: 60)

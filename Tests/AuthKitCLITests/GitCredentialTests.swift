@@ -71,6 +71,8 @@ import Testing
         }
         let helpers = try git.run(["config", "--global", "--get-all", "credential.\(git.url).helper"])
         #expect(helpers.stdout.split(separator: "\n", omittingEmptySubsequences: false).count == 3, "\(helpers.stdout)")  // "", helper, trailing
+        let list = try await world.authkit(["setup", "--list"], environment: git.environment)
+        #expect(list.status == 0 && list.stdout.contains("git      set up for \(git.url)"), "\(list.stdout) \(list.stderr)")
 
         let clone = world.scratch.appendingPathComponent("clone")
         try git.run(["clone", "-q", git.url + "/repo.git", clone.path])
