@@ -114,20 +114,7 @@ struct ConfigReport: Encodable {
         var key: String
         var value: String?
         var source: String
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(key, forKey: .key)
-            try container.encode(value, forKey: .value)  // null when not set
-            try container.encode(source, forKey: .source)
-        }
-        enum CodingKeys: String, CodingKey { case key, value, source }
     }
     var configFile: File
     var settings: [Setting]
-
-    enum CodingKeys: String, CodingKey {
-        case configFile = "config_file"
-        case settings
-    }
 }

@@ -126,7 +126,7 @@ struct SearchCommand: AsyncParsableCommand {
     private func printJSONLines(_ users: [GraphUser]) {
         for user in users {
             do throws(JSONOutputError) {
-                Terminal.printData(try JSONOutput.render(SearchRow(user: user), pretty: false))
+                Terminal.printData(try JSONOutput.render(SearchRow(user: user), pretty: false, keys: .asDeclared))
             } catch {
                 Terminal.printError("authkit: \(error)")
             }
@@ -164,18 +164,14 @@ struct SearchCommand: AsyncParsableCommand {
 /// One line of `search --json`: Graph's field names, each always present (`null` when the
 /// directory has no value), so the shape is stable for scripts (README, "search --json").
 struct SearchRow: Encodable {
-    var user: GraphUser
+    var displayName: String?
+    var userPrincipalName: String?
+    var mail: String?
+    var businessPhones: [String]
+    var mobilePhone: String?
 
-    enum CodingKeys: String, CodingKey {
-        case displayName, userPrincipalName, mail, businessPhones, mobilePhone
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(user.displayName, forKey: .displayName)
-        try container.encode(user.userPrincipalName, forKey: .userPrincipalName)
-        try container.encode(user.mail, forKey: .mail)
-        try container.encode(user.businessPhones, forKey: .businessPhones)
-        try container.encode(user.mobilePhone, forKey: .mobilePhone)
+    init(user: GraphUser) {
+        (displayName, userPrincipalName, mail) = (user.displayName, user.userPrincipalName, user.mail)
+        (businessPhones, mobilePhone) = (user.businessPhones, user.mobilePhone)
     }
 }

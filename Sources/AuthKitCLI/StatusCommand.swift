@@ -125,20 +125,6 @@ struct StatusReport: Encodable {
     var usable: Bool
     var accounts: [AccountReport]
     var error: String?
-
-    enum CodingKeys: String, CodingKey {
-        case group, usable, accounts, error
-        case signedIn = "signed_in"
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(group, forKey: .group)
-        try container.encode(signedIn, forKey: .signedIn)
-        try container.encode(usable, forKey: .usable)
-        try container.encode(accounts, forKey: .accounts)
-        try container.encode(error, forKey: .error)
-    }
 }
 
 struct AccountReport: Encodable {
@@ -158,18 +144,6 @@ struct AccountReport: Encodable {
     var problem: String?
     var refreshProblem: String?
 
-    enum CodingKeys: String, CodingKey {
-        case account, name, issuer, scopes, usable, storage, problem
-        case refreshProblem = "refresh_problem"
-        case tenantID = "tenant_id"
-        case clientID = "client_id"
-        case accessTokenExpiresAt = "access_token_expires_at"
-        case accessTokenExpiresIn = "access_token_expires_in"
-        case accessTokenValid = "access_token_valid"
-        case refreshToken = "refresh_token"
-        case idTokenVerifiedAt = "id_token_verified_at"
-    }
-
     init(_ account: Account, now: Date) {
         self.account = account.account
         name = account.name
@@ -187,25 +161,6 @@ struct AccountReport: Encodable {
         problem = account.problem
         refreshProblem = account.refreshProblem
     }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(account, forKey: .account)
-        try container.encode(name, forKey: .name)
-        try container.encode(issuer, forKey: .issuer)
-        try container.encode(tenantID, forKey: .tenantID)
-        try container.encode(clientID, forKey: .clientID)
-        try container.encode(scopes, forKey: .scopes)
-        try container.encode(accessTokenExpiresAt, forKey: .accessTokenExpiresAt)
-        try container.encode(accessTokenExpiresIn, forKey: .accessTokenExpiresIn)
-        try container.encode(accessTokenValid, forKey: .accessTokenValid)
-        try container.encode(refreshToken, forKey: .refreshToken)
-        try container.encode(idTokenVerifiedAt, forKey: .idTokenVerifiedAt)
-        try container.encode(usable, forKey: .usable)
-        try container.encode(storage, forKey: .storage)
-        try container.encode(problem, forKey: .problem)
-        try container.encode(refreshProblem, forKey: .refreshProblem)
-    }
 }
 
 struct StorageReport: Encodable {
@@ -222,13 +177,6 @@ struct StorageReport: Encodable {
     var expirySeconds: Int?
     /// True when the tokens live in memory only and are gone at reboot.
     var memoryOnly = false
-
-    enum CodingKeys: String, CodingKey {
-        case kind, collection, locked, path, encrypted, keyring
-        case groupCollection = "group_collection"
-        case expirySeconds = "expiry_seconds"
-        case memoryOnly = "memory_only"
-    }
 
     init(_ location: StorageLocation) {
         switch location {
@@ -250,18 +198,5 @@ struct StorageReport: Encodable {
             // Kernel memory no other user can read; not encrypted against root (SECURITY.md).
             encrypted = false
         }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(kind, forKey: .kind)
-        try container.encode(collection, forKey: .collection)
-        try container.encode(groupCollection, forKey: .groupCollection)
-        try container.encode(locked, forKey: .locked)
-        try container.encode(path, forKey: .path)
-        try container.encode(encrypted, forKey: .encrypted)
-        try container.encode(keyring, forKey: .keyring)
-        try container.encode(expirySeconds, forKey: .expirySeconds)
-        try container.encode(memoryOnly, forKey: .memoryOnly)
     }
 }

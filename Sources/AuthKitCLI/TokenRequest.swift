@@ -24,25 +24,6 @@ struct TokenReport: Encodable {
         account = token.account
         self.issuer = issuer
     }
-
-    enum CodingKeys: String, CodingKey {
-        case scopes, account, issuer
-        case accessToken = "access_token"
-        case tokenType = "token_type"
-        case expiresAt = "expires_at"
-        case expiresIn = "expires_in"
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(accessToken, forKey: .accessToken)
-        try container.encode(tokenType, forKey: .tokenType)
-        try container.encode(expiresAt, forKey: .expiresAt)
-        try container.encode(expiresIn, forKey: .expiresIn)
-        try container.encode(scopes, forKey: .scopes)
-        try container.encode(account, forKey: .account)
-        try container.encode(issuer, forKey: .issuer)
-    }
 }
 
 /// What `authkit token` was asked for, however it was parsed (ArgumentParser or

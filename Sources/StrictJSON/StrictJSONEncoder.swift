@@ -14,14 +14,41 @@ public struct StrictJSONEncoder: Sendable {
     /// How the text is written (sorted keys, indentation).
     public var options: JSONValue.SerializationOptions
 
-    /// An encoder writing with `options` (document order, compact, by default).
-    public init(options: JSONValue.SerializationOptions = []) {
+    /// What an optional member that is nil becomes.
+    public enum NilEncoding: Sendable {
+        /// The member is left out (as Foundation's encoder does).
+        case omitted
+        /// The member is written as `null`: a document whose members are all always there.
+        case null
+    }
+
+    /// How member names are written.
+    public enum KeyEncoding: Sendable {
+        /// As the coding key says.
+        case asDeclared
+        /// `camelCase` coding keys as `snake_case` (`accessTokenExpiresAt` →
+        /// `access_token_expires_at`, `clientID` → `client_id`), as Foundation's
+        /// `convertToSnakeCase` does.
+        case snakeCase
+    }
+
+    /// What a nil optional member becomes (left out by default).
+    public var nilEncoding: NilEncoding
+
+    /// How member names are written (as declared by default).
+    public var keyEncoding: KeyEncoding
+
+    /// An encoder writing with `options` (document order, compact, by default), nil members
+    /// and member names as `nilEncoding` and `keyEncoding` say.
+    public init(options: JSONValue.SerializationOptions = [], nilEncoding: NilEncoding = .omitted, keyEncoding: KeyEncoding = .asDeclared) {
         self.options = options
+        self.nilEncoding = nilEncoding
+        self.keyEncoding = keyEncoding
     }
 
     /// The value as a ``JSONValue`` tree.
     public func encodeValue<T: Encodable>(_ value: T) throws -> JSONValue {
-        let node = EncodingNode()
+        let node = EncodingNode(settings: EncodingSettings(nulls: nilEncoding == .null, snakeCase: keyEncoding == .snakeCase))
         try node.encode(value, codingPath: [])
         return node.json
     }
@@ -37,8 +64,45 @@ public struct StrictJSONEncoder: Sendable {
     }
 }
 
+/// What every node of one encoding shares.
+struct EncodingSettings {
+    var nulls = false
+    var snakeCase = false
+
+    /// The member name for `key`.
+    func name(_ key: String) -> String {
+        snakeCase ? Self.snakeCased(key) : key
+    }
+
+    /// `camelCase` as `snake_case`: a word starts at an upper-case letter after a lower-case
+    /// one, and at the last capital of a run followed by a lower-case letter (`URLPath` →
+    /// `url_path`); underscores at either end are kept.
+    static func snakeCased(_ key: String) -> String {
+        let characters = Array(key)
+        guard characters.contains(where: \.isUppercase) else { return key }
+        var out = ""
+        for (index, character) in characters.enumerated() {
+            if character.isUppercase, index > 0 {
+                let previous = characters[index - 1]
+                let next = index + 1 < characters.count ? characters[index + 1] : nil
+                if previous.isLowercase || previous.isNumber || (previous.isUppercase && next?.isLowercase == true) {
+                    if out.last != "_" { out.append("_") }
+                }
+            }
+            out += character.lowercased()
+        }
+        return out
+    }
+}
+
 /// One value being built; containers write into their node, nested ones into child nodes.
 final class EncodingNode {
+    let settings: EncodingSettings
+
+    init(settings: EncodingSettings) {
+        self.settings = settings
+    }
+
     enum Content {
         case empty
         case scalar(JSONValue)
@@ -69,7 +133,7 @@ final class EncodingNode {
             members = existingMembers
         }
         if let child = members[key] { return child }
-        let child = EncodingNode()
+        let child = EncodingNode(settings: settings)
         keys.append(key)
         members[key] = child
         content = .object(keys: keys, members: members)
@@ -87,7 +151,7 @@ final class EncodingNode {
     }
 
     func appendElement() -> EncodingNode {
-        let child = EncodingNode()
+        let child = EncodingNode(settings: settings)
         if case .array(var nodes) = content {
             nodes.append(child)
             content = .array(nodes)
@@ -168,18 +232,44 @@ struct KeyedNodeContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let node: EncodingNode
     let codingPath: [any CodingKey]
 
-    mutating func encodeNil(forKey key: Key) throws { node.member(key.stringValue).content = .scalar(.null) }
+    private func member(_ key: Key) -> EncodingNode { node.member(node.settings.name(key.stringValue)) }
+
+    mutating func encodeNil(forKey key: Key) throws { member(key).content = .scalar(.null) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        try node.member(key.stringValue).encode(value, codingPath: codingPath + [key])
+        try member(key).encode(value, codingPath: codingPath + [key])
+    }
+
+    // Synthesized `encode(to:)` writes optionals through these: a nil is left out, or written
+    // as null when the encoder says so.
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if node.settings.nulls { try encodeNil(forKey: key) }
+    }
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try encodeOptional(value, key) }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try encodeOptional(value, key) }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try encodeOptional(value, key) }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try encodeOptional(value, key) }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try encodeOptional(value, key) }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try encodeOptional(value, key) }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try encodeOptional(value, key) }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try encodeOptional(value, key) }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try encodeOptional(value, key) }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try encodeOptional(value, key) }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try encodeOptional(value, key) }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try encodeOptional(value, key) }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try encodeOptional(value, key) }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try encodeOptional(value, key) }
+
+    private mutating func encodeOptional<T: Encodable>(_ value: T?, _ key: Key) throws {
+        if let value { try encode(value, forKey: key) } else if node.settings.nulls { try encodeNil(forKey: key) }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-        NodeEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key]).container(keyedBy: keyType)
+        NodeEncoder(node: member(key), codingPath: codingPath + [key]).container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        NodeEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key]).unkeyedContainer()
+        NodeEncoder(node: member(key), codingPath: codingPath + [key]).unkeyedContainer()
     }
 
     mutating func superEncoder() -> any Encoder {
@@ -187,7 +277,7 @@ struct KeyedNodeContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
-        NodeEncoder(node: node.member(key.stringValue), codingPath: codingPath + [key])
+        NodeEncoder(node: member(key), codingPath: codingPath + [key])
     }
 }
 

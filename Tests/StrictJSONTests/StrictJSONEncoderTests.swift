@@ -1,4 +1,4 @@
-import StrictJSON
+@testable import StrictJSON
 import Testing
 
 /// StrictJSONEncoder: Codable values through JSONValue, escaped for terminals, never lossy.
@@ -53,5 +53,32 @@ import Testing
 
     @Test func prettyPrints() throws {
         #expect(try StrictJSONEncoder(options: [.prettyPrinted]).encodeString(Inner(value: 2)) == "{\n  \"value\": 2\n}")
+    }
+
+    struct Report: Encodable {
+        var accessTokenExpiresAt: String?
+        var clientID: String
+        var tenantID: Int?
+        var signedIn: Bool?
+        var urlPath = "/"
+        var nested: Inner?
+        var plain = 1
+    }
+
+    @Test func nilMembersAreLeftOutByDefaultAndNullWhenAsked() throws {
+        let report = Report(accessTokenExpiresAt: nil, clientID: "c", tenantID: nil, signedIn: nil, nested: nil)
+        #expect(try StrictJSONEncoder(options: [.sortedKeys]).encodeString(report) == #"{"clientID":"c","plain":1,"urlPath":"/"}"#)
+        #expect(try StrictJSONEncoder(options: [.sortedKeys], nilEncoding: .null).encodeString(report)
+            == #"{"accessTokenExpiresAt":null,"clientID":"c","nested":null,"plain":1,"signedIn":null,"tenantID":null,"urlPath":"/"}"#)
+    }
+
+    @Test func snakeCaseNamesAsFoundationDoes() throws {
+        let report = Report(accessTokenExpiresAt: "t", clientID: "c", tenantID: 5, signedIn: true, nested: Inner(value: 2))
+        #expect(try StrictJSONEncoder(options: [.sortedKeys], keyEncoding: .snakeCase).encodeString(report)
+            == #"{"access_token_expires_at":"t","client_id":"c","nested":{"value":2},"plain":1,"signed_in":true,"tenant_id":5,"url_path":"/"}"#)
+        #expect(EncodingSettings.snakeCased("URLPath") == "url_path")
+        #expect(EncodingSettings.snakeCased("idTokenVerifiedAt") == "id_token_verified_at")
+        #expect(EncodingSettings.snakeCased("already_snake") == "already_snake")
+        #expect(EncodingSettings.snakeCased("version2Field") == "version2_field")
     }
 }
