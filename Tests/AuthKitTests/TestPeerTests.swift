@@ -563,9 +563,10 @@ extension TestPeerTests {
         @Test("Paging follows @odata.nextLink to every match exactly once")
         func paging() async throws {
             let graph = try GraphFixtureServer.start()
-            var next: URL? = try #require(URL(string: graph.graphBaseURL.absoluteString + "/users?" + TestHTTP.formEncode([
+            var next: URL? = URL(string: graph.graphBaseURL.absoluteString + "/users?" + TestHTTP.formEncode([
                 ("$filter", "startswith(givenName,'a') or startswith(displayName,'山')"), ("$top", "3"), ("$select", "displayName"),
-            ])))
+            ]))
+            try #require(next != nil)
             var names: [String] = []
             var pages = 0
             while let url = next, pages < 10 {

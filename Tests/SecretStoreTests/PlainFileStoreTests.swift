@@ -149,7 +149,7 @@ import TestSupport
             let file = directory + "/com.example.shared.json"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let text = #"{"schema":"io.github.authkit.Token","group":"com.example.shared","items":[{"issuer":"i","client_id":"c","kind":"tokens","label":"odd","secret":"s","extra":true}]}"#
-            FileManager.default.createFile(atPath: file, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(atPath: file, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
             let store = PlainFileStore(directory: directory)
             let items = try await store.items(matching: ItemQuery(group: group), loadSecrets: true)
             #expect(items.count == 1)
