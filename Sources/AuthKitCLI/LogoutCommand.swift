@@ -57,8 +57,23 @@ struct LogoutCommand: AsyncParsableCommand {
                 }
                 Terminal.printError("✓ Signed out \(outcome.account) from \(profile.group) (\(revocation)).")
             }
+            // The command that signs the same sign-in in again, as it was made: the profile's
+            // settings when they name this issuer and client, else the removed record's.
+            if let last = outcomes.last {
+                Terminal.printError("To sign in again: \(Self.loginAgain(last, profile: profile, session: session.settings))")
+            }
         } catch let error as AuthKitError {
             throw failure(error)
         }
+    }
+
+    /// `authkit login` with whatever the current settings do not supply of `outcome`'s sign-in.
+    static func loginAgain(_ outcome: SharedSession.SignOutOutcome, profile: Profile, session: SignInSelector) -> String {
+        var extra: [String] = []
+        if profile.issuer != outcome.issuer { extra += ["--issuer", Setup.shellQuoted(outcome.issuer)] }
+        if profile.clientID != outcome.clientID { extra += ["--client-id", Setup.shellQuoted(outcome.clientID)] }
+        var selector = session
+        if !extra.isEmpty, selector.group == nil, profile.group != "authkit" { selector.group = profile.group }
+        return loginCommand(selector, extra: extra.joined(separator: " "))
     }
 }

@@ -14,7 +14,12 @@ import Testing
 
         let logout = try await world.authkit(["logout", "--group", world.group])
         #expect(logout.status == 0, "\(logout.stderr)")
-        #expect(logout.stderr == "Signed out ada@example.test from \(world.group) (refresh token revoked).\n")
+        let lines = logout.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.first == "Signed out ada@example.test from \(world.group) (refresh token revoked).")
+        // The hint is the whole command that restores this sign-in (no config file here: the
+        // issuer and client come from the removed record), and it works as printed.
+        let hinted = try #require(lines.last?.split(separator: ": ", maxSplits: 1).last.map(String.init), "\(logout.stderr)")
+        #expect(hinted == "authkit login --group \(world.group) --issuer \(world.provider.issuer.absoluteString) --client-id \(CLIHarness.clientID)")
         let log = try await world.provider.log()
         #expect(log.count(endpoint: "revocation") == 1)
         let issued = try await world.provider.issued()["items"].array
@@ -34,6 +39,11 @@ import Testing
         #expect(again.status == 0)
         #expect(again.stderr == "Nothing to do: nobody is signed in in \(world.group).\n")
         #expect(try await world.provider.log().count(endpoint: "revocation") == 1)
+
+        // The hinted command, as printed, signs the same sign-in in again.
+        let restored = try await world.authkit(Array(hinted.split(separator: " ").dropFirst().map(String.init)), environment: world.browserEnvironment(), timeout: 60)
+        #expect(restored.status == 0, "the hinted command: \(restored.stderr)")
+        #expect(try await world.authkit(["token", "--group", world.group]).status == 0)
         try await world.assertNoSecretsLeaked()
     }
 
@@ -58,7 +68,7 @@ import Testing
         try await world.signIn(user: "alan")
         let all = try await world.authkit(["logout", "--group", world.group, "--all"])
         #expect(all.status == 0, "\(all.stderr)")
-        #expect(CLIOutput.lines(all.stderr).count == 2)
+        #expect(CLIOutput.lines(all.stderr).count == 3, "two accounts and how to sign in again")
         #expect(all.stderr.contains("ada@example.test") && all.stderr.contains("alan@example.test"))
         #expect(try await world.authkit(["status", "--group", world.group]).status == 1)
         #expect(try await world.provider.log().count(endpoint: "revocation") == 3)

@@ -162,6 +162,11 @@ public final class SharedSession: Sendable {
         public var revocation: Revocation
         /// Whether a stored item was removed.
         public var removed: Bool
+        /// The issuer the sign-in was made with, as configured (a `{tenantid}` template stays
+        /// one) — what signs in again.
+        public var issuer: String
+        /// The client id the sign-in was made with.
+        public var clientID: String
     }
 
     /// Signs out `account` (or everybody in the group when nil): revokes each refresh token
@@ -184,7 +189,10 @@ public final class SharedSession: Sendable {
             }
             let removed: Bool
             do throws(SecretStoreError) { removed = try await store.delete(entry.item.key) } catch { throw .storage(error) }
-            outcomes.append(SignOutOutcome(account: entry.item.key.account, revocation: revocation, removed: removed))
+            var issuer = entry.item.key.issuer
+            if case .success(let record) = entry.record { issuer = record.configuredIssuer }
+            outcomes.append(SignOutOutcome(
+                account: entry.item.key.account, revocation: revocation, removed: removed, issuer: issuer, clientID: entry.item.key.clientID))
         }
         if account == nil {
             // Also whatever could not even be listed as ours (corrupt attributes).
