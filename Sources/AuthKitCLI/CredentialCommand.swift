@@ -142,7 +142,7 @@ enum CredentialPlugin {
     static func selector(_ target: CredentialTarget, _ flags: CredentialFlags) -> SignInSelector {
         SignInSelector(
             profile: target.profile, group: target.group, account: target.account,
-            insecureStorage: flags.selector.insecureStorage, storage: flags.selector.storage)
+            insecureStorage: flags.selector.insecureStorage, storage: flags.selector.storage ?? target.storage)
     }
 
     /// A valid access token for `target`, at least `minTTL` seconds left.

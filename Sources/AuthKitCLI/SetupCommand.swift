@@ -212,6 +212,11 @@ struct SetupTargetOptions: ParsableArguments {
     @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
     var scopes: [String] = []
 
+    @Option(help: ArgumentHelp(
+        "Where the sign-in lives (secret-service, kernel-keyring, plain-file), written into the client's configuration.",
+        valueName: "store"))
+    var storage: StorageChoice?
+
     /// The mapping keys these options set, for authkit's config file.
     var entries: [(String, String)] {
         var entries: [(String, String)] = []
@@ -219,6 +224,7 @@ struct SetupTargetOptions: ParsableArguments {
         if let group { entries.append(("group", group)) }
         if !scopes.isEmpty { entries.append(("scopes", scopes.joined(separator: " "))) }
         if let username { entries.append(("username", username)) }
+        if let storage { entries.append(("storage", storage.rawValue)) }
         return entries
     }
 }

@@ -54,6 +54,7 @@ struct SetupKubectlCommand: SetupClientCommand {
         if let profile = target.profile { arguments += ["--profile", profile] }
         if let group = target.group { arguments += ["--group", group] }
         for scope in target.scopes { arguments += ["--scope", scope] }
+        if let storage = target.storage { arguments += ["--storage", storage.rawValue] }
         if tokenType == .idToken { arguments += ["--token-type", "id-token"] }
         let executable = Setup.executablePath()
         do throws(Setup.Failure) {

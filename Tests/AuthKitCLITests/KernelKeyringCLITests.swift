@@ -38,6 +38,18 @@ import Testing
         #expect(Set(results.map(\.stdout)).count == 1, "every process printed the same new token")
         #expect(try await world.provider.log().grantTypes["refresh_token", default: 0] == 1)
 
+        // setup --storage writes the store into the client's configuration: docker, which runs
+        // its helper with no flags, finds the kernel-keyring sign-in through the mapping.
+        let docker = world.scratch.appendingPathComponent("docker")
+        let setup = try await world.authkit(
+            ["setup", "docker", "--registry", "registry.example.com", "--group", group, "--link-dir", world.scratch.path] + storage,
+            environment: ["DOCKER_CONFIG": docker.path])
+        #expect(setup.status == 0, "\(setup.stderr)")
+        let mapped = try await world.authkit(["credential", "docker", "get"], stdin: "registry.example.com\n")
+        #expect(mapped.status == 0 && mapped.stdout.contains("\"Secret\""), "\(mapped.stdout) \(mapped.stderr)")
+        let printed = try await world.authkit(["setup", "git", "--host", "https://git.example.com", "--print"] + storage)
+        #expect(printed.stdout.contains("storage = kernel-keyring"), "\(printed.stdout)")
+
         let logout = try await world.authkit(["logout", "--group", group] + storage)
         #expect(logout.status == 0, "\(logout.stderr)")
         #expect(try await world.authkit(["token", "--group", group] + storage).status == 1)

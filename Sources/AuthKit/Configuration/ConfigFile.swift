@@ -68,7 +68,7 @@ package struct ConfigFile: Sendable, Equatable {
     package var profileProblems: [String: [ConfigurationError]] = [:]
 
     /// Keys of `[credential "URL"]` and `[registry "HOST"]` sections.
-    package static let credentialKeys: Set<String> = ["profile", "group", "account", "scopes", "username"]
+    package static let credentialKeys: Set<String> = ["profile", "group", "account", "scopes", "username", "storage"]
 
     package static let profileKeys: Set<String> = [
         "issuer", "tenant", "client_id", "client_secret", "scopes", "group", "redirect_path", "redirect_host",
@@ -219,6 +219,10 @@ package struct ConfigFile: Sendable, Equatable {
         guard allowed.contains(key) else {
             let suggestion = allowed.sorted().first { Self.similar($0, key) }.map { " (did you mean \($0)?)" } ?? ""
             throw ConfigurationError(location: location, key: key, problem: "unknown key\(suggestion); known keys: \(allowed.sorted().joined(separator: ", "))")
+        }
+        if key == "storage", allowed == credentialKeys, StorageChoice(rawValue: value) == nil {
+            let known = StorageChoice.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ConfigurationError(location: location, key: key, problem: "‘\(value)’ is not a store; use one of \(known)")
         }
         return (key, value)
     }

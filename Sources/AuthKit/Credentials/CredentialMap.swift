@@ -11,6 +11,7 @@
 ///
 /// [registry "registry.example.com"]
 /// group = com.example.shared
+/// storage = kernel-keyring
 /// ```
 package struct CredentialTarget: Sendable, Equatable {
     /// The section's name as written (the URL or registry host), for messages.
@@ -25,6 +26,9 @@ package struct CredentialTarget: Sendable, Equatable {
     package var scopes: [String]?
     /// The user name to pair with the token (`oauth2` unless set).
     package var username: String
+    /// The store the sign-in lives in, when the mapping names one (a client that runs the
+    /// plug-in cannot pass `--storage`, e.g. docker).
+    package var storage: StorageChoice?
 
     /// A target from a config section's entries.
     init(entry: String, section: ConfigFile.Section) {
@@ -35,6 +39,7 @@ package struct CredentialTarget: Sendable, Equatable {
         let scopes = section.entries["scopes"]?.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) ?? []
         self.scopes = scopes.isEmpty ? nil : scopes
         username = section.entries["username"]?.value ?? "oauth2"
+        storage = section.entries["storage"].flatMap { StorageChoice(rawValue: $0.value) }
     }
 
     /// A target with everything given (the plug-ins' flag form).

@@ -79,6 +79,16 @@ import Testing
         #expect(CredentialMap.registryTarget(server: "[::1]:5000", in: file)?.group == "registry")
     }
 
+    @Test("a mapping may name the store of its sign-in; an unknown store is a configuration error at its line")
+    func mappingStorage() throws {
+        let file = try Self.file("[registry \"r.example\"]\nstorage = kernel-keyring\n")
+        #expect(CredentialMap.registryTarget(server: "r.example", in: file)?.storage == .kernelKeyring)
+        #expect(throws: ConfigurationError.self) { try Self.file("[registry \"r.example\"]\nstorage = floppy\n") }
+        do { _ = try Self.file("[credential \"https://x\"]\nstorage = floppy\n") } catch {
+            #expect(error.description.contains(":2:") && error.description.contains("not a store"), "\(error)")
+        }
+    }
+
     @Test("docker's server URL is parsed, not searched for ://", arguments: [
         ("registry.example.com", "registry.example.com"), ("https://registry.example.com/v2/", "registry.example.com"),
         ("REGISTRY.example.com:5000/x", "registry.example.com:5000"),
