@@ -85,7 +85,7 @@ import Testing
         #expect(CredentialMap.registryTarget(server: "r.example", in: file)?.storage == .kernelKeyring)
         #expect(throws: ConfigurationError.self) { try Self.file("[registry \"r.example\"]\nstorage = floppy\n") }
         do { _ = try Self.file("[credential \"https://x\"]\nstorage = floppy\n") } catch {
-            #expect(error.description.contains(":2:") && error.description.contains("not a store"), "\(error)")
+            #expect("\(error)".contains(":2:") && "\(error)".contains("not a store"), "\(error)")
         }
     }
 
