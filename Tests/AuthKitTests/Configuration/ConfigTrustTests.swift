@@ -128,6 +128,7 @@ import Glibc
             #expect(chown(evil, Self.otherUID, Self.otherUID) == 0)
             let link = directory + "/link"
             let swapping = SharedFlag(true)
+            let stopped = DispatchSemaphore(value: 0)
             let swapper = Thread {
                 var flip = false
                 while swapping.load() {
@@ -137,9 +138,15 @@ import Glibc
                     rename(staged, link)
                     flip.toggle()
                 }
+                stopped.signal()
             }
             swapper.start()
-            defer { swapping.store(false) }
+            // Stopped, and waited for, before the folder is removed (else its last link could
+            // land in a folder being deleted, and the folder stay behind).
+            defer {
+                swapping.store(false)
+                stopped.wait()
+            }
             var used = 0, refused = 0
             for _ in 0..<500 {
                 do {
