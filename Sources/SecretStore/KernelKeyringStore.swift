@@ -76,7 +76,7 @@ public final class KernelKeyringStore: SecretStore {
         let location = try location(keyring)
         var items: [StoredItem] = []
         for id in try Self.members(of: keyring) {
-            guard let (type, description) = Self.describe(id), type == "user" else { continue }
+            guard let (type, _, _, description) = Self.describe(id), type == "user" else { continue }
             let (key, problem) = KeyDescription.key(from: description, group: query.group)
             guard problem != nil || query.matches(key) else { continue }
             var secret: [UInt8]?
@@ -209,13 +209,7 @@ public final class KernelKeyringStore: SecretStore {
 
     /// Owner and permission mask of a key, as the kernel reports them now.
     static func attributes(_ key: Int32) -> (uid: UInt32, permissions: UInt32)? {
-        var buffer = [CChar](repeating: 0, count: 4096 + 256)
-        let size = ak_keyctl_describe(key, &buffer, buffer.count)
-        guard size > 0, Int(size) <= buffer.count else { return nil }
-        let text = String(decoding: buffer.prefix(Int(size) - 1).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let parts = text.split(separator: ";", maxSplits: 4, omittingEmptySubsequences: false)
-        guard parts.count == 5, let uid = UInt32(parts[1]), let permissions = UInt32(parts[3], radix: 16) else { return nil }
-        return (uid, permissions)
+        describe(key).flatMap { key in key.uid.map { ($0, key.permissions) } }
     }
 
     /// Ours and readable by nobody else (no group or other bits, nothing beyond ours).
@@ -238,16 +232,17 @@ public final class KernelKeyringStore: SecretStore {
         }
     }
 
-    /// (type, description) of a key, or nil when it cannot be described (gone meanwhile).
-    static func describe(_ key: Int32) -> (type: String, description: String)? {
+    /// A key's type, owner, permission mask and description as the kernel reports them now,
+    /// or nil when it cannot be described (gone meanwhile). The uid is nil when unreadable.
+    static func describe(_ key: Int32) -> (type: String, uid: UInt32?, permissions: UInt32, description: String)? {
         var buffer = [CChar](repeating: 0, count: 4096 + 256)
         let size = ak_keyctl_describe(key, &buffer, buffer.count)
         guard size > 0, Int(size) <= buffer.count else { return nil }
         let text = String(decoding: buffer.prefix(Int(size) - 1).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         // "type;uid;gid;perm;description" — the description may itself contain ';'.
         let parts = text.split(separator: ";", maxSplits: 4, omittingEmptySubsequences: false)
-        guard parts.count == 5 else { return nil }
-        return (String(parts[0]), String(parts[4]))
+        guard parts.count == 5, let permissions = UInt32(parts[3], radix: 16) else { return nil }
+        return (String(parts[0]), UInt32(parts[1]), permissions, String(parts[4]))
     }
 
     static func readNumber(_ path: String) -> Int? {
