@@ -43,10 +43,11 @@ struct ConfigMapCommand: ParsableCommand {
             var host = rest[..<slash]
             if let at = host.lastIndex(of: "@") { host = host[host.index(after: at)...] }
             let user = rest[..<slash].lastIndex(of: "@").map { String(rest[..<$0].split(separator: ":").first ?? "") }
-            let path = rest[slash...].drop { $0 == "/" }
+            // As git does before it asks a helper: the path percent-decoded.
+            let path = CredentialMap.percentDecoded(rest[slash...].drop { $0 == "/" }) ?? String(rest[slash...].drop { $0 == "/" })
             do throws(ConfigurationError) {
                 mapped = try CredentialMap.gitTarget(
-                    protocol: scheme, host: String(host), path: path.isEmpty ? nil : String(path), username: user, in: file)
+                    protocol: scheme, host: String(host), path: path.isEmpty ? nil : path, username: user, in: file)
             } catch {
                 Terminal.printError(Voice.error(error.description))
                 throw ExitStatus.usage

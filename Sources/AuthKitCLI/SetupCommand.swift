@@ -163,6 +163,11 @@ enum Setup {
                 file = try ConfigFile.load(environment: environment)
                 previous = try FileAccess.read(path)
             } catch { throw Failure(description: "\(error)") }
+            // Beside an entry that names the same URL or registry, every request would be
+            // ambiguous: that entry is the one to edit.
+            if let other = CredentialMap.equivalents(of: name, kind: kind, in: file).first, let line = file.mappings(kind)[other]?.line {
+                throw Failure(description: "\(path):\(line): [\(kind.rawValue) \"\(other)\"] names the same \(kind == .credential ? "URL" : "registry"); edit it there")
+            }
             if let existing = file.mappings(kind)[name] {
                 let wanted = Dictionary(entries, uniquingKeysWith: { $1 })
                 guard existing.entries.mapValues(\.value) == wanted else {

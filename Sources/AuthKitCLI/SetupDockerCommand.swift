@@ -100,25 +100,26 @@ struct SetupDockerCommand: SetupClientCommand {
         }
     }
 
-    /// docker's config.json and the helper link.
+    /// The helper link, then docker's config.json: docker is never pointed at a helper that
+    /// is not there.
     private func configureDocker(path: String, directory: String, text: String, changed: Bool, executable: String, link: String)
         throws(Setup.Failure)
     {
-            if changed {
-                try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                do { try Setup.writeAtomically(Array(text.utf8), to: path, mode: 0o600) } catch {
-                    throw Setup.Failure(description: "cannot write \(path): \(error)")
-                }
-                Terminal.printError("docker: \(path): credHelpers[\"\(registry)\"] = \"authkit\"")
-            } else {
-                Terminal.printError("docker: \(path): credHelpers[\"\(registry)\"] already set")
+        if (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) != executable {
+            unlink(link)
+            guard symlink(executable, link) == 0 else {
+                throw Setup.Failure(description: "cannot link \(link): \(String(cString: strerror(errno))); run: ln -s \(executable) \(link)")
             }
-            if (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) != executable {
-                unlink(link)
-                guard symlink(executable, link) == 0 else {
-                    throw Setup.Failure(description: "cannot link \(link): \(String(cString: strerror(errno))); run: ln -s \(executable) \(link)")
-                }
+        }
+        Terminal.printError("docker: \(link) -> \(executable)")
+        if changed {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            do { try Setup.writeAtomically(Array(text.utf8), to: path, mode: 0o600) } catch {
+                throw Setup.Failure(description: "cannot write \(path): \(error)")
             }
-            Terminal.printError("docker: \(link) -> \(executable)")
+            Terminal.printError("docker: \(path): credHelpers[\"\(registry)\"] = \"authkit\"")
+        } else {
+            Terminal.printError("docker: \(path): credHelpers[\"\(registry)\"] already set")
+        }
     }
 }

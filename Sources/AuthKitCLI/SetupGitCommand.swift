@@ -68,18 +68,24 @@ struct SetupGitCommand: SetupClientCommand {
         }
     }
 
-    /// git's helper list for the host: an empty reset, then authkit.
+    /// git's helper list for the host: an empty reset, then authkit. When git refuses a step,
+    /// the list is put back as it was.
     private func configureGit(key: String, helper: String) throws(Setup.Failure) {
-            let current = try Setup.run("git", ["config", "--global", "--get-all", key])
-            let lines = current.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(current.output.hasSuffix("\n") ? 1 : 0)
-            if Array(lines) == ["", helper] {
-                Terminal.printError("git: \(key) already set")
-            } else {
-                _ = try Setup.run("git", ["config", "--global", "--unset-all", key])
-                let reset = try Setup.run("git", ["config", "--global", "--add", key, ""])
-                let add = try Setup.run("git", ["config", "--global", "--add", key, helper])
-                guard reset.status == 0, add.status == 0 else { throw Setup.Failure(description: "git config --global failed") }
-                Terminal.printError("git: \(key) = \(helper) (after an empty reset)")
-            }
+        let current = try Setup.run("git", ["config", "--global", "--get-all", key])
+        let previous = Array(
+            current.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(current.output.hasSuffix("\n") ? 1 : 0))
+        if previous == ["", helper] {
+            Terminal.printError("git: \(key) already set")
+            return
+        }
+        _ = try Setup.run("git", ["config", "--global", "--unset-all", key])
+        let reset = try Setup.run("git", ["config", "--global", "--add", key, ""])
+        let add = try Setup.run("git", ["config", "--global", "--add", key, helper])
+        guard reset.status == 0, add.status == 0 else {
+            _ = try? Setup.run("git", ["config", "--global", "--unset-all", key])
+            for value in previous { _ = try? Setup.run("git", ["config", "--global", "--add", key, value]) }
+            throw Setup.Failure(description: "git config --global failed; \(key) was left as it was")
+        }
+        Terminal.printError("git: \(key) = \(helper) (after an empty reset)")
     }
 }

@@ -22,7 +22,7 @@ package enum AtomicFile {
         var info = stat()
         let finalMode = keepingMode && stat(path, &info) == 0 ? info.st_mode & 0o7777 : mode
         let directory = Self.directory(of: path)
-        let name = path[path.index(after: path.lastIndex(of: "/") ?? path.index(before: path.startIndex))...]
+        let name = path.lastIndex(of: "/").map { path[path.index(after: $0)...] } ?? path[...]
         let temporary = directory + "/." + name + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure(path: temporary, operation: "create", errno: errno) }

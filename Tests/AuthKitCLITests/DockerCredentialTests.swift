@@ -115,7 +115,7 @@ import Testing
         defer { world.stop() }
         let config = URL(fileURLWithPath: world.environment["XDG_CONFIG_HOME"] ?? "").appendingPathComponent("authkit/config")
         try FileManager.default.createDirectory(at: config.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let before = "[registry \"kept.example\"]\ngroup = \(world.group)\n"
+        let before = "[registry \"kept.example\"]\ngroup = \(world.group)\n\n[credential \"https://git.example\"]\ngroup = g\n"
         try before.write(to: config, atomically: false, encoding: .utf8)
         let docker = world.scratch.appendingPathComponent("docker")
         let environment = ["DOCKER_CONFIG": docker.path]
@@ -125,7 +125,10 @@ import Testing
             ["setup", "docker", "--registry", "r.example", "--scope", "a\u{7F}"],
             ["setup", "docker", "--registry", "r.example\"]"],
             ["setup", "git", "--host", "https://git.example/\"]\n[x]"],
-            ["setup", "git", "--host", "https://git.example", "--username", " ada"],
+            ["setup", "git", "--host", "https://git2.example", "--username", " ada"],
+            // Beside an entry naming the same registry or URL, every request would be ambiguous.
+            ["setup", "docker", "--registry", "https://KEPT.example/v2/", "--group", "other"],
+            ["setup", "git", "--host", "https://git.example/", "--group", "other"],
         ]
         for arguments in hostile {
             let result = try await world.authkit(arguments + ["--link-dir", world.scratch.path].filter { _ in arguments[1] == "docker" }, environment: environment)

@@ -68,7 +68,9 @@ package enum CredentialMap {
         protocol scheme: String, host: String, path: String?, username: String? = nil, in file: ConfigFile
     ) throws(ConfigurationError) -> CredentialTarget? {
         let wantedHost = host.lowercased()
-        guard let wantedPath = normalizedPath(path ?? "") else { return nil }
+        // git sends `path` already percent-decoded (credential_from_url): only its dot segments
+        // are resolved here; decoding it again would turn a literal `%2e%2e` into `..`.
+        guard let wantedPath = normalizedPath(path ?? "", decoding: false) else { return nil }
         var best: [(url: String, entry: ParsedURL, section: ConfigFile.Section)] = []
         func specificity(_ entry: ParsedURL) -> (Int, Int) { (entry.path.count, entry.user == nil ? 0 : 1) }
         for (url, section) in file.credentials {
@@ -95,13 +97,14 @@ package enum CredentialMap {
         return CredentialTarget(entry: chosen.url, section: chosen.section)
     }
 
-    /// A URL path as git compares it (`url_normalize`): split into segments, each with its
-    /// unreserved characters percent-decoded and other escapes in upper case, then `.` and `..`
-    /// segments removed. Nil when the path is not valid (a bad escape, `..` above the root).
-    static func normalizedPath(_ path: String) -> [String]? {
+    /// A URL path as git compares it (`url_normalize`): split into segments — each, when
+    /// `decoding` (a URL as written in the config file), with its unreserved characters
+    /// percent-decoded and other escapes in upper case — then `.` and `..` segments removed.
+    /// Nil when the path is not valid (a bad escape, `..` above the root).
+    static func normalizedPath(_ path: String, decoding: Bool = true) -> [String]? {
         var segments: [String] = []
         for raw in path.split(separator: "/", omittingEmptySubsequences: true) {
-            guard let segment = decodeUnreserved(raw) else { return nil }
+            guard let segment = decoding ? decodeUnreserved(raw) : String(raw) else { return nil }
             switch segment {
             case ".": continue
             case "..":
@@ -114,7 +117,7 @@ package enum CredentialMap {
     }
 
     /// `text` with every `%XX` decoded (a user name); nil for a bad escape.
-    static func percentDecoded(_ text: Substring) -> String? {
+    package static func percentDecoded(_ text: Substring) -> String? {
         var out: [UInt8] = []
         var bytes = Array(text.utf8)[...]
         while let byte = bytes.popFirst() {
@@ -163,6 +166,23 @@ package enum CredentialMap {
             return CredentialTarget(entry: name, section: section)
         }
         return nil
+    }
+
+    /// The other entries of `kind` that name what `name` names — the same scheme, host,
+    /// normalised path and user; the same registry host — so that adding `name` beside them
+    /// would make a request ambiguous.
+    package static func equivalents(of name: String, kind: ConfigFile.MappingKind, in file: ConfigFile) -> [String] {
+        switch kind {
+        case .credential:
+            guard let wanted = ParsedURL(name) else { return [] }
+            return file.credentials.keys.filter { other in
+                guard other != name, let entry = ParsedURL(other) else { return false }
+                return (entry.scheme, entry.host, entry.path, entry.user) == (wanted.scheme, wanted.host, wanted.path, wanted.user)
+            }.sorted()
+        case .registry:
+            let wanted = registryHost(name)
+            return file.registries.keys.filter { $0 != name && registryHost($0) == wanted }.sorted()
+        }
     }
 
     /// The mapped registries with their user names (docker's `list`).

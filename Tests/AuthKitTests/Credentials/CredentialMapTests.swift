@@ -12,18 +12,24 @@ import Testing
 
         [credential "https://dev.example.com/orgB"]
         group = b
+
+        [credential "https://dev.example.com/%6frgC"]
+        group = c
         """
 
-    @Test("dot segments and escaped dots in git's path are resolved before matching, as git resolves them", arguments: [
-        ("orgA/../orgB/repo.git", "b"), ("orgA/%2e%2e/orgB/repo.git", "b"), ("orgA/%2E%2E/orgB/repo.git", "b"),
-        ("orgB/./repo.git", "b"), ("orgA/repo.git", "a"), ("%6frgA/repo.git", "a"),
+    /// git sends `path=` already percent-decoded (a remote `…/orgA/%2e%2e/orgB` arrives as
+    /// `orgA/../orgB`): its dot segments are resolved; what is still escaped in it was a literal
+    /// `%` in the URL, a segment of its own on the server.
+    @Test("dot segments in git's path are resolved before matching, as git resolves them", arguments: [
+        ("orgA/../orgB/repo.git", "b"), ("orgB/./repo.git", "b"), ("orgA/repo.git", "a"),
+        ("orgA/%2e%2e/orgB/repo.git", "a"), ("orgA/%252e%252e/orgB/repo.git", "a"), ("orgC/repo.git", "c"),
     ])
     func pathsAreNormalised(path: String, group: String) throws {
         let target = try CredentialMap.gitTarget(protocol: "https", host: "dev.example.com", path: path, in: Self.file(Self.orgs))
         #expect(target?.group == group, "\(path)")
     }
 
-    @Test("a path that climbs above the root, or has a broken escape, matches nothing", arguments: ["../orgA/x", "orgA/../../orgA/x", "orgA/%zz/x"])
+    @Test("a path that climbs above the root matches nothing", arguments: ["../orgA/x", "orgA/../../orgA/x"])
     func invalidPathsMatchNothing(path: String) throws {
         #expect(try CredentialMap.gitTarget(protocol: "https", host: "dev.example.com", path: path, in: Self.file(Self.orgs)) == nil)
     }
