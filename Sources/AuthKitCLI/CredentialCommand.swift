@@ -142,7 +142,9 @@ enum CredentialPlugin {
     static func selector(_ target: CredentialTarget, _ flags: CredentialFlags) -> SignInSelector {
         SignInSelector(
             profile: target.profile, group: target.group, account: target.account,
-            insecureStorage: flags.selector.insecureStorage, storage: flags.selector.storage ?? target.storage)
+            insecureStorage: flags.selector.insecureStorage,
+            // The command line's store wins (--insecure-storage is one); else the mapping's.
+            storage: flags.selector.storage ?? (flags.selector.insecureStorage ? nil : target.storage))
     }
 
     /// A valid access token for `target`, at least `minTTL` seconds left.

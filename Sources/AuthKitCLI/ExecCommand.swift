@@ -51,9 +51,17 @@ struct ExecCommand: AsyncParsableCommand {
     /// made ld.so print it). Why one is refused, or nil.
     static func refusedVariable(_ name: String) -> String? {
         if name.hasPrefix("LD_") { return "the dynamic loader reads LD_* variables" }
+        let libc: Set = ["GLIBC_TUNABLES", "GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES", "RESOLV_HOST_CONF", "TZDIR"]
+        if libc.contains(name) || name.hasPrefix("MALLOC_") { return "the C library reads \(name) as the program starts" }
         let shell: Set = ["PATH", "HOME", "IFS", "SHELL", "PWD", "BASH_ENV", "ENV", "CDPATH", "PS4", "SHELLOPTS", "BASHOPTS"]
         if shell.contains(name) { return "the shell and other programs read \(name) before the command runs" }
         if name.hasPrefix("BASH_FUNC_") { return "bash runs BASH_FUNC_* variables as functions" }
+        // Options an interpreter reads (and often prints) before the program does.
+        let runtimes: Set = [
+            "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "NODE_OPTIONS", "PYTHONSTARTUP", "PYTHONPATH",
+            "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB",
+        ]
+        if runtimes.contains(name) { return "interpreters read \(name) as options or code before the command runs" }
         return nil
     }
 

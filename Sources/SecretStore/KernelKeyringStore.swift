@@ -108,17 +108,19 @@ public final class KernelKeyringStore: SecretStore {
         guard let keyring = try groupKeyring(key.group, create: true) else { throw .providerFailure(operation: "save", message: "no keyring") }
         let description = KeyDescription.description(for: key)
         guard description.utf8.count < 4096 else { throw .invalidKey(field: "account", reason: "the key's fields are longer than the kernel allows (4 KiB)") }
-        // An existing key that others may read is not updated in place: it goes, and the
-        // record goes into a new key of ours.
+        // An existing key that others may read is not updated in place: it goes (its record
+        // is exposed, and never read), and the record goes into a new key of ours.
+        var removedExposed = false
         for existing in try Self.members(of: keyring)
         where Self.describe(existing).map({ $0.type == "user" && $0.description == description }) == true && !Self.isPrivate(existing) {
             _ = ak_keyctl_invalidate(existing)
             _ = ak_keyctl_unlink(existing, keyring)
+            removedExposed = true
         }
         // One add_key: a new key, or an atomic update of the existing one's payload.
         let added = secret.withUnsafeBytes { ak_add_key("user", description, $0.baseAddress, $0.count, keyring) }
         guard added >= 0 else {
-            if errno == EDQUOT { throw Self.quotaExceeded(bytes: secret.count) }
+            if errno == EDQUOT { throw Self.quotaExceeded(bytes: secret.count, previousKept: !removedExposed) }
             throw Self.failure(operation: "store the item", errno: errno)
         }
         let id = Int32(truncatingIfNeeded: added)
@@ -212,9 +214,10 @@ public final class KernelKeyringStore: SecretStore {
         describe(key).flatMap { key in key.uid.map { ($0, key.permissions) } }
     }
 
-    /// Ours and readable by nobody else (no group or other bits, nothing beyond ours).
+    /// Ours and open to nobody else: no group or other permission bits (possessor and user
+    /// bits may be fewer than authkit sets; that locks nobody else in).
     static func isPrivate(_ key: Int32) -> Bool {
-        attributes(key).map { $0.uid == getuid() && $0.permissions == permissions } == true
+        attributes(key).map { $0.uid == getuid() && $0.permissions & 0x0000_ffff == 0 } == true
     }
 
     static func hex(_ value: UInt32) -> String { "0x" + String(value, radix: 16) }
@@ -271,12 +274,12 @@ public final class KernelKeyringStore: SecretStore {
 
     static func failure(operation: String, errno code: Int32) -> SecretStoreError {
         if code == EPERM || code == ENOSYS { return unavailable(operation: operation, errno: code) }
-        if code == EDQUOT { return quotaExceeded(bytes: nil) }
+        if code == EDQUOT { return quotaExceeded(bytes: nil, previousKept: false) }
         return .kernelKeyringFailure(operation: operation, message: String(cString: strerror(code)))
     }
 
     /// EDQUOT: the user's key quota, with the numbers the kernel reports in /proc/key-users.
-    static func quotaExceeded(bytes: Int?) -> SecretStoreError {
+    static func quotaExceeded(bytes: Int?, previousKept: Bool = true) -> SecretStoreError {
         var usage = ""
         if let text = readText("/proc/key-users") {
             let uid = String(getuid())
@@ -291,7 +294,7 @@ public final class KernelKeyringStore: SecretStore {
         return .kernelKeyringQuota(
             detail: (bytes.map { "a record of \($0) bytes does not fit" } ?? "nothing more fits") + " the user's kernel key quota "
                 + "(kernel.keys.maxbytes = \(maxBytes.map(String.init) ?? "?"), kernel.keys.maxkeys = \(maxKeys.map(String.init) ?? "?")\(usage))"
-                + (bytes == nil ? "" : "; the previous record was kept"))
+                + (bytes == nil ? "" : previousKept ? "; the previous record was kept" : "; the previous record, which others could read, was removed"))
     }
 
     static func readText(_ path: String) -> String? {

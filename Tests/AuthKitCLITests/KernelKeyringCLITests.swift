@@ -47,6 +47,10 @@ import Testing
         #expect(setup.status == 0, "\(setup.stderr)")
         let mapped = try await world.authkit(["credential", "docker", "get"], stdin: "registry.example.com\n")
         #expect(mapped.status == 0 && mapped.stdout.contains("\"Secret\""), "\(mapped.stdout) \(mapped.stderr)")
+        // The command line's store still wins over the mapping's (--insecure-storage: the
+        // plain file, where nobody is signed in).
+        let insecure = try await world.authkit(["credential", "docker", "--insecure-storage", "get"], stdin: "registry.example.com\n")
+        #expect(insecure.status == 1 && !insecure.stdout.contains("Secret"), "\(insecure.stdout) \(insecure.stderr)")
         let printed = try await world.authkit(["setup", "git", "--host", "https://git.example.com", "--print"] + storage)
         #expect(printed.stdout.contains("storage = kernel-keyring"), "\(printed.stdout)")
 

@@ -177,6 +177,10 @@ import Glibc
         #expect(try await store.item(for: ada)?.secret == Array(#"{"a":2}"#.utf8))
         #expect(try Self.keyctl(["print", "0x" + id]).status != 0, "the exposed key was invalidated")
         id = replaced
+        // Fewer rights of our own (no setattr) lock nobody else in: still private, still read.
+        #expect(try Self.keyctl(["setperm", "0x" + id, "0x3f1f0000"]).status == 0)
+        #expect(try await store.item(for: ada)?.secret == Array(#"{"a":2}"#.utf8))
+        #expect(try Self.permissions(id) == "3f1f0000", "left as it is")
     }
 
     /// `logout --group` destroys authkit's own keys only: another program's key linked into the
