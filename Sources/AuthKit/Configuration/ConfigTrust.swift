@@ -9,9 +9,10 @@ import Glibc
 /// * the file read (`fstat` of the open descriptor) is a regular file of the caller's (or
 ///   root's) that nobody else can write;
 /// * every directory the path passes through — each one that holds a component or a symbolic
-///   link of the path, up to `/` — belongs to the caller or root and is writable by nobody
-///   else (a sticky directory such as /tmp may be: others can add entries there but not
-///   replace ours);
+///   link of the path, from the user's home down (as OpenSSH: above the home they are the
+///   system's), or from `/` for a path outside it — belongs to the caller or root and is
+///   writable by nobody else (a sticky directory such as /tmp may be: others can add entries
+///   there but not replace ours — and a link in it must be the caller's or root's);
 /// * the path, so resolved, leads to the very file that was read (same device and inode), so a
 ///   path swapped between the open and the check is refused;
 /// * anything that cannot be checked (a deleted file, a `stat` that fails, a loop of links)
@@ -54,16 +55,18 @@ enum ConfigTrust {
     /// it passes through (the one holding each entry, the link's directory for a link).
     /// Returns the path of the final entry with every link resolved.
     private static func walk(_ path: String, uid: uid_t) -> Walk {
-        var pending: [Substring] = []
-        var current: String
-        if path.hasPrefix("/") {
-            current = "/"
-        } else {
+        var absolute = path
+        if !path.hasPrefix("/") {
+            // A relative path: walked from / through the current directory, like any other.
             guard let cwd = getcwd(nil, 0) else { return .failure("the current directory cannot be checked") }
-            current = String(cString: cwd)
+            absolute = String(cString: cwd) + "/" + path
             free(cwd)
         }
-        pending = path.split(separator: "/").reversed()
+        var pending: [Substring] = absolute.split(separator: "/").reversed()
+        var current = "/"
+        // As OpenSSH: the directories above the user's home are the system's business (in a
+        // container they may show as another user's); the home and everything below it count.
+        let home = homeDirectory(uid)
         var links = 0
         while let component = pending.popLast() {
             if component == "." { continue }
@@ -75,7 +78,8 @@ enum ConfigTrust {
             guard stat(current, &directory) == 0 else {
                 return .failure("its directory \(current) cannot be checked (\(String(cString: strerror(errno))))")
             }
-            if let problem = check(directory, what: "its directory \(current)", path: current, uid: uid, directory: true) {
+            let aboveHome = home.map { $0 != current && (current == "/" || $0.hasPrefix(current + "/")) } ?? false
+            if !aboveHome, let problem = check(directory, what: "its directory \(current)", path: current, uid: uid, directory: true) {
                 return .failure(problem)
             }
             let next = current == "/" ? "/" + component : current + "/" + component
@@ -90,6 +94,12 @@ enum ConfigTrust {
             links += 1
             guard links <= 40, let target = readLink(next) else {
                 return .failure("the symbolic link \(next) cannot be followed")
+            }
+            // In a directory others may write to (a sticky one such as /tmp), a link is theirs
+            // to point anywhere unless it is ours.
+            if directory.st_mode & (S_IWGRP | S_IWOTH) != 0, entry.st_uid != uid, entry.st_uid != 0 {
+                return .failure("the symbolic link \(next) belongs to \(userName(entry.st_uid) ?? "uid \(entry.st_uid)"), "
+                    + "so another user decides where it points; use a path of your own")
             }
             if target.hasPrefix("/") { current = "/" }
             pending.append(contentsOf: target.split(separator: "/").reversed())
@@ -111,6 +121,14 @@ enum ConfigTrust {
                 + "so another user could change where your tokens go; run chmod go-w \(path)"
         }
         return nil
+    }
+
+    /// The user's home directory with its links resolved, or nil when it has none.
+    private static func homeDirectory(_ uid: uid_t) -> String? {
+        guard let entry = getpwuid(uid), let directory = entry.pointee.pw_dir, let resolved = realpath(directory, nil) else { return nil }
+        defer { free(resolved) }
+        let home = String(cString: resolved)
+        return home == "/" ? nil : home
     }
 
     private static func parent(of path: String) -> String {

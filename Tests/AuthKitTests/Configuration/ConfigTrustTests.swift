@@ -108,6 +108,15 @@ import Glibc
                 #expect(try #require(refusal(link)).contains("its directory \(theirs) belongs to nobody"))
                 // Through `..` as well: the walk checks each directory it enters.
                 #expect(try #require(refusal(theirs + "/../theirs/config")).contains("belongs to nobody"))
+                // A sticky, world-writable folder (as /tmp): another user's link in it is refused.
+                let shared = directory + "/shared"
+                try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false)
+                chmod(shared, 0o1777)
+                try FileManager.default.createSymbolicLink(atPath: shared + "/config", withDestinationPath: path)
+                #expect(lchown(shared + "/config", Self.otherUID, Self.otherUID) == 0)
+                #expect(try #require(refusal(shared + "/config")).contains("the symbolic link \(shared)/config belongs to nobody"))
+                #expect(lchown(shared + "/config", 0, 0) == 0)
+                #expect(refusal(shared + "/config") == nil, "my own link there is fine")
             } else {
                 try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: theirs)
                 #expect(try #require(refusal(link)).contains("its directory \(theirs) is writable by every user"))
