@@ -155,21 +155,29 @@ public final class TestProcess: @unchecked Sendable {
     // MARK: Input
 
     /// Writes `text` to the child's standard input (a pipe). A child that stopped reading
-    /// gets nothing more; the broken pipe is its answer, not a signal that ends the tests.
-    public func send(_ text: String) {
+    /// gets nothing more: the broken pipe is its answer, not a signal that ends the tests; and
+    /// one that neither reads nor exits gets what fits before `timeout` seconds have passed,
+    /// so that the caller's own wait (and its time-out) comes next.
+    public func send(_ text: String, timeout: TimeInterval = 60) {
         lock.lock()
         let fd = input
         lock.unlock()
         guard let fd else { return }
         signal(SIGPIPE, SIG_IGN)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        let deadline = Date().addingTimeInterval(timeout)
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
+            if written >= 0 {
+                bytes = bytes.dropFirst(written)
+                continue
             }
-            bytes = bytes.dropFirst(written)
+            guard errno == EINTR || errno == EAGAIN else { return }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return }
+            var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            _ = Glibc.poll(&ready, 1, Int32(min(left, 1) * 1000))
         }
     }
 
