@@ -25,7 +25,10 @@ import Testing
         let badName = try await world.authkit(["exec", "--group", world.group, "--env", "1X", "--", "true"])
         #expect(badName.status == 2)
         // Names the loader or the shell read before the command: refused before any token is read.
-        for name in ["LD_PRELOAD", "LD_LIBRARY_PATH", "PATH", "HOME", "IFS", "SHELL", "PWD", "BASH_ENV", "ENV", "A-B", "X=Y", ""] {
+        for name in [
+            "LD_PRELOAD", "LD_LIBRARY_PATH", "PATH", "HOME", "IFS", "SHELL", "PWD", "BASH_ENV", "ENV", "GLIBC_TUNABLES", "MALLOC_CHECK_",
+            "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "A-B", "X=Y", "",
+        ] {
             let refused = try await world.authkit(["exec", "--group", world.group, "--env", name, "--", "env"])
             #expect(refused.status == 2 && refused.stdout.isEmpty, "--env \(name): \(refused.status) \(refused.stdout)")
             #expect(refused.stderr.contains("--env"), "--env \(name): \(refused.stderr)")
