@@ -73,24 +73,3 @@ public struct Account: Sendable {
         refreshProblem = nil
     }
 }
-
-/// An access token to send as `Authorization: Bearer …`. The value is a secret: the
-/// description shows only its expiry and scopes.
-public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    /// The token itself: send it as `Authorization: Bearer …`; never print or log it.
-    public let value: String
-    /// When the provider said it expires.
-    public let expiresAt: Date
-    /// The scopes it carries.
-    public let scopes: [String]
-    /// The account it belongs to.
-    public let account: String
-    /// True when this call refreshed it.
-    public let refreshed: Bool
-
-    public var description: String {
-        "AccessToken(\(account), expires \(Int(clamping: expiresAt.timeIntervalSince1970)), scopes \(scopes.joined(separator: " ")))"
-    }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["account": account, "expiresAt": expiresAt]) }
-}
