@@ -60,6 +60,10 @@ let package = Package(
         // and the explicit plain-file store.
         .target(name: "SecretStore", dependencies: ["CLibSecret", "CKernelKeyring", "StrictJSON"]),
 
+        // prctl(2) for the agent, which holds tokens in memory: no core dump, no ptrace by the
+        // user's other processes (Swift cannot call the variadic prctl).
+        .target(name: "CProcessGuard", path: "Sources/CProcessGuard"),
+
         // The library other tools import: discovery, PKCE, loopback receiver, token endpoint,
         // id_token validation with a JWKS cache, the shared session, Graph user search.
         .target(
@@ -69,6 +73,7 @@ let package = Package(
                 "JOSE",
                 "SecretStore",
                 "ChildProcess",
+                "CProcessGuard",
                 "CCurl",
                 "COpenSSL",
                 "CCryptoLoader",

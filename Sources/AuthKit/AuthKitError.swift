@@ -48,6 +48,9 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
     case clientRejected(clientID: String, code: String, description: String?)
     /// The request needs something the stored sign-in lacks (e.g. no Graph URL configured).
     case unsupported(String)
+    /// The authkit agent (`AUTHKIT_AGENT_SOCK`) answered with a failure: its sentence, hint and
+    /// category are those of the error it met reading the sign-in.
+    case agent(AgentError)
 
     /// How a program (the `authkit` command's exit status) should treat the error.
     public enum Category: Sendable, Equatable {
@@ -68,6 +71,8 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .configuration, .unsupported:
             return .usage
+        case .agent(let error):
+            return error.category
         case .clientRejected:
             return .configurationRejected
         case .notSignedIn, .loginRequired, .identityChanged:
@@ -158,6 +163,8 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             return "\(summary); \(hint ?? "")"
         case .unsupported(let reason):
             return reason
+        case .agent(let error):
+            return error.description
         }
     }
 
@@ -181,6 +188,8 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
     public var hint: String? {
         switch self {
         case .storage(let error):
+            return error.hint
+        case .agent(let error):
             return error.hint
         case .clientRejected:
             return "check --client-id and, for a confidential client, its secret: the provider's app registration must list this client"

@@ -40,6 +40,8 @@ struct AuthKitCommand: AsyncParsableCommand {
             ExecCommand.self,
             SetupCommand.self,
             ConfigCommand.self,
+            AgentCommand.self,
+            SSHCommand.self,
             CompletionCommand.self,
             JWTCommand.self,
         ]

@@ -12,6 +12,15 @@ enum LogSetup {
     /// The command's own log (errors' full text at debug).
     static let logger = Logger(label: "authkit")
 
+    /// The agent's log: what it serves and refuses (never a token) on standard error, at
+    /// `info` unless AUTHKIT_LOG says otherwise — systemd's journal keeps it.
+    static var agentLogger: Logger {
+        var logger = Logger(label: "authkit.agent") { StreamLogHandler.standardError(label: $0) }
+        let level = getenv("AUTHKIT_LOG").flatMap { Logger.Level(rawValue: String(cString: $0).lowercased()) }
+        logger.logLevel = level ?? .info
+        return logger
+    }
+
     static func bootstrapFromEnvironment() {
         // getenv, not ProcessInfo: this runs on every start, including `authkit token`'s.
         guard let raw = getenv("AUTHKIT_LOG") else { return }

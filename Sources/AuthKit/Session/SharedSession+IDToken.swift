@@ -16,6 +16,9 @@ extension SharedSession {
     /// only its `exp` is read here. A provider that sends no id_token on refresh cannot meet a
     /// lifetime longer than the stored one has left: ``AuthKitError/unsupported(_:)`` says so.
     public func validIDToken(account: String? = nil, minimumLifetime: Duration = .seconds(60)) async throws(AuthKitError) -> IDToken {
+        if let agent, let token = try await agent.idToken(self, account: account, minimumLifetime: minimumLifetime) {
+            return token
+        }
         let (_, record) = try await select(account: account)
         if let token = Self.usableIDToken(record, lifetime: minimumLifetime, now: clock()) { return token }
         // A refresh through the shared path, forced even if the access token is still good.

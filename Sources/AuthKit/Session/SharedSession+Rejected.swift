@@ -17,6 +17,7 @@ extension SharedSession {
     @discardableResult
     public func markRejected(accessToken value: String, account: String? = nil) async throws(AuthKitError) -> Bool {
         guard !value.isEmpty else { return false }
+        if let agent, await agent.markRejected(self, accessToken: value) { return true }
         let held = try await acquireLock()
         defer { held.release() }
         let entries = try await records().filter { Self.matches($0.item.key, account: account) }

@@ -34,6 +34,9 @@ public final class SharedSession: Sendable {
     let clock: @Sendable () -> Date
     let keys: JWKSCache
     let lockTimeout: Duration
+    /// The agent asked before the store (``AgentClient``), when one is configured and the
+    /// store is one the agent can name.
+    let agent: AgentRoute?
     /// Debug-level notes on what the session does (never a token): set `AUTHKIT_LOG=debug`
     /// for the `authkit` command, or give your own logger.
     public let logger: Logger
@@ -47,6 +50,15 @@ public final class SharedSession: Sendable {
         case "kernel-keyring": return KernelKeyringStore()
         case "plain-file": return PlainFileStore()
         default: return SecretServiceStore()
+        }
+    }
+
+    /// The store of `choice`.
+    package static func store(for choice: StorageChoice) -> any SecretStore {
+        switch choice {
+        case .secretService: return SecretServiceStore()
+        case .kernelKeyring: return KernelKeyringStore()
+        case .plainFile: return PlainFileStore()
         }
     }
 
@@ -78,6 +90,7 @@ public final class SharedSession: Sendable {
         self.lockTimeout = lockTimeout
         self.keys = JWKSCache(transport: transport, clock: clock, logger: logger)
         self.logger = logger
+        self.agent = AgentRoute(store: store, environment: environment)
     }
 
     // MARK: Reading
@@ -107,6 +120,11 @@ public final class SharedSession: Sendable {
         account: String? = nil, minimumLifetime: Duration = .seconds(60), scopes: [String]? = nil,
         replacing rejected: AccessToken? = nil
     ) async throws(AuthKitError) -> AccessToken {
+        if let agent, let token = try await agent.accessToken(
+            self, account: account, minimumLifetime: minimumLifetime, scopes: scopes, replacing: rejected)
+        {
+            return token
+        }
         let (item, record) = try await select(account: account)
         let wanted = Self.normalized(scopes, granted: record.scopes)
         if let token = Self.usableToken(record, scopes: wanted, lifetime: minimumLifetime, now: clock()),
@@ -139,9 +157,14 @@ public final class SharedSession: Sendable {
     @discardableResult
     package func save(_ record: TokenRecord) async throws(AuthKitError) -> StorageLocation {
         let key = itemKey(for: record)
-        let held = try await acquireLock()
-        defer { held.release() }
-        return try await write(record, for: key)
+        let location: StorageLocation
+        do {
+            let held = try await acquireLock()
+            defer { held.release() }
+            location = try await write(record, for: key)
+        }
+        await agent?.forget(group: group.name)
+        return location
     }
 
     /// Signs out `account` (or everybody in the group when nil): revokes each refresh token
@@ -173,6 +196,7 @@ public final class SharedSession: Sendable {
             // Also whatever could not even be listed as ours (corrupt attributes).
             do throws(SecretStoreError) { _ = try await store.deleteAll(in: group) } catch { throw .storage(error) }
         }
+        await agent?.forget(group: group.name)
         return outcomes
     }
 

@@ -1,0 +1,102 @@
+import Logging
+import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Runs ``AgentStateMachine``'s actions: writes answers, fetches tokens through
+/// ``AgentSessions``, stops. The one place the agent's state is changed.
+actor AgentCore {
+    private var machine: AgentStateMachine
+    private let sessions: AgentSessions
+    private let logger: Logger
+    private var channels: [AgentStateMachine.Connection: any Channel] = [:]
+    private var busy: [AgentStateMachine.Connection: Int] = [:]
+    private var nextConnection = 0
+    private var onStop: (@Sendable () -> Void)?
+
+    init(machine: AgentStateMachine, sessions: AgentSessions, logger: Logger) {
+        self.machine = machine
+        self.sessions = sessions
+        self.logger = logger
+    }
+
+    var heldCount: Int { machine.heldCount }
+
+    func attach(onStop: @escaping @Sendable () -> Void) {
+        self.onStop = onStop
+    }
+
+    nonisolated func open(_ channel: any Channel, limit: Int) -> EventLoopFuture<AgentStateMachine.Connection?> {
+        let promise = channel.eventLoop.makePromise(of: AgentStateMachine.Connection?.self)
+        promise.completeWithTask { await self.register(channel, limit: limit) }
+        return promise.futureResult
+    }
+
+    private func register(_ channel: any Channel, limit: Int) -> AgentStateMachine.Connection? {
+        guard channels.count < limit else {
+            logger.warning("too many connections; one refused", metadata: ["limit": "\(limit)"])
+            return nil
+        }
+        nextConnection += 1
+        channels[nextConnection] = channel
+        return nextConnection
+    }
+
+    func isWaiting(_ connection: AgentStateMachine.Connection) -> Bool {
+        (busy[connection] ?? 0) > 0
+    }
+
+    func receive(_ line: [UInt8], from connection: AgentStateMachine.Connection) {
+        busy[connection, default: 0] += 1
+        perform(machine.receive(line, from: connection, now: Self.now()))
+    }
+
+    func closed(_ connection: AgentStateMachine.Connection) {
+        channels[connection] = nil
+        busy[connection] = nil
+        machine.closed(connection)
+    }
+
+    private func fetched(_ key: AgentStateMachine.Key, _ result: Result<AgentStateMachine.Token, AgentFailure>) {
+        perform(machine.fetched(key, result, now: Self.now()))
+    }
+
+    private func perform(_ actions: [AgentStateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .reply(let connection, let response):
+                busy[connection] = max(0, (busy[connection] ?? 1) - 1)
+                channels[connection]?.writeAndFlush(ByteBuffer(bytes: AgentMessage.encode(response)), promise: nil)
+            case .fetch(let key, let minTTL):
+                let sessions = self.sessions
+                Task {
+                    let result = await sessions.fetch(key, minTTL: minTTL)
+                    self.fetched(key, result)
+                }
+            case .markRejected(let group, let storage, let token, let connection):
+                let sessions = self.sessions
+                Task {
+                    await sessions.markRejected(token, group: group, storage: storage)
+                    self.perform([.reply(connection, AgentResponse(ok: true))])
+                }
+            case .close(let connection):
+                channels[connection]?.close(promise: nil)
+            case .stop:
+                logger.info("agent stopping on request")
+                onStop?()
+            }
+        }
+    }
+
+    static func now() -> AgentStateMachine.Now {
+        let elapsed = ContinuousClock.now - Self.origin
+        let monotonic = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return AgentStateMachine.Now(wall: Date().timeIntervalSince1970, monotonic: monotonic)
+    }
+
+    private static let origin = ContinuousClock.now
+}

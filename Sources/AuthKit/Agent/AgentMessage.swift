@@ -1,0 +1,138 @@
+import StrictJSON
+
+/// One request to the agent: a line of JSON (docs/agent-protocol.md, protocol version 1).
+///
+/// The protocol is line-delimited: each request and each answer is one JSON object on one
+/// line of at most ``AgentMessage/maximumLineBytes`` bytes. A connection may carry several
+/// requests, one after the other.
+package struct AgentRequest: Codable, Sendable, Equatable {
+    package enum Operation: String, Codable, Sendable {
+        /// Who is there: the agent's version, pid, and whether the socket is restricted.
+        case hello
+        /// An access token of the group's sign-in (or of other scopes).
+        case token
+        /// A verified id_token of the group's sign-in.
+        case idToken = "id_token"
+        /// A server refused this token: never hand it out again from memory.
+        case rejected
+        /// The group's sign-in changed in the store (login, logout): forget what is held.
+        case forget
+        /// Stop the agent (its own socket only).
+        case stop
+    }
+
+    package var version: Int
+    package var op: Operation
+    package var group: String?
+    /// `secret-service`, `kernel-keyring` or `plain-file`: where the caller would read the sign-in.
+    package var storage: String?
+    package var account: String?
+    package var scopes: [String]?
+    /// Seconds the token must still live (default 60).
+    package var minTTL: Int?
+    /// For `rejected`: the token the server refused.
+    package var token: String?
+
+    package init(
+        op: Operation, group: String? = nil, storage: String? = nil, account: String? = nil, scopes: [String]? = nil,
+        minTTL: Int? = nil, token: String? = nil
+    ) {
+        self.version = AgentMessage.version
+        self.op = op
+        self.group = group
+        self.storage = storage
+        self.account = account
+        self.scopes = scopes
+        self.minTTL = minTTL
+        self.token = token
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version = "v", op, group, storage, account, scopes, minTTL = "min_ttl", token
+    }
+}
+
+/// The agent's answer to one request: a token, the agent's identity, or a failure.
+package struct AgentResponse: Codable, Sendable, Equatable {
+    package var version = AgentMessage.version
+    package var ok: Bool
+    package var token: String?
+    /// Unix seconds.
+    package var expiresAt: Int64?
+    package var account: String?
+    package var scopes: [String]?
+    package var refreshed: Bool?
+    /// `hello`: the agent's version, its process id, and whether this socket is a restricted
+    /// (forwarded) one.
+    package var agent: String?
+    package var pid: Int32?
+    package var restricted: Bool?
+    package var error: AgentFailure?
+
+    package init(ok: Bool) { self.ok = ok }
+
+    package static func failure(_ failure: AgentFailure) -> AgentResponse {
+        var response = AgentResponse(ok: false)
+        response.error = failure
+        return response
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version = "v", ok, token, expiresAt = "expires_at", account, scopes, refreshed, agent, pid, restricted, error
+    }
+}
+
+/// Why the agent gave no token: a code a program acts on, and the same sentence (and hint) the
+/// caller would have printed had it read the store itself.
+package struct AgentFailure: Codable, Sendable, Equatable, Error {
+    /// `not_signed_in`, `login_required`, `refused` (the socket does not serve this),
+    /// `bad_request`, or `failed` (anything else; `category` says which kind).
+    package var code: String
+    package var message: String
+    package var hint: String?
+    /// `usage`, `login`, `storage`, `provider`, `configuration`.
+    package var category: String
+    package var group: String?
+    package var account: String?
+
+    package init(code: String, message: String, hint: String? = nil, category: String, group: String? = nil, account: String? = nil) {
+        self.code = code
+        self.message = message
+        self.hint = hint
+        self.category = category
+        self.group = group
+        self.account = account
+    }
+
+    package static func badRequest(_ message: String) -> AgentFailure {
+        AgentFailure(code: "bad_request", message: message, category: "usage")
+    }
+
+    package static func refused(_ message: String) -> AgentFailure {
+        AgentFailure(code: "refused", message: message, category: "usage")
+    }
+}
+
+/// The wire format's rules, in one place for the agent and its clients.
+package enum AgentMessage {
+    package static let version = 1
+    /// A request or an answer is one line of at most this many bytes (an Entra access token is
+    /// a few KiB; several fit).
+    package static let maximumLineBytes = 64 << 10
+    static let limits = JSONLimits(maximumBytes: maximumLineBytes, maximumDepth: 4)
+
+    package static func encode(_ value: some Encodable) -> [UInt8] {
+        // Our own types encode without failing: only strings, numbers, booleans and arrays.
+        let bytes = (try? StrictJSONEncoder().encode(value)) ?? Array(#"{"v":1,"ok":false}"#.utf8)
+        return bytes + [0x0A]
+    }
+
+    package static func decode<T: Decodable>(_ type: T.Type, from line: some Collection<UInt8>) throws(AgentFailure) -> T {
+        guard line.count <= maximumLineBytes else { throw .badRequest("the message is longer than \(maximumLineBytes) bytes") }
+        do {
+            return try StrictJSONDecoder(limits: limits).decode(type, from: line)
+        } catch {
+            throw .badRequest("the message is not a protocol message: \(JSONDocument.reason(error))")
+        }
+    }
+}

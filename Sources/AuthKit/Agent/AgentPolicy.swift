@@ -1,0 +1,44 @@
+/// What a socket of the agent serves.
+///
+/// The agent's own socket serves everything the user's sign-ins hold, to the user's own
+/// processes. A restricted socket (`authkit agent forward`, for an SSH session, a container or a
+/// sandbox) serves access tokens of the listed groups only — id_tokens only when allowed —
+/// and never anything that changes the sign-in (forget, stop), never a refresh token: the
+/// protocol has no way to ask for one.
+package struct AgentPolicy: Sendable, Equatable {
+    /// nil: every group, from the store the request names. Otherwise the groups served, each
+    /// from the store chosen when the socket was opened (the request's store is ignored).
+    package var groups: [String: String]?
+    /// Scopes other than the sign-in's own that may be asked for (nil: any).
+    package var extraScopes: Set<String>?
+    package var idTokens: Bool
+
+    package static let owner = AgentPolicy(groups: nil, extraScopes: nil, idTokens: true)
+
+    package static func restricted(groups: [String: String], extraScopes: Set<String>, idTokens: Bool) -> AgentPolicy {
+        AgentPolicy(groups: groups, extraScopes: extraScopes, idTokens: idTokens)
+    }
+
+    package var isRestricted: Bool { groups != nil }
+
+    /// Why `request` is refused on this socket, or nil. `storage` is the store to read.
+    func admit(_ request: AgentRequest) -> Result<String, AgentFailure> {
+        guard let groups else { return .success(request.storage ?? "secret-service") }
+        switch request.op {
+        case .hello, .token, .rejected: break
+        case .idToken:
+            guard idTokens else { return .failure(.refused("this forwarded agent socket does not hand out id_tokens (authkit agent forward --id-token)")) }
+        case .forget, .stop:
+            return .failure(.refused("a forwarded agent socket only hands out tokens"))
+        }
+        guard request.op == .token || request.op == .idToken else { return .success("") }
+        let group = request.group ?? ""
+        guard let storage = groups[group] else {
+            return .failure(.refused("this forwarded agent socket does not serve the group ‘\(ProviderText.displayable(group))’"))
+        }
+        if let scopes = request.scopes, let extraScopes, !Set(scopes).isSubset(of: extraScopes) {
+            return .failure(.refused("this forwarded agent socket does not serve those scopes (authkit agent forward --scope)"))
+        }
+        return .success(storage)
+    }
+}

@@ -1,0 +1,262 @@
+import CProcessGuard
+import Logging
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The agent's I/O shell: a unix socket, a peer check on every connection, lines in and out.
+/// Everything the protocol decides is ``AgentStateMachine``'s; fetching a token is the shared
+/// session's (``AgentSessions``).
+///
+/// * Only the agent's own user may connect: the kernel's `SO_PEERCRED` on the accepted
+///   descriptor decides; anyone else is refused and logged.
+/// * The socket is created 0600 in a directory only its user can write; a socket file left by
+///   a dead agent is replaced, a live agent's is never taken over.
+/// * A connection that sends nothing for ``Configuration/idleTimeout`` while it waits for no
+///   answer is closed; a line over ``AgentMessage/maximumLineBytes`` closes it. A slow or
+///   hostile client holds only its own connection.
+package final class AgentServer: Sendable {
+    package struct Configuration: Sendable {
+        package var socketPath: String
+        package var policy: AgentPolicy
+        package var recheckInterval: Double = 1
+        package var idleTimeout: TimeAmount = .seconds(30)
+        package var connectionLimit = 4096
+        package init(socketPath: String, policy: AgentPolicy) {
+            self.socketPath = socketPath
+            self.policy = policy
+        }
+    }
+
+    /// Why the agent cannot serve.
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        package var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    package let path: String
+    let channel: any Channel
+    let core: AgentCore
+    let identity: (dev: UInt64, ino: UInt64)
+
+    private init(path: String, channel: any Channel, core: AgentCore, identity: (UInt64, UInt64)) {
+        self.path = path
+        self.channel = channel
+        self.core = core
+        self.identity = identity
+    }
+
+    /// Forbids core dumps and ptrace of this process (the agent's tokens live in its memory).
+    package static func protectMemory() -> Bool {
+        ak_forbid_dumps() == 0
+    }
+
+    /// Listens on `configuration.socketPath`.
+    package static func start(
+        _ configuration: Configuration, sessions: AgentSessions, logger: Logger
+    ) async throws(Failure) -> AgentServer {
+        let path = configuration.socketPath
+        try prepare(path)
+        let core = AgentCore(
+            machine: AgentStateMachine(policy: configuration.policy, recheckInterval: configuration.recheckInterval, pid: getpid()),
+            sessions: sessions, logger: logger)
+        let limit = configuration.connectionLimit
+        let idle = configuration.idleTimeout
+        let previous = umask(0o177)
+        let channel: any Channel
+        do {
+            channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .serverChannelOption(ChannelOptions.backlog, value: 256)
+                .childChannelInitializer { child in
+                    AgentServer.admit(child, core: core, logger: logger, limit: limit, idle: idle)
+                }
+                .bind(unixDomainSocketPath: path).get()
+        } catch {
+            umask(previous)
+            throw Failure("cannot listen on \(path): \(error)")
+        }
+        umask(previous)
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            try? await channel.close().get()
+            throw Failure("the socket \(path) vanished as it was made")
+        }
+        let server = AgentServer(path: path, channel: channel, core: core, identity: (UInt64(info.st_dev), UInt64(info.st_ino)))
+        await core.attach { [server] in Task { await server.close() } }
+        logger.info("agent listening", metadata: ["socket": "\(path)", "restricted": "\(configuration.policy.isRestricted)"])
+        return server
+    }
+
+    /// Waits until the agent stops (a `stop` request, or ``close()``).
+    package func run() async {
+        try? await channel.closeFuture.get()
+    }
+
+    /// Stops listening and removes the socket file (only the one this agent made).
+    package func close() async {
+        try? await channel.close().get()
+        var info = stat()
+        if lstat(path, &info) == 0, UInt64(info.st_dev) == identity.dev, UInt64(info.st_ino) == identity.ino {
+            unlink(path)
+        }
+    }
+
+    /// How many tokens the agent holds now.
+    package func heldCount() async -> Int { await core.heldCount }
+
+    // MARK: The socket file
+
+    /// A private directory, and no live agent on the path (a stale socket file is removed).
+    static func prepare(_ path: String) throws(Failure) {
+        guard AgentSocket.address(path) != nil else {
+            throw Failure("the socket path \(path) is too long (at most \(AgentClient.maximumPathBytes - 1) bytes)")
+        }
+        guard path.hasPrefix("/"), let slash = path.lastIndex(of: "/") else { throw Failure("the socket path \(path) is not absolute") }
+        let directory = slash == path.startIndex ? "/" : String(path[..<slash])
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw Failure("cannot create \(directory): \(String(cString: strerror(errno)))")
+        }
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure("cannot open \(directory): \(String(cString: strerror(errno)))") }
+        defer { Glibc.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Failure("cannot inspect \(directory)") }
+        guard info.st_uid == getuid() else { throw Failure("\(directory) belongs to another user; choose a directory of your own") }
+        guard info.st_mode & 0o022 == 0 else {
+            throw Failure("others can write to \(directory), so they could replace the socket; run chmod 700 \(directory)")
+        }
+        var existing = stat()
+        guard fstatat(fd, String(path[path.index(after: slash)...]), &existing, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+        guard existing.st_mode & S_IFMT == S_IFSOCK else { throw Failure("\(path) exists and is not a socket; it was left alone") }
+        if case .success(let live) = AgentSocket.connect(path) {
+            let owner = AgentSocket.peer(live)
+            Glibc.close(live)
+            throw Failure("an agent already serves \(path)" + (owner.map { " (pid \($0.pid))" } ?? "") + "; stop it first (authkit agent stop)")
+        }
+        unlink(path)
+    }
+
+    // MARK: Connections
+
+    static func admit(_ child: any Channel, core: AgentCore, logger: Logger, limit: Int, idle: TimeAmount) -> EventLoopFuture<Void> {
+        guard let provider = child as? any SocketOptionProvider else {
+            return child.close()
+        }
+        let credentials: EventLoopFuture<AgentSocket.PeerCredentials> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        return credentials.flatMap { peer in
+            guard peer.uid == getuid() else {
+                logger.warning("refused a connection from another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+                return child.close()
+            }
+            return core.open(child, limit: limit).flatMap { id in
+                guard let id else { return child.close() }
+                return child.eventLoop.makeCompletedFuture {
+                    try child.pipeline.syncOperations.addHandlers([
+                        IdleStateHandler(readTimeout: idle),
+                        ByteToMessageHandler(AgentLineDecoder()),
+                        AgentConnectionHandler(core: core, connection: id),
+                    ])
+                }
+            }
+        }
+    }
+}
+
+/// Splits the byte stream into request lines of bounded length.
+struct AgentLineDecoder: ByteToMessageDecoder {
+    typealias InboundOut = ByteBuffer
+    struct Oversized: Error {}
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        if let newline = buffer.readableBytesView.firstIndex(of: 0x0A) {
+            let length = newline - buffer.readerIndex
+            guard length <= AgentMessage.maximumLineBytes, let line = buffer.readSlice(length: length) else { throw Oversized() }
+            buffer.moveReaderIndex(forwardBy: 1)
+            context.fireChannelRead(Self.wrapInboundOut(line))
+            return .continue
+        }
+        guard buffer.readableBytes <= AgentMessage.maximumLineBytes else { throw Oversized() }
+        return .needMoreData
+    }
+}
+
+/// Hands each line to the core; closes an idle connection that waits for nothing.
+final class AgentConnectionHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    let core: AgentCore
+    let connection: AgentStateMachine.Connection
+
+    init(core: AgentCore, connection: AgentStateMachine.Connection) {
+        self.core = core
+        self.connection = connection
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let line = Array(unwrapInboundIn(data).readableBytesView)
+        let core = self.core
+        let connection = self.connection
+        Task { await core.receive(line, from: connection) }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
+            let connection = self.connection
+            let core = self.core
+            let channel = context.channel
+            Task { if await !core.isWaiting(connection) { try? await channel.close() } }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is AgentLineDecoder.Oversized {
+            let reply = AgentMessage.encode(AgentResponse.failure(.badRequest("the message is longer than \(AgentMessage.maximumLineBytes) bytes")))
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: reply)), promise: nil)
+        }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let core = self.core
+        let connection = self.connection
+        Task { await core.closed(connection) }
+        context.fireChannelInactive()
+    }
+}
+
+extension AgentServer {
+    /// A directory only this user can use, for a socket: `$XDG_RUNTIME_DIR/authkit`, else a
+    /// new `authkit-XXXXXX` under `$TMPDIR` (or /tmp), made 0700 as ssh-agent does.
+    package static func privateDirectory(environment: [String: String]) throws(Failure) -> String {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            let path = runtime + "/authkit"
+            if mkdir(path, 0o700) != 0 && errno != EEXIST { throw Failure("cannot create \(path): \(String(cString: strerror(errno)))") }
+            return path
+        }
+        let base = environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        var template = Array((base + "/authkit-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw Failure("cannot create a private directory under \(base): \(String(cString: strerror(errno)))")
+        }
+        return String(cString: made)
+    }
+
+    /// A random name for a forwarded socket: nobody can guess it to squat it first.
+    package static func randomName(prefix: String) -> String {
+        let bytes = (try? SecureRandom.bytes(8)) ?? []
+        return prefix + bytes.map { String($0, radix: 16).leftPadded(2) }.joined()
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -1,0 +1,104 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The few socket calls the agent and its clients make, with the kernel's word on who is at
+/// the other end (`SO_PEERCRED`) — never a path's owner checked before or after.
+package enum AgentSocket {
+    /// Why a socket call did not get through, as a phrase.
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        package var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// `struct ucred`.
+    package struct PeerCredentials: Sendable, Equatable {
+        package var pid: Int32
+        package var uid: UInt32
+        package var gid: UInt32
+        package init(pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0) {
+            self.pid = pid
+            self.uid = uid
+            self.gid = gid
+        }
+    }
+
+    /// A connected `AF_UNIX` stream socket (close-on-exec), or why not.
+    package static func connect(_ path: String) -> Result<Int32, Failure> {
+        guard var address = address(path) else { return .failure(Failure("the socket path \(path) is too long")) }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return .failure(Failure("no socket: \(String(cString: strerror(errno)))")) }
+        let status = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard status == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            return .failure(Failure("no agent at \(path) (\(reason))"))
+        }
+        var noSignal = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &noSignal, socklen_t(MemoryLayout<timeval>.size))
+        return .success(fd)
+    }
+
+    package static func address(_ path: String) -> sockaddr_un? {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard !bytes.isEmpty, bytes.count < MemoryLayout.size(ofValue: address.sun_path), !bytes.contains(0) else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+
+    /// Who is at the other end of a connected socket, as the kernel recorded it.
+    package static func peer(_ fd: Int32) -> PeerCredentials? {
+        var credentials = PeerCredentials()
+        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
+            length == socklen_t(MemoryLayout<PeerCredentials>.size)
+        else { return nil }
+        return credentials
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return false }
+            offset += written
+        }
+        return true
+    }
+
+    /// One line (without its newline), read until `deadline`.
+    static func readLine(_ fd: Int32, deadline: ContinuousClock.Instant, limit: Int) -> Result<[UInt8], Failure> {
+        var line: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return .failure(Failure("the agent did not answer in time")) }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let ready = poll(&poller, 1, milliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { continue }
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            guard count > 0 else { return .failure(Failure("the agent closed the connection without an answer")) }
+            if let end = chunk[0..<count].firstIndex(of: 0x0A) {
+                line += chunk[0..<end]
+                return line.count <= limit ? .success(line) : .failure(Failure("the agent's answer is too long"))
+            }
+            line += chunk[0..<count]
+            guard line.count <= limit else { return .failure(Failure("the agent's answer is too long")) }
+        }
+    }
+}

@@ -1,0 +1,223 @@
+/// The agent's protocol logic without sockets: it reads request lines, answers from memory
+/// where it can, and asks its I/O shell to fetch a token through the shared session where it
+/// cannot — once per key, however many connections wait for it.
+///
+/// Rules:
+/// * A token held in memory is handed out only while it lives the asked `min_ttl` and was read
+///   from the store less than ``recheckInterval`` ago (0 for the kernel keyring, which is read
+///   on each request): a sign-in locked, deleted or replaced by another program stops being
+///   served within that interval.
+/// * `forget` (a login, a logout) and `rejected` (a server's 401) drop what is held at once.
+/// * Only access tokens and id_tokens are ever held; a refresh token never enters the agent.
+package struct AgentStateMachine: Sendable {
+    /// What identifies one held token.
+    package struct Key: Hashable, Sendable {
+        package var storage: String
+        package var group: String
+        package var account: String?
+        package var scopes: [String]
+        package var idToken: Bool
+    }
+
+    /// A token as the shared session handed it out.
+    package struct Token: Sendable, Equatable {
+        package var value: String
+        /// Unix seconds.
+        package var expiresAt: Int64
+        package var account: String
+        package var scopes: [String]
+        package var refreshed: Bool
+
+        package init(value: String, expiresAt: Int64, account: String, scopes: [String], refreshed: Bool) {
+            self.value = value
+            self.expiresAt = expiresAt
+            self.account = account
+            self.scopes = scopes
+            self.refreshed = refreshed
+        }
+    }
+
+    /// Wall-clock seconds (token expiry) and monotonic seconds (age of what is held).
+    package struct Now: Sendable {
+        package var wall: Double
+        package var monotonic: Double
+        package init(wall: Double, monotonic: Double) {
+            self.wall = wall
+            self.monotonic = monotonic
+        }
+    }
+
+    package typealias Connection = Int
+
+    package enum Action: Sendable, Equatable {
+        /// Write this answer to the connection.
+        case reply(Connection, AgentResponse)
+        /// Read (and refresh, if need be) this token through the shared session, then call
+        /// ``fetched(_:_:now:)``.
+        case fetch(Key, minTTL: Int)
+        /// A server refused this token: mark it stale in the group's store (the next request
+        /// refreshes), then answer the connection `ok`.
+        case markRejected(group: String, storage: String, token: String, then: Connection)
+        /// Close the connection (after a malformed request).
+        case close(Connection)
+        /// Stop serving.
+        case stop
+    }
+
+    private struct Held {
+        var token: Token
+        var readAt: Double
+    }
+
+    private struct Waiter {
+        var connection: Connection
+        var minTTL: Int
+    }
+
+    package let policy: AgentPolicy
+    package let recheckInterval: Double
+    package let pid: Int32
+    private var held: [Key: Held] = [:]
+    private var waiting: [Key: [Waiter]] = [:]
+    /// The `min_ttl` of the fetch under way for a key.
+    private var fetching: [Key: Int] = [:]
+
+    package static let maximumHeld = 512
+    package static let maximumMinTTL = 86_400
+
+    package init(policy: AgentPolicy, recheckInterval: Double = 1, pid: Int32) {
+        self.policy = policy
+        self.recheckInterval = recheckInterval
+        self.pid = pid
+    }
+
+    /// How many tokens are held (for `status`).
+    package var heldCount: Int { held.count }
+
+    /// One request line from `connection`.
+    package mutating func receive(_ line: some Collection<UInt8>, from connection: Connection, now: Now) -> [Action] {
+        let request: AgentRequest
+        do throws(AgentFailure) {
+            request = try AgentMessage.decode(AgentRequest.self, from: line)
+        } catch {
+            return [.reply(connection, .failure(error)), .close(connection)]
+        }
+        guard request.version == AgentMessage.version else {
+            return [
+                .reply(connection, .failure(.badRequest("protocol version \(request.version) is not spoken here (this agent speaks \(AgentMessage.version))"))),
+                .close(connection),
+            ]
+        }
+        let storage: String
+        switch policy.admit(request) {
+        case .success(let admitted): storage = admitted
+        case .failure(let failure): return [.reply(connection, .failure(failure))]
+        }
+        switch request.op {
+        case .hello:
+            var response = AgentResponse(ok: true)
+            response.agent = AuthKitVersion.current
+            response.pid = pid
+            response.restricted = policy.isRestricted
+            return [.reply(connection, response)]
+        case .stop:
+            return [.reply(connection, AgentResponse(ok: true)), .stop]
+        case .forget:
+            guard let group = request.group else { return [.reply(connection, .failure(.badRequest("forget needs a group")))] }
+            held = held.filter { $0.key.group != group }
+            return [.reply(connection, AgentResponse(ok: true))]
+        case .rejected:
+            guard let value = request.token, !value.isEmpty else { return [.reply(connection, AgentResponse(ok: true))] }
+            held = held.filter { $0.value.token.value != value }
+            guard let group = request.group, !group.isEmpty else { return [.reply(connection, AgentResponse(ok: true))] }
+            let store = policy.isRestricted ? (policy.groups?[group] ?? "") : storage
+            guard StorageChoice(rawValue: store) != nil else { return [.reply(connection, AgentResponse(ok: true))] }
+            return [.markRejected(group: group, storage: store, token: value, then: connection)]
+        case .token, .idToken:
+            return token(request, storage: storage, connection: connection, now: now)
+        }
+    }
+
+    private mutating func token(_ request: AgentRequest, storage: String, connection: Connection, now: Now) -> [Action] {
+        guard let group = request.group, !group.isEmpty else {
+            return [.reply(connection, .failure(.badRequest("a token request needs a group")))]
+        }
+        guard StorageChoice(rawValue: storage) != nil else {
+            return [.reply(connection, .failure(.badRequest("unknown storage ‘\(ProviderText.displayable(storage))’")))]
+        }
+        let minTTL = request.minTTL ?? 60
+        guard (0...Self.maximumMinTTL).contains(minTTL) else {
+            return [.reply(connection, .failure(.badRequest("min_ttl must be between 0 and \(Self.maximumMinTTL)")))]
+        }
+        let scopes = Array(Set(request.scopes ?? [])).sorted()
+        let key = Key(storage: storage, group: group, account: request.account, scopes: scopes, idToken: request.op == .idToken)
+        if let entry = held[key], usable(entry, key: key, minTTL: minTTL, now: now) {
+            return [.reply(connection, Self.answer(entry.token))]
+        }
+        waiting[key, default: []].append(Waiter(connection: connection, minTTL: minTTL))
+        // A fetch under way answers this request too (or is followed by one for a longer min_ttl).
+        if fetching[key] != nil { return [] }
+        fetching[key] = minTTL
+        return [.fetch(key, minTTL: minTTL)]
+    }
+
+    private func usable(_ entry: Held, key: Key, minTTL: Int, now: Now) -> Bool {
+        let interval = key.storage == StorageChoice.kernelKeyring.rawValue ? 0 : recheckInterval
+        return now.monotonic - entry.readAt < interval && Double(entry.token.expiresAt) - now.wall >= Double(minTTL)
+    }
+
+    /// The outcome of a ``Action/fetch(_:minTTL:)``.
+    package mutating func fetched(_ key: Key, _ result: Result<Token, AgentFailure>, now: Now) -> [Action] {
+        let asked = fetching.removeValue(forKey: key) ?? 0
+        let waiters = waiting.removeValue(forKey: key) ?? []
+        switch result {
+        case .failure(let failure):
+            held[key] = nil
+            return waiters.map { .reply($0.connection, .failure(failure)) }
+        case .success(let token):
+            store(token, for: key, now: now)
+            var actions: [Action] = []
+            var later: [Waiter] = []
+            for waiter in waiters {
+                // Served: the token the session gave for the min_ttl asked (the caller judges a
+                // provider whose tokens live shorter). Waiters who asked more fetch again.
+                if waiter.minTTL <= asked || Double(token.expiresAt) - now.wall >= Double(waiter.minTTL) {
+                    actions.append(.reply(waiter.connection, Self.answer(token)))
+                } else {
+                    later.append(waiter)
+                }
+            }
+            if let longest = later.map(\.minTTL).max() {
+                waiting[key] = later
+                fetching[key] = longest
+                actions.append(.fetch(key, minTTL: longest))
+            }
+            return actions
+        }
+    }
+
+    /// A connection went away: it waits for nothing any more.
+    package mutating func closed(_ connection: Connection) {
+        for (key, waiters) in waiting {
+            waiting[key] = waiters.filter { $0.connection != connection }
+        }
+    }
+
+    private mutating func store(_ token: Token, for key: Key, now: Now) {
+        if held.count >= Self.maximumHeld {
+            held = held.filter { Double($0.value.token.expiresAt) > now.wall }
+            if held.count >= Self.maximumHeld { held.removeAll() }
+        }
+        held[key] = Held(token: token, readAt: now.monotonic)
+    }
+
+    static func answer(_ token: Token) -> AgentResponse {
+        var response = AgentResponse(ok: true)
+        response.token = token.value
+        response.expiresAt = token.expiresAt
+        response.account = token.account
+        response.scopes = token.scopes
+        response.refreshed = token.refreshed
+        return response
+    }
+}

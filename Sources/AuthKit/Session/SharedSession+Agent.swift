@@ -1,0 +1,110 @@
+import SecretStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// How a session reaches the authkit agent: its client, and the name of the session's store
+/// on the wire. A session whose store the agent cannot name (a tool's own store) has none.
+struct AgentRoute: Sendable {
+    let client: AgentClient
+    let storage: String
+
+    init?(store: any SecretStore, environment: [String: String]) {
+        let choice: StorageChoice
+        switch store {
+        case is SecretServiceStore: choice = .secretService
+        case is KernelKeyringStore: choice = .kernelKeyring
+        case is PlainFileStore: choice = .plainFile
+        default: return nil
+        }
+        guard let client = AgentClient(environment: environment) else { return nil }
+        self.client = client
+        self.storage = choice.rawValue
+    }
+
+    /// The agent's access token, its failure as the error the store would have given, or nil
+    /// when there is no agent to ask (the caller reads the store).
+    func accessToken(
+        _ session: SharedSession, account: String?, minimumLifetime: Duration, scopes: [String]?, replacing rejected: AccessToken?
+    ) async throws(AuthKitError) -> AccessToken? {
+        if let rejected {
+            // Marked stale first, so the token asked for next is a new one.
+            guard await markRejected(session, accessToken: rejected.value) else { return nil }
+        }
+        let request = AgentRequest(
+            op: .token, group: session.group.name, storage: storage, account: account, scopes: scopes,
+            minTTL: Int(clamping: minimumLifetime.components.seconds))
+        guard let token = try await ask(request, session) else { return nil }
+        return AccessToken(
+            value: token.value, expiresAt: token.expiresAt, scopes: token.scopes, account: token.account, refreshed: token.refreshed)
+    }
+
+    func idToken(_ session: SharedSession, account: String?, minimumLifetime: Duration) async throws(AuthKitError) -> IDToken? {
+        let request = AgentRequest(
+            op: .idToken, group: session.group.name, storage: storage, account: account,
+            minTTL: Int(clamping: minimumLifetime.components.seconds))
+        guard let token = try await ask(request, session) else { return nil }
+        return IDToken(value: token.value, expiresAt: token.expiresAt, account: token.account, refreshed: token.refreshed)
+    }
+
+    /// True when the agent took the rejection (and marked the token stale in the store).
+    func markRejected(_ session: SharedSession, accessToken value: String) async -> Bool {
+        let request = AgentRequest(op: .rejected, group: session.group.name, storage: storage, token: value)
+        guard case .answer(let response) = await client.send(request), response.ok else { return false }
+        return true
+    }
+
+    /// Tells the agent the group's sign-in changed (a login, a logout), before the caller
+    /// returns: it never hands out what it held before.
+    func forget(group: String) async {
+        _ = await client.send(AgentRequest(op: .forget, group: group, storage: storage))
+    }
+
+    private struct Answer {
+        var value: String
+        var expiresAt: Date
+        var account: String
+        var scopes: [String]
+        var refreshed: Bool
+    }
+
+    private func ask(_ request: AgentRequest, _ session: SharedSession) async throws(AuthKitError) -> Answer? {
+        switch await client.send(request) {
+        case .unavailable(let reason):
+            session.logger.debug("no agent; reading the store", metadata: ["reason": "\(reason)"])
+            return nil
+        case .answer(let response):
+            guard response.ok else {
+                guard let failure = response.error else { return nil }
+                session.logger.debug("the agent answered with a failure", metadata: ["code": "\(failure.code)"])
+                throw Self.cleaned(failure).error(group: session.group.name)
+            }
+            // An answer is checked like anything from outside: a token of visible ASCII only,
+            // an expiry and an account.
+            guard let value = response.token, TokenResponse.isTransportable(value), let expiresAt = response.expiresAt,
+                expiresAt > 0, expiresAt < Int64(TokenRecord.latestTime), let account = response.account, !account.isEmpty
+            else {
+                session.logger.debug("the agent's answer is malformed; reading the store")
+                return nil
+            }
+            session.logger.debug("token from the agent", metadata: ["account": "\(ProviderText.displayable(account))"])
+            return Answer(
+                value: value, expiresAt: Date(timeIntervalSince1970: Double(expiresAt)), account: ProviderText.displayable(account),
+                scopes: (response.scopes ?? []).map(ProviderText.displayable), refreshed: response.refreshed ?? false)
+        }
+    }
+
+    /// A failure's text as a terminal may show it (the agent at the end of a forward is not
+    /// necessarily one we trust to write to our terminal).
+    static func cleaned(_ failure: AgentFailure) -> AgentFailure {
+        var clean = failure
+        clean.message = ProviderText.clean(failure.message) ?? "the agent gave no reason"
+        clean.hint = ProviderText.clean(failure.hint)
+        clean.group = failure.group.map(ProviderText.displayable)
+        clean.account = failure.account.map(ProviderText.displayable)
+        return clean
+    }
+}

@@ -1,0 +1,119 @@
+import ArgumentParser
+import AuthKit
+import ChildProcess
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `authkit ssh`: the system's ssh, with a restricted agent socket forwarded to the remote.
+struct SSHCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ssh",
+        abstract: "Run ssh with this machine's sign-in forwarded (access tokens only) for the session.",
+        usage: "authkit ssh [--group <name> ...] [--scope <scope> ...] [--id-token] [--] [<ssh options>] <destination> [<command> ...]",
+        discussion: """
+            Opens a restricted agent socket (as `authkit agent forward`), runs the system's ssh \
+            with it forwarded to a random path on the remote host (-R, StreamLocalBindUnlink) \
+            and AUTHKIT_AGENT_SOCK pointing there, and closes it when ssh ends. On the remote \
+            host, `authkit token`, git with the authkit helper, kubectl and docker get access \
+            tokens from this sign-in: no sign-in, no keyring, no refresh token there.
+
+              authkit ssh dev.example.com
+              authkit ssh --group com.example.shared -- -p 2222 me@dev.example.com git pull
+
+            The remote account (and root there) can ask for the forwarded groups' access tokens \
+            while the session lasts, as with `ssh -A`; see SECURITY.md. The remote shell must \
+            be POSIX (sh, bash, zsh …). AUTHKIT_SSH names another ssh program.
+            """)
+
+    @OptionGroup var forward: ForwardOptions
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("ssh's options, the destination and the command.", valueName: "ssh arguments"))
+    var arguments: [String] = []
+
+    func validate() throws {
+        guard Self.split(arguments.first == "--" ? Array(arguments.dropFirst()) : arguments) != nil else {
+            throw ValidationError("name the host to connect to, e.g. authkit ssh me@dev.example.com")
+        }
+    }
+
+    func run() async throws {
+        let words = arguments.first == "--" ? Array(arguments.dropFirst()) : arguments
+        guard let (options, destination, command) = Self.split(words) else { throw ExitStatus.usage }
+        let policy = try forward.policy()
+        let environment = ProcessInfo.processInfo.environment
+        let local: String
+        let server: AgentServer
+        do throws(AgentServer.Failure) {
+            local = try AgentServer.privateDirectory(environment: environment) + "/" + AgentServer.randomName(prefix: "ssh-") + ".sock"
+            server = try await AgentService.start(path: local, policy: policy, environment: environment)
+        } catch {
+            Terminal.printError(Voice.error(error.description))
+            throw ExitStatus.usage
+        }
+        let remote = "/tmp/" + AgentServer.randomName(prefix: "authkit-agent-") + ".sock"
+        let ssh = environment["AUTHKIT_SSH"].flatMap { $0.isEmpty ? nil : $0 } ?? "ssh"
+        var argv = [ssh, "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes", "-R", "\(remote):\(local)"]
+        if command.isEmpty && isatty(0) == 1 { argv.append("-t") }
+        argv += options + [destination, Self.remoteCommand(socket: remote, command: command)]
+        var spawnOptions = ChildProcess.Options(argv)
+        spawnOptions.stdin = .inherit
+        spawnOptions.stdout = .inherit
+        spawnOptions.stderr = .inherit
+        // Ctrl-C is ssh's to pass on, not ours to die of (as a shell waits for its job).
+        signal(SIGINT, SIG_IGN)
+        signal(SIGQUIT, SIG_IGN)
+        let spawned: ChildProcess.Spawned
+        do { spawned = try ChildProcess.spawn(spawnOptions) } catch {
+            await server.close()
+            Terminal.printError(Voice.error(error.description, hint: "install OpenSSH's client, or name it with AUTHKIT_SSH"))
+            throw ExitCode(error.shellStatus)
+        }
+        let end = await OwnThread.run { ChildProcess.wait(spawned.pid) }
+        await server.close()
+        if end.status != 0 { throw ExitCode(end.status) }
+    }
+
+    /// ssh's options that take a value (ssh(1), OpenSSH 9).
+    static let optionsWithValue = Set("BbcDEeFIiJLlmOopQRSWw")
+
+    /// The words before the destination (ssh's options), the destination, and the command.
+    static func split(_ words: [String]) -> ([String], String, [String])? {
+        var index = 0
+        var options: [String] = []
+        while index < words.count {
+            let word = words[index]
+            if word == "--" {
+                options.append(word)
+                index += 1
+                break
+            }
+            guard word.hasPrefix("-"), word.count > 1 else { break }
+            options.append(word)
+            index += 1
+            // -p 22 (value apart) vs -p22; a cluster like -tt or -vp 22 ends in a value option.
+            let letters = word.dropFirst()
+            if let valueAt = letters.firstIndex(where: { optionsWithValue.contains($0) }), letters.index(after: valueAt) == letters.endIndex {
+                guard index < words.count else { return nil }
+                options.append(words[index])
+                index += 1
+            }
+        }
+        guard index < words.count else { return nil }
+        return (options, words[index], Array(words[(index + 1)...]))
+    }
+
+    /// What the remote shell runs: the socket exported, the command (or a login shell), and
+    /// the socket's file removed when it ends.
+    static func remoteCommand(socket: String, command: [String]) -> String {
+        let run = command.isEmpty ? #""${SHELL:-/bin/sh}" -l"# : command.joined(separator: " ")
+        return "AUTHKIT_AGENT_SOCK=\(socket); export AUTHKIT_AGENT_SOCK; \(run); authkit_status=$?; rm -f \(socket); exit $authkit_status"
+    }
+}

@@ -1,0 +1,168 @@
+import Testing
+@testable import AuthKit
+
+@Suite("AgentStateMachine")
+struct AgentStateMachineTests {
+    typealias Machine = AgentStateMachine
+
+    static let now = Machine.Now(wall: 1_000_000, monotonic: 50)
+
+    static func line(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    static func token(_ value: String = "at-1", expiresIn: Int64 = 3600, now: Machine.Now = now) -> Machine.Token {
+        Machine.Token(value: value, expiresAt: Int64(now.wall) + expiresIn, account: "ada", scopes: ["openid"], refreshed: false)
+    }
+
+    static let key = Machine.Key(storage: "secret-service", group: "g", account: nil, scopes: [], idToken: false)
+    static let request = #"{"v":1,"op":"token","group":"g","storage":"secret-service","min_ttl":60}"#
+
+    @Test("the first request fetches; the answer goes to it and is held for the next")
+    func fetchThenHold() {
+        var machine = Machine(policy: .owner, pid: 7)
+        #expect(machine.receive(Self.line(Self.request), from: 1, now: Self.now) == [.fetch(Self.key, minTTL: 60)])
+        let answered = machine.fetched(Self.key, .success(Self.token()), now: Self.now)
+        #expect(answered == [.reply(1, Machine.answer(Self.token()))])
+        var later = Self.now
+        later.monotonic += 0.5
+        #expect(machine.receive(Self.line(Self.request), from: 2, now: later) == [.reply(2, Machine.answer(Self.token()))])
+    }
+
+    @Test("many waiting connections share one fetch")
+    func singleFetch() {
+        var machine = Machine(policy: .owner, pid: 7)
+        var fetches = 0
+        for connection in 1...1000 {
+            for action in machine.receive(Self.line(Self.request), from: connection, now: Self.now) {
+                if case .fetch = action { fetches += 1 }
+            }
+        }
+        #expect(fetches == 1)
+        let replies = machine.fetched(Self.key, .success(Self.token()), now: Self.now)
+        #expect(replies.count == 1000)
+        #expect(replies.allSatisfy { if case .reply(_, let response) = $0 { response.token == "at-1" } else { false } })
+    }
+
+    @Test("what is held is read again from the store after the recheck interval (at once for the kernel keyring)")
+    func recheck() {
+        var machine = Machine(policy: .owner, recheckInterval: 1, pid: 7)
+        _ = machine.receive(Self.line(Self.request), from: 1, now: Self.now)
+        _ = machine.fetched(Self.key, .success(Self.token()), now: Self.now)
+        var later = Self.now
+        later.monotonic += 1.01
+        #expect(machine.receive(Self.line(Self.request), from: 2, now: later) == [.fetch(Self.key, minTTL: 60)])
+
+        let kernel = #"{"v":1,"op":"token","group":"g","storage":"kernel-keyring"}"#
+        var kernelKey = Self.key
+        kernelKey.storage = "kernel-keyring"
+        _ = machine.receive(Self.line(kernel), from: 3, now: Self.now)
+        _ = machine.fetched(kernelKey, .success(Self.token()), now: Self.now)
+        #expect(machine.receive(Self.line(kernel), from: 4, now: Self.now) == [.fetch(kernelKey, minTTL: 60)])
+    }
+
+    @Test("a token that does not live min_ttl more is fetched again; a waiter asking more than the fetch gets a second fetch")
+    func minimumLifetime() {
+        var machine = Machine(policy: .owner, pid: 7)
+        _ = machine.receive(Self.line(Self.request), from: 1, now: Self.now)
+        _ = machine.fetched(Self.key, .success(Self.token(expiresIn: 100)), now: Self.now)
+        let longer = #"{"v":1,"op":"token","group":"g","storage":"secret-service","min_ttl":600}"#
+        #expect(machine.receive(Self.line(longer), from: 2, now: Self.now) == [.fetch(Self.key, minTTL: 600)])
+
+        var fresh = Machine(policy: .owner, pid: 7)
+        _ = fresh.receive(Self.line(Self.request), from: 1, now: Self.now)
+        #expect(fresh.receive(Self.line(longer), from: 2, now: Self.now).isEmpty)
+        let actions = fresh.fetched(Self.key, .success(Self.token(expiresIn: 100)), now: Self.now)
+        #expect(actions == [.reply(1, Machine.answer(Self.token(expiresIn: 100))), .fetch(Self.key, minTTL: 600)])
+    }
+
+    @Test("forget and rejected drop what is held; a failure reaches every waiter and nothing stays held")
+    func forgetting() {
+        var machine = Machine(policy: .owner, pid: 7)
+        _ = machine.receive(Self.line(Self.request), from: 1, now: Self.now)
+        _ = machine.fetched(Self.key, .success(Self.token()), now: Self.now)
+        #expect(machine.heldCount == 1)
+        _ = machine.receive(Self.line(#"{"v":1,"op":"forget","group":"g"}"#), from: 2, now: Self.now)
+        #expect(machine.heldCount == 0)
+
+        _ = machine.receive(Self.line(Self.request), from: 3, now: Self.now)
+        _ = machine.fetched(Self.key, .success(Self.token()), now: Self.now)
+        let rejected = machine.receive(
+            Self.line(#"{"v":1,"op":"rejected","group":"g","storage":"secret-service","token":"at-1"}"#), from: 4, now: Self.now)
+        #expect(rejected == [.markRejected(group: "g", storage: "secret-service", token: "at-1", then: 4)])
+        #expect(machine.heldCount == 0)
+
+        _ = machine.receive(Self.line(Self.request), from: 5, now: Self.now)
+        _ = machine.receive(Self.line(Self.request), from: 6, now: Self.now)
+        let failure = AgentFailure(code: "not_signed_in", message: "nobody is signed in in the group g", category: "login", group: "g")
+        #expect(machine.fetched(Self.key, .failure(failure), now: Self.now) == [.reply(5, .failure(failure)), .reply(6, .failure(failure))])
+        #expect(machine.heldCount == 0)
+    }
+
+    @Test("malformed, oversized, unknown-version and incomplete requests get a typed answer, never a crash", arguments: [
+        "", "not json", "[1]", #"{"v":1}"#, #"{"v":2,"op":"token","group":"g"}"#, #"{"v":1,"op":"refresh_token","group":"g"}"#,
+        #"{"v":1,"op":"token","group":"g","min_ttl":-1}"#, #"{"v":1,"op":"token","group":"g","min_ttl":99999999}"#,
+        #"{"v":1,"op":"token","group":"g","storage":"floppy"}"#, #"{"v":1,"op":"token"}"#, #"{"v":1,"op":"token","group":"g","v":1}"#,
+        "(a line one byte over the limit)",
+    ])
+    func badRequests(_ text: String) {
+        var machine = Machine(policy: .owner, pid: 7)
+        let line = text.hasPrefix("(a line") ? [UInt8](repeating: 0x78, count: AgentMessage.maximumLineBytes + 1) : Self.line(text)
+        let actions = machine.receive(line, from: 1, now: Self.now)
+        guard case .reply(1, let response) = actions.first else {
+            Issue.record("no answer: \(actions)")
+            return
+        }
+        #expect(!response.ok)
+        #expect(response.error?.code == "bad_request")
+        #expect(response.token == nil)
+    }
+
+    @Test("hello says who answers, and whether the socket is restricted")
+    func hello() {
+        var machine = Machine(policy: .restricted(groups: ["g": "kernel-keyring"], extraScopes: [], idTokens: false), pid: 42)
+        guard case .reply(_, let response) = machine.receive(Self.line(#"{"v":1,"op":"hello"}"#), from: 1, now: Self.now).first else {
+            Issue.record("no answer")
+            return
+        }
+        #expect(response.ok && response.pid == 42 && response.restricted == true && response.agent == AuthKitVersion.current)
+    }
+}
+
+@Suite("AgentPolicy")
+struct AgentPolicyTests {
+    typealias Machine = AgentStateMachine
+    static let policy = AgentPolicy.restricted(groups: ["g": "kernel-keyring"], extraScopes: ["api://x/.default"], idTokens: false)
+
+    func code(_ request: String, policy: AgentPolicy = Self.policy) -> String? {
+        var machine = Machine(policy: policy, pid: 1)
+        let actions = machine.receive(Array(request.utf8), from: 1, now: AgentStateMachineTests.now)
+        if case .reply(_, let response) = actions.first { return response.error?.code ?? "ok" }
+        if case .fetch = actions.first { return "fetch" }
+        if case .markRejected = actions.first { return "mark" }
+        return nil
+    }
+
+    @Test("a forwarded socket serves the listed group from the store chosen when it opened, whatever store the request names")
+    func servesListedGroup() {
+        var machine = Machine(policy: Self.policy, pid: 1)
+        let actions = machine.receive(
+            Array(#"{"v":1,"op":"token","group":"g","storage":"secret-service"}"#.utf8), from: 1, now: AgentStateMachineTests.now)
+        #expect(actions == [.fetch(Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false), minTTL: 60)])
+        #expect(code(#"{"v":1,"op":"token","group":"g","scopes":["api://x/.default"]}"#) == "fetch")
+    }
+
+    @Test("it refuses other groups, other scopes, id_tokens without --id-token, forget and stop", arguments: [
+        #"{"v":1,"op":"token","group":"other"}"#, #"{"v":1,"op":"token"}"#,
+        #"{"v":1,"op":"token","group":"g","scopes":["Mail.Read"]}"#, #"{"v":1,"op":"id_token","group":"g"}"#,
+        #"{"v":1,"op":"forget","group":"g"}"#, #"{"v":1,"op":"stop"}"#,
+    ])
+    func refuses(_ request: String) {
+        #expect(code(request) == "refused")
+    }
+
+    @Test("the owner's socket serves any group and stops on request")
+    func owner() {
+        #expect(code(#"{"v":1,"op":"token","group":"other","storage":"plain-file"}"#, policy: .owner) == "fetch")
+        var machine = Machine(policy: .owner, pid: 1)
+        #expect(machine.receive(Array(#"{"v":1,"op":"stop"}"#.utf8), from: 1, now: AgentStateMachineTests.now).last == .stop)
+    }
+}
