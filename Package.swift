@@ -123,6 +123,6 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "AuthKitCLITests", dependencies: ["TestSupport", "AuthKitCLI"]),
+        .testTarget(name: "AuthKitCLITests", dependencies: ["TestSupport", "AuthKitCLI", "AuthKit"]),
     ]
 )

@@ -4,9 +4,10 @@ import Testing
 
 /// `authkit token` as scripts use it: `$(authkit token)` is exactly the access token.
 @Suite struct TokenCommandTests {
-    @Test(arguments: CLIHarness.Storage.allCases)
-    func printsTheTokenAndNothingElseWithoutNetwork(storage: CLIHarness.Storage) async throws {
-        let world = try await CLIHarness.start(storage: storage)
+    // With and without the agent: the same answers, either way.
+    @Test(arguments: CLIHarness.Storage.allCases, [false, true])
+    func printsTheTokenAndNothingElseWithoutNetwork(storage: CLIHarness.Storage, agent: Bool) async throws {
+        let world = try await CLIHarness.start(storage: storage, agent: agent)
         defer { world.stop() }
         try await world.signIn()
         let before = try await world.provider.log().total
@@ -24,9 +25,9 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
-    @Test(arguments: CLIHarness.Storage.allCases)
-    func refreshesUnderTheLockWhenTheTokenIsTooShortLived(storage: CLIHarness.Storage) async throws {
-        let world = try await CLIHarness.start(storage: storage)
+    @Test(arguments: CLIHarness.Storage.allCases, [false, true])
+    func refreshesUnderTheLockWhenTheTokenIsTooShortLived(storage: CLIHarness.Storage, agent: Bool) async throws {
+        let world = try await CLIHarness.start(storage: storage, agent: agent)
         defer { world.stop() }
         try await world.provider.configure(["access_token_ttl": 30])
         try await world.signIn()

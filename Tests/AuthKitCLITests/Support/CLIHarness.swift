@@ -57,7 +57,7 @@ final class CLIHarness: @unchecked Sendable {
     /// keyring — the user's own, shared by all tests — the group gets a unique suffix.
     static func start(
         graph withGraph: Bool = false, graphUsers: URL? = nil, provider options: OIDCTestProvider.Options = .init(),
-        group: String = "com.example.shared", storage: Storage = .secretService
+        group: String = "com.example.shared", storage: Storage = .secretService, agent: Bool = false
     ) async throws -> CLIHarness {
         await WorldLimit.shared.acquire()
         let group = storage == .kernelKeyring && group == "com.example.shared" ? "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))" : group
@@ -65,6 +65,7 @@ final class CLIHarness: @unchecked Sendable {
             let world = try await offThePool { try CLIHarness(graph: withGraph, graphUsers: graphUsers, provider: options, group: group) }
             world.storage = storage
             world.holdsSlot = true
+            if agent { try await world.startAgent() }
             return world
         } catch {
             await WorldLimit.shared.release()
@@ -89,7 +90,52 @@ final class CLIHarness: @unchecked Sendable {
 
     deinit { stop() }
 
+    // MARK: The agent
+
+    /// `authkit agent run` of this world, when it has one; every run then finds it through
+    /// AUTHKIT_AGENT_SOCK.
+    private(set) var agent: TestProcess?
+    private var agentRuns: [TestProcess] = []
+
+    /// The agent's socket in this world.
+    var agentSocket: String { scratch.path + "/agent.sock" }
+
+    /// Starts the world's agent (again, after ``stopAgent(signal:)``) and waits until it answers.
+    func startAgent() async throws {
+        var environment = self.environment
+        environment["AUTHKIT_LOG"] = "info"
+        let process = try TestProcess(TestPaths.product("authkit"), ["agent", "run", "--socket", agentSocket], environment: environment)
+        lock.withLock {
+            agent = process
+            agentRuns.append(process)
+        }
+        try await until("the agent answers on \(agentSocket)", timeout: .seconds(30)) {
+            guard process.isRunning else { return true }
+            return process.stderrSoFar.contains("agent listening")
+        }
+        try #require(process.isRunning, "the agent ended: \(process.stderrSoFar)")
+    }
+
+    /// Ends the world's agent with `signal` (SIGKILL: as a crash would); its socket file stays
+    /// behind then, as it would.
+    func stopAgent(signal: Int32 = SIGTERM) async {
+        guard let agent else { return }
+        agent.send(signal: signal)
+        _ = try? await offThePool { agent.wait(timeout: 10) }
+        lock.withLock { self.agent = nil }
+    }
+
+    /// What the world's agents wrote on standard error (their log).
+    var agentLog: String {
+        lock.withLock { agentRuns.map(\.stderrSoFar).joined(separator: "\n") }
+    }
+
     func stop() {
+        let runningAgent = lock.withLock { agent }
+        if let runningAgent {
+            runningAgent.send(signal: SIGTERM)
+            runningAgent.wait(timeout: 10)
+        }
         if storage == .kernelKeyring {
             // The kernel keyring outlives the world: remove the group's items.
             _ = try? ProcessRunner.run(TestPaths.product("authkit"), ["logout", "--all", "--group", group], environment: environment, timeout: 30)
@@ -117,6 +163,7 @@ final class CLIHarness: @unchecked Sendable {
         }
         environment["AUTHKIT_TEST_PYTHON"] = TestPaths.python.path
         if storage != .secretService { environment["AUTHKIT_STORAGE"] = storage.rawValue }
+        if lock.withLock({ agent != nil }) { environment["AUTHKIT_AGENT_SOCK"] = agentSocket }
         return environment
     }
 
@@ -178,6 +225,12 @@ final class CLIHarness: @unchecked Sendable {
         return result
     }
 
+    /// Records a run made outside the harness (inside a sandbox, over SSH), so that the leak
+    /// scan reads it; `arguments` are authkit's.
+    func recordExternal(_ program: String = "authkit", _ arguments: [String], _ result: ProcessResult) {
+        record(Run(program: program, arguments: arguments, result: result))
+    }
+
     private func record(_ run: Run) {
         lock.lock()
         recorded.append(run)
@@ -208,6 +261,7 @@ final class CLIHarness: @unchecked Sendable {
             sources.append(("stderr of run \(index + 1), `\(run.title)`", run.result.stderr))
         }
         sources.append(("the provider's logs", provider.process.logContents()))
+        sources.append(("the agent's log", agentLog))
         if let graph { sources.append(("the Graph server's logs", graph.process.logContents())) }
         sources.append(("the browser's log", (try? String(contentsOf: browserLog, encoding: .utf8)) ?? ""))
         for name in ["keyring.log", "keyring.out", "bus.log"] {
