@@ -15,9 +15,11 @@ import Testing
         return FileManager.default.isExecutableFile(atPath: unpacked.path) ? unpacked : nil
     }
 
-    @Test func pullLoginAndLogoutWithTheHelper() async throws {
+    // With and without the agent: the same answers either way.
+    @Test(arguments: [false, true])
+    func pullLoginAndLogoutWithTheHelper(agent: Bool) async throws {
         let docker = try #require(Self.dockerCLI(), "no docker CLI: run ./scripts/bootstrap (it unpacks Debian's docker.io)")
-        let world = try await CLIHarness.start()
+        let world = try await CLIHarness.start(agent: agent)
         defer { world.stop() }
         try await world.signIn(user: "ada")
         let mapped = "127.0.0.1:5999", unmapped = "127.0.0.1:5998"

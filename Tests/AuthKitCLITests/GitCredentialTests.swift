@@ -13,8 +13,8 @@ import Testing
         let environment: [String: String]
         let home: URL
 
-        static func start() async throws -> GitWorld {
-            let world = try await CLIHarness.start()
+        static func start(agent: Bool = false) async throws -> GitWorld {
+            let world = try await CLIHarness.start(agent: agent)
             try await world.signIn(user: "ada")
             let root = world.scratch.appendingPathComponent("repos")
             let home = world.scratch.appendingPathComponent("home")
@@ -60,8 +60,10 @@ import Testing
         }
     }
 
-    @Test func cloneFetchAndPushThroughTheHelperAndAnEraseThatNeverSignsOut() async throws {
-        let git = try await GitWorld.start()
+    // With and without the agent: the same answers either way.
+    @Test(arguments: [false, true])
+    func cloneFetchAndPushThroughTheHelperAndAnEraseThatNeverSignsOut(agent: Bool) async throws {
+        let git = try await GitWorld.start(agent: agent)
         defer { git.stop() }
         let world = git.world
         // `authkit setup git`, as the README says, twice (idempotent).

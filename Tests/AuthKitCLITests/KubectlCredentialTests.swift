@@ -21,10 +21,12 @@ import Testing
         return found
     }
 
-    @Test func kubectlGetsAccessAndIDTokensThroughTheExecPlugin() async throws {
+    // With and without the agent: the same answers either way.
+    @Test(arguments: [false, true])
+    func kubectlGetsAccessAndIDTokensThroughTheExecPlugin(agent: Bool) async throws {
         let kubectls = Self.kubectls()
         try #require(!kubectls.isEmpty, "no kubectl: run ./scripts/bootstrap (it unpacks Debian's kubernetes-client)")
-        let world = try await CLIHarness.start()
+        let world = try await CLIHarness.start(agent: agent)
         defer { world.stop() }
         try await world.signIn(user: "ada")
         let api = try KubeAPIServerStandIn(acceptTokensFrom: world.provider, idTokenAudience: CLIHarness.clientID, directory: world.scratch)

@@ -1,0 +1,201 @@
+import AuthKit
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A restricted (forwarded) agent socket: in a bubblewrap sandbox with no D-Bus, no keyring and
+/// no home, and through OpenSSH to another account — access tokens of the listed group only,
+/// never a refresh token, gone with the session.
+@Suite struct AgentForwardTests {
+    /// Starts `authkit agent forward` for the world's group and returns it with its socket.
+    static func forward(_ world: CLIHarness, _ extra: [String] = []) async throws -> (TestProcess, String) {
+        let socket = world.scratch.path + "/forward.sock"
+        let process = try TestProcess(
+            TestPaths.product("authkit"), ["agent", "forward", "--group", world.group, "--socket", socket] + extra,
+            environment: world.environment)
+        let printed = try await offThePool { process.firstStdoutLine(timeout: 30) }
+        try #require(printed == socket, "forward printed \(printed ?? "nothing"): \(process.stderrSoFar)")
+        return (process, socket)
+    }
+
+    /// `authkit ARGUMENTS` inside bubblewrap: the whole file system read-only, but /tmp, /run,
+    /// /root and /home empty (no D-Bus socket, no keyring, no home), a clean environment, and
+    /// only the forwarded socket at /run/authkit/agent.sock.
+    static func sandboxed(_ command: [String], socket: String, config: URL? = nil) throws -> ProcessResult {
+        var arguments = [
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/root", "--tmpfs", "/home",
+            "--ro-bind", TestPaths.product("authkit").path, "/run/bin/authkit",
+            "--bind", socket, "/run/authkit/agent.sock",
+            "--unshare-all", "--share-net", "--die-with-parent", "--clearenv",
+            "--setenv", "AUTHKIT_AGENT_SOCK", "/run/authkit/agent.sock", "--setenv", "HOME", "/root",
+            "--setenv", "PATH", "/run/bin:/usr/bin:/bin", "--setenv", "GIT_TERMINAL_PROMPT", "0",
+        ]
+        if let config { arguments += ["--ro-bind", config.path, "/run/config", "--setenv", "XDG_CONFIG_HOME", "/run/config"] }
+        return try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/bwrap"), arguments + command, environment: [:], timeout: 60)
+    }
+
+    @Test func aSandboxGetsTheListedGroupsAccessTokensAndNothingElse() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else {
+            Issue.record("bubblewrap is missing: run ./scripts/bootstrap")
+            return
+        }
+        let git = try await GitCredentialTests.GitWorld.start()
+        defer { git.stop() }
+        let world = git.world
+        let (forward, socket) = try await Self.forward(world)
+        defer {
+            forward.send(signal: SIGTERM)
+            forward.wait(timeout: 10)
+        }
+        let hostToken = try await world.authkit(["token", "--group", world.group])
+        #expect(hostToken.status == 0)
+
+        let token = ["authkit", "token", "--group", world.group]
+        let inside = try await offThePool { try Self.sandboxed(token, socket: socket) }
+        world.recordExternal("authkit", Array(token.dropFirst()), inside)
+        #expect(inside.status == 0 && inside.stdout == hostToken.stdout, "the sandbox gets the access token: \(inside.stderr)")
+
+        // git in the sandbox, with the authkit helper and a mapping of its own.
+        let config = world.scratch.appendingPathComponent("sandbox-config")
+        try FileManager.default.createDirectory(at: config.appendingPathComponent("authkit"), withIntermediateDirectories: true)
+        try "[credential \"\(git.url)\"]\ngroup = \(world.group)\n".write(
+            to: config.appendingPathComponent("authkit/config"), atomically: false, encoding: .utf8)
+        let clone = try await offThePool {
+            try Self.sandboxed(
+                ["git", "-c", "credential.helper=!authkit credential git", "clone", "-q", git.url + "/repo.git", "/tmp/clone"],
+                socket: socket, config: config)
+        }
+        world.recordExternal("git", ["clone"], clone)
+        #expect(clone.status == 0, "git clones in the sandbox through the forwarded socket: \(clone.stderr)")
+
+        // Refused: another group, another scope, an id_token; and what would change the sign-in.
+        for refused in [
+            ["authkit", "token", "--group", "com.example.other"], ["authkit", "token", "--group", world.group, "--scope", "email"],
+            ["authkit", "token", "--group", world.group, "--id-token"],
+        ] {
+            let result = try await offThePool { try Self.sandboxed(refused, socket: socket) }
+            world.recordExternal("authkit", Array(refused.dropFirst()), result)
+            #expect(result.status == 2 && result.stdout.isEmpty, "\(refused): \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains("forwarded agent socket does not"), "\(result.stderr)")
+        }
+        let logout = try await offThePool { try Self.sandboxed(["authkit", "logout", "--group", world.group], socket: socket) }
+        world.recordExternal("authkit", ["logout"], logout)
+        #expect(logout.status != 0, "no store in the sandbox to sign out of: \(logout.stderr)")
+        #expect(try await world.authkit(["token", "--group", world.group]).stdout == hostToken.stdout, "the sign-in is untouched")
+
+        // The protocol itself: every operation, and one that does not exist, on the forwarded
+        // socket. Nothing answers with a refresh token or an id_token.
+        let client = AgentClient(path: socket)
+        var answers: [String] = []
+        for request in [
+            AgentRequest(op: .hello), AgentRequest(op: .token, group: world.group), AgentRequest(op: .idToken, group: world.group),
+            AgentRequest(op: .forget, group: world.group), AgentRequest(op: .stop), AgentRequest(op: .rejected, group: world.group, token: "x"),
+        ] {
+            guard case .answer(let response) = await client.send(request) else {
+                Issue.record("no answer to \(request.op)")
+                continue
+            }
+            answers.append(String(decoding: AgentMessage.encode(response), as: UTF8.self))
+            if request.op == .forget || request.op == .stop || request.op == .idToken { #expect(response.error?.code == "refused") }
+        }
+        let raw = try await offThePool {
+            try ProcessRunner.run(
+                URL(fileURLWithPath: "/usr/bin/python3"),
+                ["-c", "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b'{\"v\":1,\"op\":\"refresh_token\",\"group\":\"'+sys.argv[2].encode()+b'\"}\\n'); print(s.recv(65536).decode())", socket, world.group],
+                environment: [:], timeout: 30)
+        }
+        #expect(raw.stdout.contains("bad_request"), "\(raw.stdout)\(raw.stderr)")
+        answers.append(raw.stdout)
+        let issued = try await world.provider.issued()["items"].array
+        let refreshAndID = issued.filter { $0["kind"] == "refresh_token" || $0["kind"] == "id_token" }.compactMap { $0["value"].string }
+        #expect(!refreshAndID.isEmpty)
+        for secret in refreshAndID { #expect(!answers.contains { $0.contains(secret) }, "a forwarded socket handed out a refresh token or id_token") }
+
+        // Closing the forward ends the access.
+        forward.send(signal: SIGTERM)
+        forward.wait(timeout: 10)
+        #expect(!FileManager.default.fileExists(atPath: socket), "the forward removes its socket")
+        guard case .unavailable = await client.send(AgentRequest(op: .hello)) else {
+            Issue.record("a closed forward still answers")
+            return
+        }
+        try await world.assertNoSecretsLeaked()
+    }
+}
+
+/// `authkit ssh` to another account through a real sshd.
+@Suite struct AgentSSHTests {
+    @Test func theRemoteAccountGetsTokensAndGitWorksForTheSessionOnly() async throws {
+        if let reason = TestSSHServer.unavailableReason {
+            Issue.record(Comment(rawValue: "cannot run sshd: \(reason)"))
+            return
+        }
+        let git = try await GitCredentialTests.GitWorld.start()
+        defer { git.stop() }
+        let world = git.world
+        let server = try await offThePool { try TestSSHServer() }
+        defer { server.stop() }
+        // The remote account's own folder: its authkit mapping for the git server.
+        let remote = try TestPaths.makeTemporaryDirectory(prefix: "authkit-remote")
+        defer { try? FileManager.default.removeItem(at: remote) }
+        chmod(remote.path, 0o755)
+        let uid = getpwnam(TestSSHServer.user)?.pointee.pw_uid ?? 0
+        let gid = getpwnam(TestSSHServer.user)?.pointee.pw_gid ?? 0
+        let home = remote.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home.appendingPathComponent("config/authkit"), withIntermediateDirectories: true)
+        try "[credential \"\(git.url)\"]\ngroup = \(world.group)\n".write(
+            to: home.appendingPathComponent("config/authkit/config"), atomically: false, encoding: .utf8)
+        for path in [home.path, home.path + "/config", home.path + "/config/authkit", home.path + "/config/authkit/config"] {
+            chown(path, uid, gid)
+        }
+        chmod(home.path, 0o700)
+
+        let authkit = TestPaths.product("authkit").path
+        let remoteEnvironment = "env -i PATH=/usr/bin:/bin HOME=\(home.path) XDG_CONFIG_HOME=\(home.path)/config AUTHKIT_AGENT_SOCK=\"$AUTHKIT_AGENT_SOCK\""
+        func ssh(_ command: String, forward: Bool = true) async throws -> ProcessResult {
+            let arguments = forward
+                ? ["ssh", "--group", world.group, "--"] + server.clientOptions + [server.destination, command]
+                : server.clientOptions + [server.destination, command]
+            return try await offThePool {
+                forward
+                    ? try ProcessRunner.run(TestPaths.product("authkit"), arguments, environment: world.environment, timeout: 60)
+                    : try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/ssh"), arguments, environment: world.environment, timeout: 60)
+            }
+        }
+
+        let hostToken = try await world.authkit(["token", "--group", world.group])
+        let token = try await ssh("\(remoteEnvironment) \(authkit) token --group \(world.group)")
+        world.recordExternal("authkit", ["token", "--group", world.group], token)
+        #expect(token.status == 0 && token.stdout == hostToken.stdout, "the remote account gets the laptop's token: \(token.stderr)")
+
+        let clone = try await ssh(
+            "\(remoteEnvironment) GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0 git -c 'credential.helper=!\(authkit) credential git' "
+                + "clone -q \(git.url)/repo.git \(home.path)/clone && test -f \(home.path)/clone/README && echo cloned")
+        world.recordExternal("git", ["clone"], clone)
+        #expect(clone.status == 0 && clone.stdout == "cloned\n", "git on the remote host clones: \(clone.stdout)\(clone.stderr)")
+
+        let other = try await ssh("\(remoteEnvironment) \(authkit) token --group com.example.other")
+        world.recordExternal("authkit", ["token", "--group", "com.example.other"], other)
+        #expect(other.status == 2 && other.stderr.contains("does not serve the group"), "\(other.stderr)")
+
+        // The forward ends with the session: its socket on the remote host is gone, and a
+        // later session without it gets nothing.
+        let path = try await ssh("echo \"$AUTHKIT_AGENT_SOCK\"")
+        world.recordExternal("ssh", ["echo"], path)
+        let remoteSocket = path.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(remoteSocket.hasPrefix("/tmp/authkit-agent-"), "\(path.stdout)\(path.stderr)")
+        let after = try await ssh(
+            "test -e \(remoteSocket) && echo present; export AUTHKIT_AGENT_SOCK=\(remoteSocket); \(remoteEnvironment) AUTHKIT_LOG=debug \(authkit) token --group \(world.group)",
+            forward: false)
+        world.recordExternal("authkit", ["token", "--group", world.group], after)
+        #expect(!after.stdout.contains("present"), "the remote socket file is removed with the session")
+        #expect(after.status != 0 && after.stdout.isEmpty, "nothing after the session: \(after.stderr)")
+        #expect(after.stderr.contains("no agent at \(remoteSocket)"), "the client looked for the forward and found none: \(after.stderr)")
+        try await world.assertNoSecretsLeaked()
+    }
+}
