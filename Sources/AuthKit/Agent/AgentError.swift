@@ -8,6 +8,7 @@ public struct AgentError: Error, Sendable, CustomStringConvertible {
     /// How a program should treat it (the same as the original error's).
     public let category: AuthKitError.Category
 
+    /// The summary (the agent keeps no longer text).
     public var description: String { summary }
 
     init(summary: String, hint: String?, category: AuthKitError.Category) {
