@@ -63,33 +63,40 @@ struct AgentRunCommand: AsyncParsableCommand {
     @OptionGroup var socket: AgentSocketOption
 
     func run() async throws {
+        var environment = ProcessInfo.processInfo.environment
+        // Socket activation (`authkit setup agent`): systemd listens, and hands the socket over.
+        let inherited = AgentServer.systemdSocket(environment: environment)
+        for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { environment[name] = nil }
         let path: String
-        if let chosen = socket.path() {
+        if let inherited {
+            path = inherited.path
+        } else if let chosen = socket.path() {
             path = chosen
         } else {
             do throws(AgentServer.Failure) {
-                path = try AgentServer.privateDirectory(environment: ProcessInfo.processInfo.environment) + "/agent.sock"
+                path = try AgentServer.privateDirectory(environment: environment) + "/agent.sock"
             } catch {
                 Terminal.printError(Voice.error(error.description))
                 throw ExitStatus.usage
             }
         }
-        var environment = ProcessInfo.processInfo.environment
         // The agent's own sessions read the store: never the agent itself.
         environment["AUTHKIT_AGENT"] = "off"
-        try await AgentService.serve(path: path, policy: .owner, environment: environment)
+        try await AgentService.serve(path: path, policy: .owner, environment: environment, inherited: inherited?.descriptor)
     }
 }
 
 /// Runs a server until it is stopped or signalled, then removes its socket.
 enum AgentService {
-    static func serve(path: String, policy: AgentPolicy, environment: [String: String], ready: () -> Void = {}) async throws {
+    static func serve(
+        path: String, policy: AgentPolicy, environment: [String: String], inherited: Int32? = nil, ready: () -> Void = {}
+    ) async throws {
         if !AgentServer.protectMemory() {
             Terminal.printError("authkit: warning: could not forbid core dumps of the agent (prctl)")
         }
         let server: AgentServer
         do throws(AgentServer.Failure) {
-            server = try await start(path: path, policy: policy, environment: environment)
+            server = try await start(path: path, policy: policy, environment: environment, inherited: inherited)
         } catch {
             Terminal.printError(Voice.error(error.description))
             throw ExitStatus.usage
@@ -99,12 +106,15 @@ enum AgentService {
         await server.close()
     }
 
-    static func start(path: String, policy: AgentPolicy, environment: [String: String]) async throws(AgentServer.Failure) -> AgentServer {
+    static func start(
+        path: String, policy: AgentPolicy, environment: [String: String], inherited: Int32? = nil
+    ) async throws(AgentServer.Failure) -> AgentServer {
         ignoreHangup()
-        let server = try await AgentServer.start(
-            AgentServer.Configuration(socketPath: path, policy: policy), sessions: AgentSessions(environment: environment),
-            logger: LogSetup.agentLogger)
-        AgentSignals.removeOnSignal(path)
+        var configuration = AgentServer.Configuration(socketPath: path, policy: policy)
+        configuration.inheritedDescriptor = inherited
+        let server = try await AgentServer.start(configuration, sessions: AgentSessions(environment: environment), logger: LogSetup.agentLogger)
+        // systemd's socket file is systemd's to remove.
+        if inherited == nil { AgentSignals.removeOnSignal(path) } else { AgentSignals.exitOnSignal() }
         return server
     }
 
@@ -133,6 +143,12 @@ enum AgentSignals {
             }
             _exit(0)
         }
+        signal(SIGTERM, handler)
+        signal(SIGINT, handler)
+    }
+
+    static func exitOnSignal() {
+        let handler: @convention(c) (Int32) -> Void = { _ in _exit(0) }
         signal(SIGTERM, handler)
         signal(SIGINT, handler)
     }
@@ -169,8 +185,7 @@ struct AgentStartCommand: AsyncParsableCommand {
             Terminal.printOut(Self.exports(path: path, pid: hello.pid))
             return
         }
-        var arguments = [Self.executablePath(), "agent", "run", "--socket", path]
-        if arguments[0].isEmpty { arguments[0] = "authkit" }
+        let arguments = [Setup.executablePath(), "agent", "run", "--socket", path]
         var options = ChildProcess.Options(arguments)
         options.newProcessGroup = true
         let spawned: ChildProcess.Spawned
@@ -198,14 +213,6 @@ struct AgentStartCommand: AsyncParsableCommand {
 
     static func exports(path: String, pid: Int32?) -> String {
         "AUTHKIT_AGENT_SOCK=\(Setup.shellQuoted(path)); export AUTHKIT_AGENT_SOCK;\necho authkit agent pid \(pid.map(String.init) ?? "?");"
-    }
-
-    /// This program, as the kernel knows it (argv[0] may be a link named after a client).
-    static func executablePath() -> String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return CommandLine.arguments.first ?? "authkit" }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

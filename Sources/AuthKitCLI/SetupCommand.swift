@@ -25,7 +25,7 @@ struct SetupCommand: AsyncParsableCommand {
             when run twice, and with --print shows what it would write instead. --list shows \
             every client authkit serves and whether it is set up here.
             """,
-        subcommands: CredentialAdapters.all.compactMap { $0.setupCommand }
+        subcommands: CredentialAdapters.all.compactMap { $0.setupCommand } + [SetupAgentCommand.self]
     )
 
     @Flag(name: .customLong("list"), help: "List the clients authkit serves and whether each is set up.")
@@ -38,6 +38,7 @@ struct SetupCommand: AsyncParsableCommand {
             let state = adapter.setupCommand?.status() ?? "no setup; see `authkit credential \(adapter.client) --help`"
             text += adapter.client + String(repeating: " ", count: max(1, 9 - adapter.client.count)) + state + "\n"
         }
+        text += "agent    " + SetupAgentCommand.status() + "\n"
         Terminal.printData(text)
     }
 }

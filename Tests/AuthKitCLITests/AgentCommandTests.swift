@@ -169,4 +169,38 @@ import Glibc
         world.recordExternal("authkit", ["agent", "status"], status)
         try await world.assertNoSecretsLeaked()
     }
+
+    @Test func setupAgentWritesSystemdUnitsAndTheActivatedAgentServes() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        let printed = try await world.authkit(["setup", "agent", "--print"])
+        #expect(printed.status == 0 && printed.stdout.contains("ListenStream=%t/authkit/agent.sock"), "\(printed.stdout)\(printed.stderr)")
+        #expect(printed.stdout.contains("ExecStart=\(TestPaths.product("authkit").path) agent run"))
+        let written = try await world.authkit(["setup", "agent", "--no-start"])
+        #expect(written.status == 0, "\(written.stderr)")
+        let units = URL(fileURLWithPath: world.environment["XDG_CONFIG_HOME"] ?? "/nonexistent").appendingPathComponent("systemd/user")
+        for name in ["authkit-agent.socket", "authkit-agent.service"] {
+            #expect(FileManager.default.fileExists(atPath: units.appendingPathComponent(name).path), "\(name) written")
+        }
+        #expect(try await world.authkit(["setup", "--list"]).stdout.contains("agent    set up"))
+
+        // Socket activation as systemd does it: something else listens, and starts
+        // `authkit agent run` with the listening socket as descriptor 3 on the first request.
+        try await world.signIn()
+        let socket = world.scratch.path + "/activated.sock"
+        let activator = try TestProcess(
+            URL(fileURLWithPath: "/usr/bin/systemd-socket-activate"),
+            ["-l", socket, "-E", "DBUS_SESSION_BUS_ADDRESS", "-E", "HOME", "-E", "XDG_RUNTIME_DIR", "-E", "XDG_CONFIG_HOME",
+             "-E", "XDG_DATA_HOME", "-E", "XDG_STATE_HOME", TestPaths.product("authkit").path, "agent", "run"],
+            environment: world.environment)
+        defer {
+            activator.send(signal: SIGTERM)
+            activator.wait(timeout: 10)
+        }
+        try await until("systemd-socket-activate listens", timeout: .seconds(30)) { !activator.isRunning || activator.stderrSoFar.contains("Listening on") }
+        let token = try await world.authkit(["token", "--group", world.group], environment: Self.noBus.merging(["AUTHKIT_AGENT_SOCK": socket]) { $1 })
+        #expect(token.status == 0, "the socket-activated agent serves: \(token.stderr) \(activator.stderrSoFar)")
+        #expect(activator.stderrSoFar.contains("socket=\(socket)"), "it serves systemd's socket: \(activator.stderrSoFar)")
+        try await world.assertNoSecretsLeaked()
+    }
 }

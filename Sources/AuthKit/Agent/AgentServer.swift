@@ -25,6 +25,9 @@ package final class AgentServer: Sendable {
         package var recheckInterval: Double = 1
         package var idleTimeout: TimeAmount = .seconds(30)
         package var connectionLimit = 4096
+        /// A listening socket handed over by systemd (socket activation), used instead of
+        /// making one at ``socketPath``; systemd owns its file.
+        package var inheritedDescriptor: Int32?
         package init(socketPath: String, policy: AgentPolicy) {
             self.socketPath = socketPath
             self.policy = policy
@@ -40,9 +43,11 @@ package final class AgentServer: Sendable {
     package let path: String
     let channel: any Channel
     let core: AgentCore
-    let identity: (dev: UInt64, ino: UInt64)
+    /// The socket file this agent made (device, inode), which it removes when it stops; nil
+    /// for systemd's.
+    let identity: (dev: UInt64, ino: UInt64)?
 
-    private init(path: String, channel: any Channel, core: AgentCore, identity: (UInt64, UInt64)) {
+    private init(path: String, channel: any Channel, core: AgentCore, identity: (UInt64, UInt64)?) {
         self.path = path
         self.channel = channel
         self.core = core
@@ -59,7 +64,7 @@ package final class AgentServer: Sendable {
         _ configuration: Configuration, sessions: AgentSessions, logger: Logger
     ) async throws(Failure) -> AgentServer {
         let path = configuration.socketPath
-        try prepare(path)
+        if configuration.inheritedDescriptor == nil { try prepare(path) }
         let core = AgentCore(
             machine: AgentStateMachine(policy: configuration.policy, recheckInterval: configuration.recheckInterval, pid: getpid()),
             sessions: sessions, logger: logger)
@@ -68,23 +73,31 @@ package final class AgentServer: Sendable {
         let previous = umask(0o177)
         let channel: any Channel
         do {
-            channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(ChannelOptions.backlog, value: 256)
                 .childChannelInitializer { child in
                     AgentServer.admit(child, core: core, logger: logger, limit: limit, idle: idle)
                 }
-                .bind(unixDomainSocketPath: path).get()
+            if let inherited = configuration.inheritedDescriptor {
+                channel = try await bootstrap.withBoundSocket(inherited).get()
+            } else {
+                channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            }
         } catch {
             umask(previous)
             throw Failure("cannot listen on \(path): \(error)")
         }
         umask(previous)
-        var info = stat()
-        guard lstat(path, &info) == 0 else {
-            try? await channel.close().get()
-            throw Failure("the socket \(path) vanished as it was made")
+        var identity: (UInt64, UInt64)?
+        if configuration.inheritedDescriptor == nil {
+            var info = stat()
+            guard lstat(path, &info) == 0 else {
+                try? await channel.close().get()
+                throw Failure("the socket \(path) vanished as it was made")
+            }
+            identity = (UInt64(info.st_dev), UInt64(info.st_ino))
         }
-        let server = AgentServer(path: path, channel: channel, core: core, identity: (UInt64(info.st_dev), UInt64(info.st_ino)))
+        let server = AgentServer(path: path, channel: channel, core: core, identity: identity)
         await core.attach { [server] in Task { await server.close() } }
         logger.info("agent listening", metadata: ["socket": "\(path)", "restricted": "\(configuration.policy.isRestricted)"])
         return server
@@ -99,13 +112,38 @@ package final class AgentServer: Sendable {
     package func close() async {
         try? await channel.close().get()
         var info = stat()
-        if lstat(path, &info) == 0, UInt64(info.st_dev) == identity.dev, UInt64(info.st_ino) == identity.ino {
+        if let identity, lstat(path, &info) == 0, UInt64(info.st_dev) == identity.dev, UInt64(info.st_ino) == identity.ino {
             unlink(path)
         }
     }
 
     /// How many tokens the agent holds now.
     package func heldCount() async -> Int { await core.heldCount }
+
+    /// The listening unix socket systemd passed (`LISTEN_PID`, `LISTEN_FDS`: descriptor 3),
+    /// or nil when the agent was not socket-activated. Only a listening stream socket of the
+    /// unix family is taken.
+    package static func systemdSocket(environment: [String: String]) -> (descriptor: Int32, path: String)? {
+        guard let pid = environment["LISTEN_PID"].flatMap(Int32.init), pid == getpid(), environment["LISTEN_FDS"] == "1" else { return nil }
+        let fd: Int32 = 3
+        var type: Int32 = 0, listening: Int32 = 0, family = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) == 0, type == Int32(SOCK_STREAM.rawValue) else { return nil }
+        length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0, listening == 1 else { return nil }
+        var address = sockaddr_un()
+        var addressLength = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &addressLength) == 0 }
+        }
+        _ = family
+        guard named, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let path = withUnsafeBytes(of: address.sun_path) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        return (fd, path.isEmpty ? "(systemd's socket)" : path)
+    }
 
     // MARK: The socket file
 

@@ -1,0 +1,103 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `authkit setup agent`: systemd user units that start the agent on the first request.
+struct SetupAgentCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent",
+        abstract: "Start the authkit agent with your systemd user session (socket activation).",
+        discussion: """
+            Writes authkit-agent.socket and authkit-agent.service to \
+            $XDG_CONFIG_HOME/systemd/user/ and enables the socket: systemd listens on \
+            $XDG_RUNTIME_DIR/authkit/agent.sock and starts the agent on the first request. On a \
+            server, `loginctl enable-linger $USER` keeps it across logins. --print shows the \
+            units; --no-start only writes them.
+            """)
+
+    @Flag(help: "Show the units instead of writing them.")
+    var print = false
+
+    @Flag(name: .customLong("no-start"), help: "Write the units but do not run systemctl.")
+    var noStart = false
+
+    func run() async throws {
+        let units = Self.units(executable: Setup.executablePath())
+        let directory = Self.directory(environment: ProcessInfo.processInfo.environment)
+        if print {
+            Terminal.printData(units.map { "# \(directory)/\($0.name)\n\($0.text)" }.joined(separator: "\n"))
+            return
+        }
+        do throws(Setup.Failure) {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            for unit in units {
+                try Setup.writeAtomically(Array(unit.text.utf8), to: directory + "/" + unit.name, mode: 0o644)
+                Terminal.printError("✓ \(directory)/\(unit.name)")
+            }
+            guard !noStart else {
+                Terminal.printError("To start it: systemctl --user daemon-reload && systemctl --user enable --now authkit-agent.socket")
+                return
+            }
+            for step in [["--user", "daemon-reload"], ["--user", "enable", "--now", "authkit-agent.socket"]] {
+                let (status, _) = try Setup.run("systemctl", step)
+                guard status == 0 else {
+                    throw Setup.Failure(description: "`systemctl \(step.joined(separator: " "))` failed (exit \(status)); is a systemd user session running?")
+                }
+            }
+            Terminal.printError("✓ the agent starts on the first request; check with: authkit agent status")
+        } catch {
+            Terminal.printError(Voice.error(error.description, hint: "without systemd: eval \"$(authkit agent start)\""))
+            throw ExitStatus.usage
+        }
+    }
+
+    static func directory(environment: [String: String]) -> String {
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/systemd/user" }
+        return (environment["HOME"] ?? "") + "/.config/systemd/user"
+    }
+
+    static func units(executable: String) -> [(name: String, text: String)] {
+        [
+            ("authkit-agent.socket", """
+                [Unit]
+                Description=authkit agent socket: tokens from memory for this user's tools
+
+                [Socket]
+                ListenStream=%t/authkit/agent.sock
+                SocketMode=0600
+                DirectoryMode=0700
+
+                [Install]
+                WantedBy=sockets.target
+
+                """),
+            ("authkit-agent.service", """
+                [Unit]
+                Description=authkit agent: tokens from memory for this user's tools
+                Requires=authkit-agent.socket
+
+                [Service]
+                Type=exec
+                ExecStart=\(Setup.shellQuoted(executable)) agent run
+                Restart=on-failure
+
+                """),
+        ]
+    }
+
+    /// Whether the units are there.
+    static func status() -> String {
+        let directory = directory(environment: ProcessInfo.processInfo.environment)
+        return FileManager.default.fileExists(atPath: directory + "/authkit-agent.socket")
+            ? "set up (\(directory)/authkit-agent.socket)" : "not set up"
+    }
+}
