@@ -19,8 +19,9 @@ protocol CredentialAdapter {
     static var ownOptions: [String: String?] { get }
     /// The `authkit credential CLIENT` subcommand (help and ArgumentParser's parsing).
     static var command: any CredentialAdapterCommand.Type { get }
-    /// The `authkit setup CLIENT` subcommand, when the client can be set up.
-    static var setupCommand: (any SetupClientCommand.Type)? { get }
+    /// The `authkit setup …` subcommands of the clients this adapter serves (docker's serves
+    /// podman, skopeo and buildah too); empty when there is nothing to set up.
+    static var setupCommands: [any SetupClientCommand.Type] { get }
     /// Whether ArgumentParser would accept these flags (the fast path declines otherwise, so
     /// ArgumentParser's message stays the only one).
     static func accepts(_ flags: CredentialFlags) -> Bool

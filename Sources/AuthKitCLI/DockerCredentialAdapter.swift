@@ -45,7 +45,7 @@ enum DockerCredentialAdapter: CredentialAdapter {
     static let executableAlias: String? = "docker-credential-authkit"
     static let actions = ["get", "store", "erase", "list"]
     static var command: any CredentialAdapterCommand.Type { CredentialDockerCommand.self }
-    static var setupCommand: (any SetupClientCommand.Type)? { SetupDockerCommand.self }
+    static var setupCommands: [any SetupClientCommand.Type] { [SetupDockerCommand.self, SetupPodmanCommand.self] }
 
     /// docker recognises exactly this answer as "no credentials" (docker-credential-helpers'
     /// `credentials.NewErrCredentialsNotFound`).

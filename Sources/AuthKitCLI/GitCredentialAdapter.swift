@@ -47,7 +47,7 @@ enum GitCredentialAdapter: CredentialAdapter {
     static let actions = ["get", "store", "erase"]
     static let ownOptions: [String: String?] = ["--username": nil]
     static var command: any CredentialAdapterCommand.Type { CredentialGitCommand.self }
-    static var setupCommand: (any SetupClientCommand.Type)? { SetupGitCommand.self }
+    static var setupCommands: [any SetupClientCommand.Type] { [SetupGitCommand.self] }
 
     static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
         let request = try GitCredentialRequest(parsing: try CredentialPlugin.readInput())

@@ -53,7 +53,7 @@ enum KubectlCredentialAdapter: CredentialAdapter {
     static let actions: [String] = []
     static let ownOptions: [String: String?] = ["--token-type": CredentialKubectlCommand.TokenType.accessToken.rawValue]
     static var command: any CredentialAdapterCommand.Type { CredentialKubectlCommand.self }
-    static var setupCommand: (any SetupClientCommand.Type)? { SetupKubectlCommand.self }
+    static var setupCommands: [any SetupClientCommand.Type] { [SetupKubectlCommand.self] }
 
     static let v1 = "client.authentication.k8s.io/v1"
     static let v1beta1 = "client.authentication.k8s.io/v1beta1"

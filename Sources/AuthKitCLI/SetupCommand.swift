@@ -18,14 +18,14 @@ import Glibc
 struct SetupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "setup",
-        abstract: "Configure git, docker or kubectl to use the shared sign-in.",
+        abstract: "Configure git, docker, podman or kubectl to use the shared sign-in, or start the agent with systemd.",
         usage: "authkit setup <client> [<options>]\n       authkit setup --list",
         discussion: """
             Each subcommand writes only what it needs, keeps everything else, does nothing \
             when run twice, and with --print shows what it would write instead. --list shows \
             every client authkit serves and whether it is set up here.
             """,
-        subcommands: CredentialAdapters.all.compactMap { $0.setupCommand } + [SetupAgentCommand.self]
+        subcommands: CredentialAdapters.all.flatMap { $0.setupCommands } + [SetupAgentCommand.self]
     )
 
     @Flag(name: .customLong("list"), help: "List the clients authkit serves and whether each is set up.")
@@ -35,11 +35,20 @@ struct SetupCommand: AsyncParsableCommand {
         guard list else { throw CleanExit.helpRequest(self) }
         var text = ""
         for adapter in CredentialAdapters.all {
-            let state = adapter.setupCommand?.status() ?? "no setup; see `authkit credential \(adapter.client) --help`"
-            text += adapter.client + String(repeating: " ", count: max(1, 9 - adapter.client.count)) + state + "\n"
+            let setups = adapter.setupCommands
+            if setups.isEmpty {
+                text += Self.row(adapter.client, "no setup; see `authkit credential \(adapter.client) --help`")
+            }
+            for setup in setups {
+                text += Self.row(setup.configuration.commandName ?? adapter.client, setup.status())
+            }
         }
-        text += "agent    " + SetupAgentCommand.status() + "\n"
+        text += Self.row("agent", SetupAgentCommand.status())
         Terminal.printData(text)
+    }
+
+    static func row(_ client: String, _ state: String) -> String {
+        client + String(repeating: " ", count: max(1, 9 - client.count)) + state + "\n"
     }
 }
 

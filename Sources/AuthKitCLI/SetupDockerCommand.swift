@@ -17,12 +17,7 @@ struct SetupDockerCommand: SetupClientCommand {
     static func status() -> String {
         let environment = ProcessInfo.processInfo.environment
         let directory = environment["DOCKER_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? (environment["HOME"] ?? "") + "/.docker"
-        let path = directory + "/config.json"
-        guard let bytes = try? FileAccess.read(path, limit: 4 << 20), let value = try? JSONValue(parsing: bytes),
-            let helpers = value["credHelpers"]?.objectValue
-        else { return "not set up (authkit setup docker --registry HOST)" }
-        let registries = helpers.filter { $0.value == .string("authkit") }.map(\.key).sorted()
-        return registries.isEmpty ? "not set up (authkit setup docker --registry HOST)" : "set up for " + registries.joined(separator: ", ") + " (\(path))"
+        return CredHelpersFile(client: "docker", path: directory + "/config.json").status(hint: "authkit setup docker --registry HOST")
     }
 
     static let configuration = CommandConfiguration(
@@ -58,7 +53,31 @@ struct SetupDockerCommand: SetupClientCommand {
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let directory = environment["DOCKER_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? (environment["HOME"] ?? "") + "/.docker"
-        let path = directory + "/config.json"
+        try CredHelpersFile(client: "docker", path: directory + "/config.json")
+            .setUp(registry: registry, target: target, linkDirectory: linkDirectory, printOnly: printOnly)
+    }
+}
+
+/// A JSON file with a `credHelpers` object — docker's config.json, containers-auth.json — set
+/// up to send one registry to `docker-credential-authkit`: every other key kept, written
+/// atomically; a file that is not valid JSON is refused and left as it is.
+struct CredHelpersFile {
+    /// Who reads the file (for messages): docker, podman.
+    var client: String
+    var path: String
+
+    var directory: String { Setup.directory(of: path) }
+
+    /// "set up for R1, R2 (path)", or "not set up (…)".
+    func status(hint: String) -> String {
+        guard let bytes = try? FileAccess.read(path, limit: 4 << 20), let value = try? JSONValue(parsing: bytes),
+            let helpers = value["credHelpers"]?.objectValue
+        else { return "not set up (\(hint))" }
+        let registries = helpers.filter { $0.value == .string("authkit") }.map(\.key).sorted()
+        return registries.isEmpty ? "not set up (\(hint))" : "set up for " + registries.joined(separator: ", ") + " (\(path))"
+    }
+
+    func setUp(registry: String, target: SetupTargetOptions, linkDirectory: String?, printOnly: Bool) throws {
         let executable = Setup.executablePath()
         let link = (linkDirectory ?? Setup.directory(of: executable)) + "/docker-credential-authkit"
         do throws(Setup.Failure) {
@@ -92,7 +111,9 @@ struct SetupDockerCommand: SetupClientCommand {
                 Terminal.printData("# \(path)\n\(text)ln -s \(Setup.shellQuoted(executable)) \(Setup.shellQuoted(link))\n\(plan.printed)")
                 return
             }
-            let section = try plan.apply { () throws(Setup.Failure) in try configureDocker(path: path, directory: directory, text: text, changed: changed, executable: executable, link: link) }
+            let section = try plan.apply { () throws(Setup.Failure) in
+                try write(registry: registry, text: text, changed: changed, executable: executable, link: link)
+            }
             Terminal.printError(section)
         } catch {
             Terminal.printError("authkit: \(error)")
@@ -100,26 +121,23 @@ struct SetupDockerCommand: SetupClientCommand {
         }
     }
 
-    /// The helper link, then docker's config.json: docker is never pointed at a helper that
-    /// is not there.
-    private func configureDocker(path: String, directory: String, text: String, changed: Bool, executable: String, link: String)
-        throws(Setup.Failure)
-    {
+    /// The helper link, then the file: the client is never pointed at a helper that is not there.
+    private func write(registry: String, text: String, changed: Bool, executable: String, link: String) throws(Setup.Failure) {
         if (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) != executable {
             unlink(link)
             guard symlink(executable, link) == 0 else {
                 throw Setup.Failure(description: "cannot link \(link): \(String(cString: strerror(errno))); run: ln -s \(executable) \(link)")
             }
         }
-        Terminal.printError("docker: \(link) -> \(executable)")
+        Terminal.printError("\(client): \(link) -> \(executable)")
         if changed {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             do { try Setup.writeAtomically(Array(text.utf8), to: path, mode: 0o600) } catch {
                 throw Setup.Failure(description: "cannot write \(path): \(error)")
             }
-            Terminal.printError("docker: \(path): credHelpers[\"\(registry)\"] = \"authkit\"")
+            Terminal.printError("\(client): \(path): credHelpers[\"\(registry)\"] = \"authkit\"")
         } else {
-            Terminal.printError("docker: \(path): credHelpers[\"\(registry)\"] already set")
+            Terminal.printError("\(client): \(path): credHelpers[\"\(registry)\"] already set")
         }
     }
 }

@@ -90,3 +90,28 @@ public final class DockerEngineStandIn: Sendable {
         }
     }
 }
+
+/// `Tests/Peers/registry_server.py`: a container registry (distribution API v2, plain http on
+/// 127.0.0.1) whose repositories under `privateRepositories` take only the provider's live
+/// access tokens.
+public final class RegistryStandIn: Sendable {
+    public let process: PeerProcess
+    /// `127.0.0.1:PORT`, as podman and skopeo name the registry.
+    public let registry: String
+
+    public init(acceptTokensFrom provider: OIDCTestProvider, privateRepositories: [String]) throws {
+        process = try PeerProcess(
+            name: "registry", script: "registry_server.py",
+            arguments: ["--accept-tokens-from", provider.baseURL.absoluteString] + privateRepositories.flatMap { ["--private", $0] })
+        registry = "\(process.baseURL.host ?? "127.0.0.1"):\(process.baseURL.port ?? 0)"
+    }
+
+    public func stop() { process.stop() }
+
+    /// (method, path, status, user, live) of every request so far (never a token).
+    public func requests() async throws -> [(method: String, path: String, status: Int, user: String?, live: Bool)] {
+        try await process.control("GET", "/_test/requests")["requests"].array.map {
+            ($0["method"].string ?? "", $0["path"].string ?? "", $0["status"].int ?? 0, $0["user"].string, $0["live"].bool ?? false)
+        }
+    }
+}

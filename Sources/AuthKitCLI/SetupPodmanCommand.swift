@@ -1,0 +1,60 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `authkit setup podman --registry R`: podman, skopeo and buildah (containers-auth.json).
+struct SetupPodmanCommand: SetupClientCommand {
+    static func status() -> String {
+        CredHelpersFile(client: "podman", path: authFile(environment: ProcessInfo.processInfo.environment))
+            .status(hint: "authkit setup podman --registry HOST")
+    }
+
+    static let configuration = CommandConfiguration(
+        commandName: "podman",
+        abstract: "Make podman, skopeo and buildah use the shared sign-in for one registry.",
+        usage: "authkit setup podman --registry <host> [--print] [<options>]",
+        discussion: """
+            Adds credHelpers["REGISTRY"] = "authkit" to the containers auth file \
+            ($REGISTRY_AUTH_FILE, else $XDG_CONFIG_HOME/containers/auth.json, which podman, \
+            skopeo and buildah read; containers-auth.json(5)) — every other key kept, written \
+            atomically. Links docker-credential-authkit to authkit (they speak docker's \
+            credential-helper protocol and find helpers on PATH) and maps the registry in \
+            authkit's config file.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The registry, as podman names it (registry.example.com, localhost:5000).", valueName: "host"))
+    var registry: String
+
+    @OptionGroup var target: SetupTargetOptions
+
+    @Option(name: .customLong("link-dir"), help: ArgumentHelp("Where to link docker-credential-authkit (default: authkit's own directory).", valueName: "dir"))
+    var linkDirectory: String?
+
+    @Flag(name: .customLong("print"), help: "Only show what would be written.")
+    var printOnly = false
+
+    func validate() throws {
+        guard !CredentialMap.registryHost(registry).isEmpty, !registry.contains(" ") else {
+            throw ValidationError("--registry must name a registry host, e.g. registry.example.com")
+        }
+    }
+
+    func run() async throws {
+        try CredHelpersFile(client: "podman", path: Self.authFile(environment: ProcessInfo.processInfo.environment))
+            .setUp(registry: registry, target: target, linkDirectory: linkDirectory, printOnly: printOnly)
+    }
+
+    /// `$REGISTRY_AUTH_FILE`, else `$XDG_CONFIG_HOME/containers/auth.json` (`~/.config/…`):
+    /// the persistent auth file (podman login's default under $XDG_RUNTIME_DIR is gone at reboot).
+    static func authFile(environment: [String: String]) -> String {
+        if let file = environment["REGISTRY_AUTH_FILE"], file.hasPrefix("/") { return file }
+        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (environment["HOME"] ?? "") + "/.config"
+        return config + "/containers/auth.json"
+    }
+}
