@@ -61,7 +61,10 @@ struct AuthKitCommand: AsyncParsableCommand {
             // `authkit setup docker` makes; git-credential-authkit, so `credential.helper =
             // authkit` works), the client passes only its action: `authkit credential CLIENT ACTION`.
             let name = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "") } ?? ""
-            let client = CredentialAdapters.aliased(name)?.client
+            // cargo runs a provider as `PROGRAM --cargo-plugin` whatever else its configuration
+            // says (the rest comes in its request): authkit itself named there is the cargo plug-in.
+            let cargo = Array(CommandLine.arguments.dropFirst()) == ["--cargo-plugin"] ? "cargo" : nil
+            let client = CredentialAdapters.aliased(name)?.client ?? cargo
             let arguments = client.map { ["credential", $0] + CommandLine.arguments.dropFirst() } ?? Array(CommandLine.arguments.dropFirst())
             let commands = configuration.subcommands.map { $0.configuration.commandName ?? "" }
             if HelpTopics.handle(arguments, commands: commands) { return }

@@ -22,6 +22,8 @@ protocol CredentialAdapter {
     /// The `authkit setup …` subcommands of the clients this adapter serves (docker's serves
     /// podman, skopeo and buildah too); empty when there is nothing to set up.
     static var setupCommands: [any SetupClientCommand.Type] { get }
+    /// What the plug-in says before it reads a request (cargo's hello), if anything.
+    static var greeting: String? { get }
     /// Whether ArgumentParser would accept these flags (the fast path declines otherwise, so
     /// ArgumentParser's message stays the only one).
     static func accepts(_ flags: CredentialFlags) -> Bool
@@ -33,6 +35,7 @@ protocol CredentialAdapter {
 extension CredentialAdapter {
     static var executableAlias: String? { nil }
     static var ownOptions: [String: String?] { [:] }
+    static var greeting: String? { nil }
     static func accepts(_ flags: CredentialFlags) -> Bool { true }
 }
 
@@ -61,7 +64,7 @@ extension CredentialAdapterCommand {
 
 /// Every client authkit answers, in the order help lists them.
 enum CredentialAdapters {
-    static var all: [any CredentialAdapter.Type] { [GitCredentialAdapter.self, DockerCredentialAdapter.self, KubectlCredentialAdapter.self] }
+    static var all: [any CredentialAdapter.Type] { [GitCredentialAdapter.self, DockerCredentialAdapter.self, KubectlCredentialAdapter.self, CargoCredentialAdapter.self] }
 
     static func named(_ client: String) -> (any CredentialAdapter.Type)? {
         all.first { $0.client == client }

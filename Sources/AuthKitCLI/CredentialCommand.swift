@@ -214,6 +214,33 @@ enum CredentialPlugin {
         return text
     }
 
+    /// One line of standard input (without its newline), for clients that keep the pipe open
+    /// while they wait for the answer (cargo); nil at the end of input. Bounded like
+    /// ``readInput()``.
+    static func readLine() throws(Failure) -> String? {
+        guard isatty(0) != 1 else {
+            throw Failure(message: "authkit: the client's request is read from standard input, which is a terminal here; pipe it in", code: ExitStatus.usage)
+        }
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let count = read(0, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            if byte == 0x0A { break }
+            guard bytes.count < maxLineBytes else {
+                throw Failure(message: "authkit: a line of the request is longer than \(maxLineBytes / 1024) KiB", code: ExitStatus.usage)
+            }
+            bytes.append(byte)
+        }
+        if bytes.isEmpty && byte != 0x0A { return nil }
+        guard !bytes.contains(0) else { throw Failure(message: "authkit: the request on standard input contains a NUL byte", code: ExitStatus.usage) }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw Failure(message: "authkit: the request on standard input is not UTF-8 text", code: ExitStatus.usage)
+        }
+        return text.hasSuffix("\r") ? String(text.dropLast()) : text
+    }
+
     /// Serves one request: the adapter's answer on standard output with its status; a failure
     /// is its one line on standard error and its exit code, with nothing on standard output.
     static func serve(_ adapter: any CredentialAdapter.Type, _ flags: CredentialFlags) async throws {
@@ -224,6 +251,7 @@ enum CredentialPlugin {
                 let listed = adapter.actions.dropLast().joined(separator: ", ") + " or " + (adapter.actions.last ?? "")
                 throw Failure(message: "authkit: unknown action ‘\(flags.action)’: \(adapter.client) asks \(listed)", code: ExitStatus.usage)
             }
+            if let greeting = adapter.greeting { Terminal.write(fd: 1, greeting) }
             answer = try await adapter.respond(to: flags)
         } catch {
             if !error.message.isEmpty { Terminal.printError(error.message) }

@@ -115,3 +115,26 @@ public final class RegistryStandIn: Sendable {
         }
     }
 }
+
+/// `Tests/Peers/cargo_registry.py`: a cargo sparse registry on 127.0.0.1 that needs the
+/// provider's live access token (as `Bearer`) for everything, holding the crate `authkit-probe`.
+public final class CargoRegistryStandIn: Sendable {
+    public let process: PeerProcess
+    /// `sparse+http://127.0.0.1:PORT/index/`.
+    public let index: String
+
+    public init(acceptTokensFrom provider: OIDCTestProvider) throws {
+        process = try PeerProcess(
+            name: "cargo-registry", script: "cargo_registry.py", arguments: ["--accept-tokens-from", provider.baseURL.absoluteString])
+        index = "sparse+" + process.baseURL.absoluteString + "/index/"
+    }
+
+    public func stop() { process.stop() }
+
+    /// (path, status, live, scheme) of every request so far (never a token).
+    public func requests() async throws -> [(path: String, status: Int, live: Bool, scheme: String?)] {
+        try await process.control("GET", "/_test/requests")["requests"].array.map {
+            ($0["path"].string ?? "", $0["status"].int ?? 0, $0["live"].bool ?? false, $0["scheme"].string)
+        }
+    }
+}

@@ -18,7 +18,8 @@ final class CLIHarness: @unchecked Sendable {
         /// A successful run whose stdout carries a token on purpose: `authkit token` and the
         /// credential plug-ins (git, docker, kubectl answers).
         var printsToken: Bool {
-            program == "authkit" && result.status == 0 && (arguments.first == "token" || arguments.first == "credential")
+            program == "authkit" && result.status == 0
+                && (arguments.first == "token" || arguments.first == "credential" || arguments == ["--cargo-plugin"])
         }
         /// `authkit token` as scripts use it: stdout is exactly one access token.
         var printsBareToken: Bool {

@@ -1,0 +1,178 @@
+import ArgumentParser
+import AuthKit
+import JOSE
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `authkit credential cargo`: a cargo credential provider (cargo ≥ 1.74).
+struct CredentialCargoCommand: CredentialAdapterCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cargo",
+        abstract: "A cargo credential provider: the shared sign-in's access token for mapped registries.",
+        usage: "authkit credential cargo --cargo-plugin",
+        discussion: """
+            cargo runs its provider as `PROGRAM --cargo-plugin` and speaks JSON lines \
+            (cargo's credential-provider protocol, version 1). authkit answers `get` with \
+            `Bearer TOKEN`, cached by cargo until shortly before the token expires; a \
+            registry whose index URL is not mapped is "url-not-supported" (cargo tries its \
+            next provider); login and logout are "operation-not-supported": cargo never signs \
+            in or out of the shared sign-in. `authkit setup cargo` writes the configuration:
+
+              [registries.internal]
+              index = "sparse+https://cargo.example.com/index/"
+              credential-provider = ["/usr/local/bin/authkit", "credential", "cargo"]
+
+            and the mapping in authkit's config file ([credential "https://cargo.example.com"], \
+            matched against the index URL as git URLs are). Options (--group, --profile, \
+            --scope …) go after "credential cargo" in credential-provider; cargo hands them \
+            over in its request.
+            """
+    )
+
+    @OptionGroup var options: CredentialOptions
+
+    @Flag(name: .customLong("cargo-plugin"), help: "How cargo runs its providers (always given by cargo).")
+    var cargoPlugin = false
+
+    typealias Adapter = CargoCredentialAdapter
+
+    var flags: CredentialFlags { options.flags() }
+}
+
+/// cargo's credential-provider protocol: a hello, one request line, one answer line.
+enum CargoCredentialAdapter: CredentialAdapter {
+    static let client = "cargo"
+    /// A link name for `credential-provider = "cargo-credential-authkit"`.
+    static let executableAlias: String? = "cargo-credential-authkit"
+    static let actions: [String] = []
+    static var command: any CredentialAdapterCommand.Type { CredentialCargoCommand.self }
+    static var setupCommands: [any SetupClientCommand.Type] { [SetupCargoCommand.self] }
+    static var greeting: String? { #"{"v":[1]}"# + "\n" }
+
+    static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
+        let line: String
+        do throws(CredentialPlugin.Failure) {
+            guard let read = try CredentialPlugin.readLine() else { return .none }  // cargo closed without asking
+            line = read
+        } catch {
+            return answer(error: "other", message: error.message)
+        }
+        let request: CargoRequest
+        do throws(CredentialPlugin.Failure) {
+            request = try CargoRequest(parsing: line)
+        } catch {
+            return answer(error: "other", message: error.message)
+        }
+        guard request.kind == "get" else {
+            // login, logout and anything newer: cargo never signs in or out of the shared sign-in.
+            return answer(error: "operation-not-supported")
+        }
+        do throws(CredentialPlugin.Failure) {
+            let flags = try request.flags(over: flags)
+            guard let target = try target(for: request.indexURL, flags: flags) else { return answer(error: "url-not-supported") }
+            let token = try await CredentialPlugin.accessToken(for: target, flags)
+            // cargo keeps the token for its session until `expiration`: a little before the
+            // token expires, so it never sends a dead one.
+            let expiration = Int(clamping: token.expiresAt.timeIntervalSince1970) - min(60, flags.minTTL)
+            let ok: JSONValue = [
+                "Ok": ["kind": "get", "token": .string("Bearer " + token.value), "cache": "expires",
+                       "expiration": .number(JSONNumber(expiration)), "operation_independent": true],
+            ]
+            return CredentialAnswer(output: ok.serialized() + "\n")
+        } catch {
+            return answer(error: "other", message: error.message)
+        }
+    }
+
+    /// An `{"Err": …}` answer; cargo shows `message` to the user. The exit status stays 0:
+    /// cargo reports a provider that exits otherwise as crashed and hides the message.
+    static func answer(error kind: String, message: String? = nil) -> CredentialAnswer {
+        var error: JSONObject = ["kind": .string(kind)]
+        if let message { error["message"] = .string(message) }
+        return CredentialAnswer(output: JSONValue.object(["Err": .object(error)]).serialized() + "\n")
+    }
+
+    /// The flags' sign-in for any registry, else the config's `[credential]` mapping of the index URL.
+    static func target(for indexURL: String, flags: CredentialFlags) throws(CredentialPlugin.Failure) -> CredentialTarget? {
+        if flags.namesSignIn { return flags.target(entry: indexURL) }
+        let plain = indexURL.hasPrefix("sparse+") ? String(indexURL.dropFirst(7)) : indexURL
+        guard let url = URL(string: plain), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+            LogSetup.logger.debug("cargo sent an index URL authkit cannot read", metadata: ["url": "\(ProviderText.displayable(indexURL))"])
+            return nil
+        }
+        let hostAndPort = url.port.map { "\(host):\($0)" } ?? host
+        let path = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
+        let file = try CredentialPlugin.config()
+        let mapping: CredentialTarget?
+        do throws(ConfigurationError) {
+            mapping = try CredentialMap.gitTarget(protocol: scheme, host: hostAndPort, path: path.isEmpty ? nil : path, in: file)
+        } catch {
+            throw CredentialPlugin.Failure(message: "authkit: \(error)", code: ExitStatus.usage)
+        }
+        guard var mapped = mapping else {
+            LogSetup.logger.debug("no [credential] mapping for this index; cargo tries its next provider", metadata: [
+                "index": "\(ProviderText.displayable(plain))", "config": "\(file.path)"])
+            return nil
+        }
+        LogSetup.logger.debug("mapped", metadata: ["index": "\(ProviderText.displayable(plain))", "entry": "[credential \"\(mapped.entry)\"]"])
+        if let account = flags.selector.account { mapped.account = account }
+        if !flags.scopes.isEmpty { mapped.scopes = flags.scopes }
+        return mapped
+    }
+}
+
+/// One request from cargo: `{"v":1,"kind":"get","operation":"read","registry":{"index-url":…},"args":[…]}`.
+struct CargoRequest: Equatable {
+    var kind: String
+    var indexURL: String
+    var args: [String]
+
+    init(parsing line: String) throws(CredentialPlugin.Failure) {
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: line, limits: JSONLimits(maximumBytes: CredentialPlugin.maxLineBytes, maximumDepth: 8))
+        } catch {
+            throw CredentialPlugin.Failure(message: "authkit: cargo's request is not JSON (\(error))", code: ExitStatus.usage)
+        }
+        guard case .object = value else {
+            throw CredentialPlugin.Failure(message: "authkit: cargo's request is not a JSON object", code: ExitStatus.usage)
+        }
+        guard let version = value["v"]?.int64Value, version == 1 else {
+            throw CredentialPlugin.Failure(message: "authkit: cargo's request uses a protocol version other than 1", code: ExitStatus.usage)
+        }
+        guard let kind = value["kind"]?.stringValue, let index = value["registry"]?["index-url"]?.stringValue else {
+            throw CredentialPlugin.Failure(message: "authkit: cargo's request names no kind or index-url", code: ExitStatus.usage)
+        }
+        self.kind = kind
+        indexURL = index
+        args = (value["args"]?.arrayValue ?? []).compactMap(\.stringValue)
+    }
+
+    /// The command line's flags with the options cargo passes on from `credential-provider`
+    /// (after `credential cargo`, which name the subcommand when the provider is authkit itself).
+    func flags(over flags: CredentialFlags) throws(CredentialPlugin.Failure) -> CredentialFlags {
+        var words = args
+        if words.first == "credential" { words.removeFirst() }
+        if words.first == "cargo" { words.removeFirst() }
+        guard !words.isEmpty else { return flags }
+        var scanner = FastPathScanner(arguments: words, index: 0)
+        var options = SharedFastPathOptions(selector: flags.selector, scopes: flags.scopes, minTTL: flags.minTTL)
+        while scanner.index < words.count {
+            guard case .handled = scanner.shared(words[scanner.index], into: &options) else {
+                throw CredentialPlugin.Failure(
+                    message: "authkit: credential-provider option ‘\(ProviderText.displayable(words[scanner.index]))’ is not one authkit takes "
+                        + "(--profile, --group, --account, --scope, --min-ttl, --storage)", code: ExitStatus.usage)
+            }
+            scanner.index += 1
+        }
+        var merged = flags
+        merged.selector = options.selector
+        merged.scopes = options.scopes
+        merged.minTTL = options.minTTL
+        return merged
+    }
+}
