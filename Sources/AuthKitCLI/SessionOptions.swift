@@ -116,7 +116,11 @@ func failure(_ error: AuthKitError, hint: String? = nil) -> ExitCode {
 }
 
 func exitCode(for error: AuthKitError) -> ExitCode {
-    switch error.category {
+    exitCode(for: error.category)
+}
+
+func exitCode(for category: AuthKitError.Category) -> ExitCode {
+    switch category {
     case .usage: return ExitStatus.usage
     case .loginNeeded: return ExitStatus.loginNeeded
     case .storage: return ExitStatus.storageUnavailable

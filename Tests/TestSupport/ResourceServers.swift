@@ -138,3 +138,30 @@ public final class CargoRegistryStandIn: Sendable {
         }
     }
 }
+
+/// `Tests/Peers/aws_sts.py`: moto in server mode (STS, S3 …) that answers
+/// AssumeRoleWithWebIdentity only for the provider's live id_tokens for `audience`.
+public final class AWSStandIn: Sendable {
+    public let process: PeerProcess
+    /// `http://127.0.0.1:PORT`, for AWS_ENDPOINT_URL.
+    public let endpoint: String
+
+    public init(acceptTokensFrom provider: OIDCTestProvider, audience: String) throws {
+        process = try PeerProcess(
+            name: "aws", script: "aws_sts.py", arguments: ["--accept-tokens-from", provider.baseURL.absoluteString, "--audience", audience],
+            readyTimeout: 60)
+        endpoint = process.baseURL.absoluteString
+    }
+
+    public func stop() { process.stop() }
+
+    /// Each AssumeRoleWithWebIdentity: the role, and whether its token was accepted.
+    public func calls() async throws -> [(role: String, accepted: Bool)] {
+        try await process.control("GET", "/_test/sts")["calls"].array.map { ($0["role"].string ?? "", $0["accepted"].bool ?? false) }
+    }
+
+    /// Every credential value STS issued (for the leak scan; never printed).
+    public func issued() async throws -> [(kind: String, value: String)] {
+        try await process.control("GET", "/_test/sts")["issued"].array.map { ($0["kind"].string ?? "", $0["value"].string ?? "") }
+    }
+}

@@ -187,6 +187,7 @@ public final class SharedSession: Sendable {
             }
             let removed: Bool
             do throws(SecretStoreError) { removed = try await store.delete(entry.item.key) } catch { throw .storage(error) }
+            await removeDerived(of: entry.item.key)
             var issuer = entry.item.key.issuer
             if case .success(let record) = entry.record { issuer = record.configuredIssuer }
             outcomes.append(SignOutOutcome(
@@ -198,6 +199,16 @@ public final class SharedSession: Sendable {
         }
         await agent?.forget(group: group.name)
         return outcomes
+    }
+
+    /// Removes what was derived from a sign-in and kept beside it (AWS credentials): it goes
+    /// with the sign-in.
+    private func removeDerived(of key: ItemKey) async {
+        let query = ItemQuery(group: group, issuer: key.issuer, clientID: key.clientID, account: key.account)
+        guard let items = try? await store.items(matching: query, loadSecrets: false) else { return }
+        for item in items where item.key.kind.hasPrefix("aws-sts ") {
+            _ = try? await store.delete(item.key)
+        }
     }
 
     /// Checks that the store can be reached now — a session bus and a Secret Service, the

@@ -1,0 +1,78 @@
+import SecretStore
+import StrictJSON
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension SharedSession {
+    /// Temporary AWS credentials for `roleARN`, from the store while they live
+    /// ``awsReuseMargin`` more, else from AWS STS with the sign-in's verified id_token —
+    /// kept in the store beside the sign-in (never a plain file), so a loop of `aws` calls
+    /// makes one STS call. The exchange happens under the group's lock: tools asking at once
+    /// make one call.
+    package func awsCredentials(
+        roleARN: String, durationSeconds: Int?, account: String?, endpoint: URL
+    ) async throws(AWSExchangeError) -> AWSCredentials {
+        let (item, record): (StoredItem, TokenRecord)
+        do { (item, record) = try await select(account: account) } catch { throw .authKit(error) }
+        let key = ItemKey(
+            group: group, issuer: item.key.issuer, clientID: item.key.clientID, account: item.key.account,
+            kind: Self.awsKind(roleARN: roleARN, durationSeconds: durationSeconds))
+        if let cached = await cachedAWS(key) { return cached }
+        // The id_token first: a refresh takes the group's lock itself.
+        let idToken: IDToken
+        do { idToken = try await validIDToken(account: record.account, minimumLifetime: .seconds(60)) } catch { throw .authKit(error) }
+        let held: RefreshLock.Held
+        do { held = try await acquireLock() } catch { throw .authKit(error) }
+        defer { held.release() }
+        if let cached = await cachedAWS(key) { return cached }
+        let credentials: AWSCredentials
+        do {
+            credentials = try await STSWebIdentity.assumeRole(
+                roleARN: roleARN, sessionName: STSWebIdentity.sessionName(for: record.account), webIdentityToken: idToken.value,
+                durationSeconds: durationSeconds, endpoint: endpoint, transport: transport)
+        } catch { throw .sts(error) }
+        do {
+            let bytes = try StrictJSONEncoder().encode(credentials)
+            _ = try await store.save(bytes, for: key, label: "authkit AWS credentials (\(record.account))")
+            logger.debug("AWS credentials from STS, kept in the store", metadata: ["expires_in_s": "\(Int(credentials.expiration - clock().timeIntervalSince1970))"])
+        } catch {
+            // Not kept: the next call asks STS again. The credentials are good all the same.
+            logger.debug("AWS credentials could not be kept in the store", metadata: ["error": "\(error)"])
+        }
+        return credentials
+    }
+
+    /// STS credentials are reused while they live this much more: the AWS SDKs ask their
+    /// `credential_process` again 15 minutes before the expiry they were given.
+    package static let awsReuseMargin: Double = 16 * 60
+
+    static func awsKind(roleARN: String, durationSeconds: Int?) -> String {
+        "aws-sts " + roleARN + (durationSeconds.map { " \($0)" } ?? "")
+    }
+
+    private func cachedAWS(_ key: ItemKey) async -> AWSCredentials? {
+        guard let item = try? await store.item(for: key), let secret = try? item.validatedSecret(),
+            let credentials = try? JSONDocument.storedRecord.decode(AWSCredentials.self, from: secret), credentials.isWellFormed,
+            credentials.expiration - clock().timeIntervalSince1970 >= Self.awsReuseMargin
+        else { return nil }
+        logger.debug("AWS credentials from the store")
+        return credentials
+    }
+}
+
+/// Why `credential aws` got no credentials: the sign-in's error, or STS's.
+package enum AWSExchangeError: Error, Sendable, CustomStringConvertible {
+    case authKit(AuthKitError)
+    case sts(STSWebIdentity.Failure)
+
+    package var description: String {
+        switch self {
+        case .authKit(let error): return error.description
+        case .sts(let failure): return failure.description
+        }
+    }
+}

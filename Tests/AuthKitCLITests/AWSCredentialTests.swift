@@ -1,0 +1,86 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The real AWS CLI with `credential_process = authkit credential aws …` against moto in
+/// server mode, whose STS takes only the provider's live id_tokens.
+@Suite struct AWSCredentialTests {
+    static let role = "arn:aws:iam::123456789012:role/dev"
+
+    @Test(arguments: [false, true])
+    func theAWSCLIGetsRoleCredentialsOnceAndSTSErrorsAreOneLine(agent: Bool) async throws {
+        let aws = TestPaths.python.deletingLastPathComponent().appendingPathComponent("aws")
+        try #require(FileManager.default.isExecutableFile(atPath: aws.path), "the AWS CLI is missing from .venv: run ./scripts/bootstrap")
+        let world = try await CLIHarness.start(agent: agent)
+        defer { world.stop() }
+        try await world.provider.configure(["id_token_ttl": 30])
+        try await world.signIn(user: "ada")
+        try await world.provider.configure(["id_token_ttl": 3600])
+        let stand = try await offThePool { try AWSStandIn(acceptTokensFrom: world.provider, audience: CLIHarness.clientID) }
+        defer { stand.stop() }
+        let refusing = try await offThePool { try AWSStandIn(acceptTokensFrom: world.provider, audience: "another-client") }
+        defer { refusing.stop() }
+
+        let home = world.scratch.appendingPathComponent("aws-home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        var environment = world.environment
+        environment["HOME"] = home.path
+        environment["AWS_CONFIG_FILE"] = home.path + "/config"
+        environment["AWS_SHARED_CREDENTIALS_FILE"] = home.path + "/credentials"
+        environment["AWS_ENDPOINT_URL"] = stand.endpoint
+        environment["AWS_REGION"] = "us-east-1"
+        environment["AWS_EC2_METADATA_DISABLED"] = "true"
+        environment["AWS_PAGER"] = ""
+        for _ in 0..<2 {
+            let setup = try await world.authkit(
+                ["setup", "aws", "--profile", "dev", "--role-arn", Self.role, "--group", world.group], environment: environment)
+            #expect(setup.status == 0, "\(setup.stderr)")
+        }
+        let config = try String(contentsOfFile: home.path + "/config", encoding: .utf8)
+        #expect(config.components(separatedBy: "[profile dev]").count == 2 && config.contains("credential aws --role-arn \(Self.role)"), "\(config)")
+        let awsEnvironment = environment
+        func run(_ arguments: [String], extra: [String: String] = [:]) async throws -> ProcessResult {
+            let result = try await offThePool {
+                try ProcessRunner.run(aws, arguments, environment: awsEnvironment.merging(extra) { $1 }, timeout: 120)
+            }
+            world.recordExternal("aws", arguments, result)
+            return result
+        }
+
+        try await world.provider.clearLog()
+        let make = try await run(["--profile", "dev", "s3", "mb", "s3://authkit-test"])
+        #expect(make.status == 0, "aws s3 mb with the role's credentials: \(make.stderr)")
+        let list = try await run(["--profile", "dev", "s3", "ls"])
+        #expect(list.status == 0 && list.stdout.contains("authkit-test"), "\(list.stdout)\(list.stderr)")
+        let calls = try await stand.calls()
+        #expect(calls.count == 1 && calls.allSatisfy { $0.accepted && $0.role == Self.role }, "one STS call for both commands: \(calls)")
+        #expect(try await world.provider.log().count(grantType: "refresh_token") == 1, "the 30-second id_token was refreshed once")
+
+        // STS refuses (another audience): one line, naming STS's code.
+        try "[profile other]\ncredential_process = \(TestPaths.product("authkit").path) credential aws --role-arn \(Self.role) --group \(world.group) --duration 900\n"
+            .write(toFile: home.path + "/config-other", atomically: false, encoding: .utf8)
+        let refusal = try await run(
+            ["--profile", "other", "sts", "get-caller-identity"], extra: ["AWS_ENDPOINT_URL": refusing.endpoint, "AWS_CONFIG_FILE": home.path + "/config-other"])
+        #expect(refusal.status != 0 && refusal.stderr.contains("authkit: AWS STS refused AssumeRoleWithWebIdentity"), "\(refusal.stderr)")
+        #expect(refusal.stderr.contains("InvalidIdentityToken"))
+
+        // The plug-in's own contract, run directly: the document on stdout, nothing else.
+        let direct = try await world.authkit(
+            ["credential", "aws", "--role-arn", Self.role, "--group", world.group], environment: environment)
+        #expect(direct.status == 0 && direct.stderr.isEmpty, "\(direct.stderr)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(direct.stdout.utf8)) as? [String: Any])
+        #expect(Set(document.keys) == ["Version", "AccessKeyId", "SecretAccessKey", "SessionToken", "Expiration"])
+        #expect(try await stand.calls().count == 1, "still the one STS call: the credentials are kept in the store")
+
+        // Signed out: the cached credentials go with the sign-in.
+        #expect(try await world.authkit(["logout", "--group", world.group]).status == 0)
+        let signedOut = try await run(["--profile", "dev", "s3", "ls"])
+        #expect(signedOut.status != 0 && signedOut.stderr.contains("nobody is signed in"), "\(signedOut.stderr)")
+
+        // No STS credential in any captured output but the plug-in's own answer.
+        let cloud = try await stand.issued().map { LeakScanner.Secret(kind: $0.kind, value: $0.value) }
+        #expect(!cloud.isEmpty)
+        for finding in LeakScanner.scan(world.capturedText(), for: cloud) { Issue.record("AWS credential leaked: \(finding)") }
+        try await world.assertNoSecretsLeaked()
+    }
+}
