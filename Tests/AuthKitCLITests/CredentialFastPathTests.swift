@@ -13,11 +13,11 @@ struct CredentialFastPathTests {
     @Test("one list of adapters drives the subcommands, the executable aliases and setup")
     func oneListDrivesEverything() {
         let clients = CredentialAdapters.all.map { $0.client }
-        #expect(clients == ["git", "docker", "kubectl", "cargo", "aws"])
+        #expect(clients == ["git", "docker", "kubectl", "cargo", "aws", "gcloud"])
         #expect(CredentialCommand.configuration.subcommands.map { $0.configuration.commandName } == clients)
         // docker's adapter also serves podman (containers-auth.json); the agent is set up too.
         #expect(SetupCommand.configuration.subcommands.map { $0.configuration.commandName }
-            == ["git", "docker", "podman", "kubectl", "cargo", "aws", "agent"])
+            == ["git", "docker", "podman", "kubectl", "cargo", "aws", "gcloud", "agent"])
         #expect(CredentialAdapters.aliased("docker-credential-authkit")?.client == "docker")
         #expect(CredentialAdapters.aliased("cargo-credential-authkit")?.client == "cargo")
         #expect(CredentialAdapters.aliased("git-credential-authkit")?.client == "git")

@@ -165,3 +165,25 @@ public final class AWSStandIn: Sendable {
         try await process.control("GET", "/_test/sts")["issued"].array.map { ($0["kind"].string ?? "", $0["value"].string ?? "") }
     }
 }
+
+/// `Tests/Peers/google_sts.py`: Google's STS token exchange, accepting only id_tokens whose
+/// signature checks against the provider's JWKS.
+public final class GoogleSTSStandIn: Sendable {
+    public let process: PeerProcess
+    /// `http://127.0.0.1:PORT/v1/token`.
+    public let tokenURL: String
+
+    public init(acceptTokensFrom provider: OIDCTestProvider, clientID: String, audience: String) throws {
+        process = try PeerProcess(
+            name: "google-sts", script: "google_sts.py",
+            arguments: ["--accept-tokens-from", provider.baseURL.absoluteString, "--client-id", clientID, "--audience", audience])
+        tokenURL = process.baseURL.absoluteString + "/v1/token"
+    }
+
+    public func stop() { process.stop() }
+
+    /// (accepted, the access token issued — for the leak scan, never printed).
+    public func exchanges() async throws -> [(accepted: Bool, accessToken: String?)] {
+        try await process.control("GET", "/_test/exchanges")["exchanges"].array.map { ($0["accepted"].bool ?? false, $0["access_token"].string) }
+    }
+}
