@@ -44,6 +44,9 @@ extension CredentialAdapter {
 struct CredentialAnswer: Equatable {
     var output: String
     var status: ExitCode = .success
+    /// A failure's one line for standard error, beside an answer that carries it too (Google's
+    /// failure document).
+    var message: String?
 
     static let none = CredentialAnswer(output: "")
 }

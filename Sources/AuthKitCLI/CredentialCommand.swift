@@ -257,6 +257,7 @@ enum CredentialPlugin {
             if !error.message.isEmpty { Terminal.printError(error.message) }
             throw error.code
         }
+        if let message = answer.message { Terminal.printError(message) }
         if !answer.output.isEmpty { Terminal.write(fd: 1, answer.output) }
         if answer.status != .success { throw answer.status }
     }

@@ -70,8 +70,7 @@ enum GCloudCredentialAdapter: CredentialAdapter {
     /// The contract's failure document on standard output (the libraries show its message), the
     /// same one line on standard error, and a non-zero exit.
     static func failure(code: String, message: String, status: ExitCode) -> CredentialAnswer {
-        Terminal.printError(message)
         let answer: JSONValue = ["version": 1, "success": false, "code": .string(code), "message": .string(message)]
-        return CredentialAnswer(output: answer.serialized() + "\n", status: status)
+        return CredentialAnswer(output: answer.serialized() + "\n", status: status, message: message)
     }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import AuthKit
-import SecretStore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -12,19 +11,8 @@ import Foundation
 struct SetupAWSCommand: SetupClientCommand {
     static func status() -> String {
         let path = configPath(environment: ProcessInfo.processInfo.environment)
-        guard let bytes = try? FileAccess.read(path, limit: 4 << 20), let text = String(validating: bytes, as: UTF8.self) else {
-            return "not set up (authkit setup aws --profile NAME --role-arn ARN)"
-        }
-        var profiles: [String] = []
-        var current: String?
-        for line in text.split(separator: "\n") {
-            let trimmed = String(line).trimmingCharacters(in: " \t\r")
-            if trimmed.hasPrefix("[") && trimmed.hasSuffix("]") {
-                let name = String(trimmed.dropFirst().dropLast()).trimmingCharacters(in: " ")
-                current = name.hasPrefix("profile ") ? String(name.dropFirst(8)).trimmingCharacters(in: " ") : name
-            } else if let name = current, trimmed.hasPrefix("credential_process"), trimmed.contains(" credential aws ") {
-                profiles.append(name)
-            }
+        let profiles = Setup.sections(of: path, name: { $0.hasPrefix("profile ") ? String($0.dropFirst(8)).trimmingCharacters(in: " ") : $0 }) {
+            $0.hasPrefix("credential_process") && $0.contains(" credential aws ")
         }
         return profiles.isEmpty ? "not set up (authkit setup aws --profile NAME --role-arn ARN)" : "set up for " + profiles.joined(separator: ", ") + " (\(path))"
     }
@@ -48,11 +36,7 @@ struct SetupAWSCommand: SetupClientCommand {
     @Option(name: .customLong("role-arn"), help: ArgumentHelp("The IAM role to assume.", valueName: "arn"))
     var roleARN: String
 
-    @Option(help: ArgumentHelp("The group whose sign-in the profile uses.", valueName: "name"))
-    var group: String?
-
-    @Option(help: ArgumentHelp("Where the sign-in lives (secret-service, kernel-keyring, plain-file).", valueName: "store"))
-    var storage: StorageChoice?
+    @OptionGroup var target: CommandLineTarget
 
     @Option(help: ArgumentHelp("How long the credentials last (900–43200 s).", valueName: "seconds"))
     var duration: Int?
@@ -66,42 +50,20 @@ struct SetupAWSCommand: SetupClientCommand {
         }
         guard AWSCredentialAdapter.isRoleARN(roleARN) else { throw ValidationError("--role-arn must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/dev") }
         if let duration, !(900...43_200).contains(duration) { throw ValidationError("--duration must be between 900 and 43200 seconds") }
-        if let group {
-            do { _ = try SecretGroup(group) } catch { throw ValidationError("--group: \(error)") }
-        }
     }
 
     func run() async throws {
         let path = Self.configPath(environment: ProcessInfo.processInfo.environment)
-        var words = [Setup.executablePath(), "credential", "aws", "--role-arn", roleARN]
-        if let group { words += ["--group", group] }
-        if let storage { words += ["--storage", storage.rawValue] }
+        var words = [Setup.executablePath(), "credential", "aws", "--role-arn", roleARN] + target.words
         if let duration { words += ["--duration", String(duration)] }
         let header = profile == "default" ? "[default]" : "[profile \(profile)]"
         let section = "\(header)\ncredential_process = \(words.map(Setup.shellQuoted).joined(separator: " "))\n"
+        if printOnly {
+            Terminal.printData("# \(path)\n\(section)")
+            return
+        }
         do throws(Setup.Failure) {
-            var text = ""
-            if FileManager.default.fileExists(atPath: path) {
-                do { text = String(decoding: try FileAccess.read(path, limit: 4 << 20), as: UTF8.self) } catch {
-                    throw Setup.Failure(description: "\(path): \(error)")
-                }
-            }
-            let present = text.split(separator: "\n").contains { String($0).trimmingCharacters(in: " \t\r") == header }
-            if present && !text.contains(section) {
-                throw Setup.Failure(description: "\(path) has \(header) already; add `\(section.split(separator: "\n")[1])` to it by hand, or remove it first")
-            }
-            if printOnly {
-                Terminal.printData("# \(path)\n\(section)")
-                return
-            }
-            guard !present else {
-                Terminal.printError("aws: \(path): \(header) already set")
-                return
-            }
-            let separator = text.isEmpty || text.hasSuffix("\n\n") ? "" : (text.hasSuffix("\n") ? "\n" : "\n\n")
-            try? FileManager.default.createDirectory(atPath: Setup.directory(of: path), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            try Setup.writeAtomically(Array((text + separator + section).utf8), to: path, mode: 0o600)
-            Terminal.printError("aws: \(path): added \(header)")
+            Terminal.printError("aws: " + (try Setup.appendSection(section, header: header, to: path, mode: 0o600)))
         } catch {
             Terminal.printError("authkit: \(error)")
             throw ExitStatus.usage

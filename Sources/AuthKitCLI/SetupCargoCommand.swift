@@ -11,20 +11,8 @@ import Foundation
 struct SetupCargoCommand: SetupClientCommand {
     static func status() -> String {
         let path = configPath(environment: ProcessInfo.processInfo.environment)
-        guard let bytes = try? FileAccess.read(path, limit: 4 << 20), let text = String(validating: bytes, as: UTF8.self) else {
-            return "not set up (authkit setup cargo --registry NAME --index URL)"
-        }
-        var registries: [String] = []
-        var current: String?
-        for line in text.split(separator: "\n") {
-            let trimmed = String(line).trimmingCharacters(in: " \t\r")
-            if trimmed.hasPrefix("[registries.") && trimmed.hasSuffix("]") {
-                current = String(trimmed.dropFirst(12).dropLast())
-            } else if trimmed.hasPrefix("[") {
-                current = nil
-            } else if let name = current, trimmed.hasPrefix("credential-provider"), trimmed.contains("\"credential\", \"cargo\"") {
-                registries.append(name)
-            }
+        let registries = Setup.sections(of: path, name: { $0.hasPrefix("registries.") ? String($0.dropFirst(11)) : nil }) {
+            $0.hasPrefix("credential-provider") && $0.contains("\"credential\", \"cargo\"")
         }
         return registries.isEmpty ? "not set up (authkit setup cargo --registry NAME --index URL)" : "set up for " + registries.joined(separator: ", ") + " (\(path))"
     }
@@ -77,39 +65,21 @@ struct SetupCargoCommand: SetupClientCommand {
 
             """
         do throws(Setup.Failure) {
-            let existing: [UInt8]? = FileManager.default.fileExists(atPath: path) ? try read(path) : nil
-            let text = existing.map { String(decoding: $0, as: UTF8.self) } ?? ""
             let plan = try Setup.planSection(
                 kind: .credential, name: index.hasPrefix("sparse+") ? String(index.dropFirst(7)) : index, option: "--index",
                 entries: target.entries)
-            let header = "[registries.\(registry)]"
-            let present = text.split(separator: "\n").contains { String($0).trimmingCharacters(in: " \t\r") == header }
-            if present && !text.contains(section) {
-                throw Setup.Failure(description: "\(path) configures \(header) already; add credential-provider = [\"\(executable)\", \"credential\", \"cargo\"] to it by hand, or remove it first")
-            }
             if printOnly {
                 Terminal.printData("# \(path)\n\(section)\(plan.printed)")
                 return
             }
             let written = try plan.apply { () throws(Setup.Failure) in
-                guard !present else {
-                    Terminal.printError("cargo: \(path): \(header) already set")
-                    return
-                }
-                let separator = text.isEmpty || text.hasSuffix("\n\n") ? "" : (text.hasSuffix("\n") ? "\n" : "\n\n")
-                try? FileManager.default.createDirectory(atPath: Setup.directory(of: path), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-                try Setup.writeAtomically(Array((text + separator + section).utf8), to: path, mode: 0o644)
-                Terminal.printError("cargo: \(path): added \(header)")
+                Terminal.printError("cargo: " + (try Setup.appendSection(section, header: "[registries.\(registry)]", to: path, mode: 0o644)))
             }
             Terminal.printError(written)
         } catch {
             Terminal.printError("authkit: \(error)")
             throw ExitStatus.usage
         }
-    }
-
-    private func read(_ path: String) throws(Setup.Failure) -> [UInt8] {
-        do { return try FileAccess.read(path, limit: 4 << 20) } catch { throw Setup.Failure(description: "\(path): \(error)") }
     }
 
     /// `$CARGO_HOME/config.toml`, else `~/.cargo/config.toml`.

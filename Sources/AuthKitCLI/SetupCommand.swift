@@ -143,6 +143,48 @@ enum Setup {
         }
     }
 
+    /// Appends `section` (its first line is `header`) to another tool's INI-like file — cargo's
+    /// config.toml, the AWS config — keeping the rest byte for byte. A file that has the same
+    /// section already is left alone; one whose section says something else is refused (to
+    /// be edited by hand). Returns what was done, for the report.
+    static func appendSection(_ section: String, header: String, to path: String, mode: mode_t) throws(Failure) -> String {
+        var text = ""
+        if FileManager.default.fileExists(atPath: path) {
+            do { text = String(decoding: try FileAccess.read(path, limit: 4 << 20), as: UTF8.self) } catch {
+                throw Failure(description: "\(path): \(error)")
+            }
+        }
+        let present = text.split(separator: "\n").contains { String($0).trimmingCharacters(in: " \t\r") == header }
+        if present {
+            guard text.contains(section) else {
+                throw Failure(description: "\(path) has \(header) already, saying something else; edit it by hand to read:\n\(section)")
+            }
+            return "\(path): \(header) already set"
+        }
+        let separator = text.isEmpty || text.hasSuffix("\n\n") ? "" : (text.hasSuffix("\n") ? "\n" : "\n\n")
+        try? FileManager.default.createDirectory(
+            atPath: directory(of: path), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try writeAtomically(Array((text + separator + section).utf8), to: path, mode: mode)
+        return "\(path): added \(header)"
+    }
+
+    /// The sections of an INI-like file (`[NAME]` headers, named by `name`) that hold a line
+    /// `matches` accepts: which profiles or registries run authkit, for `setup --list`.
+    static func sections(of path: String, name: (String) -> String?, holding matches: (String) -> Bool) -> [String] {
+        guard let bytes = try? FileAccess.read(path, limit: 4 << 20), let text = String(validating: bytes, as: UTF8.self) else { return [] }
+        var found: [String] = []
+        var current: String?
+        for line in text.split(separator: "\n") {
+            let trimmed = String(line).trimmingCharacters(in: " \t\r")
+            if trimmed.hasPrefix("[") && trimmed.hasSuffix("]") {
+                current = name(String(trimmed.dropFirst().dropLast()).trimmingCharacters(in: " "))
+            } else if let section = current, matches(trimmed), !found.contains(section) {
+                found.append(section)
+            }
+        }
+        return found
+    }
+
     /// A value authkit's config file can hold as it is: no control character (a line break
     /// would start a new line, and a new section), no surrounding space, no `"`.
     static func checkValue(_ value: String, _ what: String) throws(Failure) {
@@ -214,6 +256,27 @@ enum Setup {
 }
 
 /// Which sign-in a set-up client gets: the options `setup git|docker|kubectl` share.
+/// The sign-in a configuration that runs authkit names on its command line (AWS's
+/// credential_process, Google's executable): its group and store.
+struct CommandLineTarget: ParsableArguments {
+    @Option(help: ArgumentHelp("The group whose sign-in it uses.", valueName: "name"))
+    var group: String?
+
+    @Option(help: ArgumentHelp("Where the sign-in lives (secret-service, kernel-keyring, plain-file).", valueName: "store"))
+    var storage: StorageChoice?
+
+    func validate() throws {
+        if let group {
+            do { _ = try SecretGroup(group) } catch { throw ValidationError("--group: \(error)") }
+        }
+    }
+
+    /// `--group G --storage S`, as the configuration's command runs authkit.
+    var words: [String] {
+        (group.map { ["--group", $0] } ?? []) + (storage.map { ["--storage", $0.rawValue] } ?? [])
+    }
+}
+
 struct SetupTargetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The profile whose sign-in the client gets.", valueName: "name"))
     var profile: String?

@@ -33,7 +33,19 @@ struct SetupDockerCommand: SetupClientCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The registry, as docker names it (registry.example.com, localhost:5000).", valueName: "host"))
+    @OptionGroup var options: CredHelpersOptions
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let directory = environment["DOCKER_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? (environment["HOME"] ?? "") + "/.docker"
+        try CredHelpersFile(client: "docker", path: directory + "/config.json").setUp(options)
+    }
+}
+
+/// What `setup docker` and `setup podman` take: the registry, the sign-in it gets, where the
+/// helper link goes.
+struct CredHelpersOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The registry, as the client names it (registry.example.com, localhost:5000).", valueName: "host"))
     var registry: String
 
     @OptionGroup var target: SetupTargetOptions
@@ -48,13 +60,6 @@ struct SetupDockerCommand: SetupClientCommand {
         guard !CredentialMap.registryHost(registry).isEmpty, !registry.contains(" ") else {
             throw ValidationError("--registry must name a registry host, e.g. registry.example.com")
         }
-    }
-
-    func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let directory = environment["DOCKER_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? (environment["HOME"] ?? "") + "/.docker"
-        try CredHelpersFile(client: "docker", path: directory + "/config.json")
-            .setUp(registry: registry, target: target, linkDirectory: linkDirectory, printOnly: printOnly)
     }
 }
 
@@ -77,7 +82,8 @@ struct CredHelpersFile {
         return registries.isEmpty ? "not set up (\(hint))" : "set up for " + registries.joined(separator: ", ") + " (\(path))"
     }
 
-    func setUp(registry: String, target: SetupTargetOptions, linkDirectory: String?, printOnly: Bool) throws {
+    func setUp(_ options: CredHelpersOptions) throws {
+        let registry = options.registry, target = options.target, linkDirectory = options.linkDirectory, printOnly = options.printOnly
         let executable = Setup.executablePath()
         let link = (linkDirectory ?? Setup.directory(of: executable)) + "/docker-credential-authkit"
         do throws(Setup.Failure) {

@@ -1,7 +1,6 @@
 import ArgumentParser
 import AuthKit
 import JOSE
-import SecretStore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -45,11 +44,7 @@ struct SetupGCloudCommand: SetupClientCommand {
     @Option(name: .customLong("user-project"), help: ArgumentHelp("The workforce pool's user project (workforce pools only).", valueName: "project"))
     var userProject: String?
 
-    @Option(help: ArgumentHelp("The group whose sign-in it uses.", valueName: "name"))
-    var group: String?
-
-    @Option(help: ArgumentHelp("Where the sign-in lives (secret-service, kernel-keyring, plain-file).", valueName: "store"))
-    var storage: StorageChoice?
+    @OptionGroup var target: CommandLineTarget
 
     @Flag(name: .customLong("print"), help: "Only show what would be written.")
     var printOnly = false
@@ -59,9 +54,6 @@ struct SetupGCloudCommand: SetupClientCommand {
             throw ValidationError("--audience must be an identity pool provider, e.g. //iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/providers/oidc")
         }
         do { _ = try EndpointPolicy.check(tokenURL, name: "--token-url") } catch { throw ValidationError("\(error)") }
-        if let group {
-            do { _ = try SecretGroup(group) } catch { throw ValidationError("--group: \(error)") }
-        }
         if let serviceAccount, !serviceAccount.contains("@") || serviceAccount.contains("/") {
             throw ValidationError("--service-account must be a service account's e-mail address")
         }
@@ -69,9 +61,7 @@ struct SetupGCloudCommand: SetupClientCommand {
 
     func run() async throws {
         let path = output ?? Self.defaultPath(environment: ProcessInfo.processInfo.environment)
-        var words = [Setup.executablePath(), "credential", "gcloud"]
-        if let group { words += ["--group", group] }
-        if let storage { words += ["--storage", storage.rawValue] }
+        let words = [Setup.executablePath(), "credential", "gcloud"] + target.words
         var document: JSONObject = [
             "type": "external_account", "audience": .string(audience), "subject_token_type": .string(GCloudCredentialAdapter.idTokenType),
             "token_url": .string(tokenURL),

@@ -28,26 +28,10 @@ struct SetupPodmanCommand: SetupClientCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The registry, as podman names it (registry.example.com, localhost:5000).", valueName: "host"))
-    var registry: String
-
-    @OptionGroup var target: SetupTargetOptions
-
-    @Option(name: .customLong("link-dir"), help: ArgumentHelp("Where to link docker-credential-authkit (default: authkit's own directory).", valueName: "dir"))
-    var linkDirectory: String?
-
-    @Flag(name: .customLong("print"), help: "Only show what would be written.")
-    var printOnly = false
-
-    func validate() throws {
-        guard !CredentialMap.registryHost(registry).isEmpty, !registry.contains(" ") else {
-            throw ValidationError("--registry must name a registry host, e.g. registry.example.com")
-        }
-    }
+    @OptionGroup var options: CredHelpersOptions
 
     func run() async throws {
-        try CredHelpersFile(client: "podman", path: Self.authFile(environment: ProcessInfo.processInfo.environment))
-            .setUp(registry: registry, target: target, linkDirectory: linkDirectory, printOnly: printOnly)
+        try CredHelpersFile(client: "podman", path: Self.authFile(environment: ProcessInfo.processInfo.environment)).setUp(options)
     }
 
     /// `$REGISTRY_AUTH_FILE`, else `$XDG_CONFIG_HOME/containers/auth.json` (`~/.config/…`):
