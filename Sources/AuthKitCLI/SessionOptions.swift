@@ -86,7 +86,7 @@ struct SignInSelector: Equatable {
         do {
             let resolver = try ProfileResolver.load(environment: environment)
             let resolved = try resolver.resolve(overrides)
-            // A broken profile this command does not use: said, not fatal (issue 13).
+            // A broken profile this command does not use: said, not fatal.
             for warning in resolver.warnings(using: resolved) { Terminal.printError("authkit: warning: \(warning)") }
             return resolved
         } catch {

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// How authkit speaks (issue 13, "one voice"): every error is `authkit: <message>` starting in
+/// How authkit speaks: every error is `authkit: <message>` starting in
 /// lower case, followed by at most one `hint:` line; authkit's own typography (‘quotes’,
 /// dashes, ✓, …) becomes ASCII where it may not display or is read by a program: a
 /// non-UTF-8 locale, `NO_COLOR`, or output that is not a terminal.

@@ -49,7 +49,7 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
         case .collection(let label, _, true, let isLocked, _):
             return "Secret Service collection ‘\(label)’" + (isLocked ? " (locked)" : "")
         case .collection(let label, let path, false, let isLocked, _):
-            // Plain words for a person (issue 13): the sign-in is encrypted in the user's
+            // Plain words for a person: the sign-in is encrypted in the user's
             // keyring; why the group's own collection is not used is ``fallbackExplanation``.
             let name = label.isEmpty ? path : label
             return "Secret Service keyring ‘\(name)’" + (isLocked ? " (locked)" : " (encrypted)")

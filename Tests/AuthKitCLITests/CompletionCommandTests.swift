@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 13: `authkit completion bash|zsh|fish` is visible and its scripts complete profile and
+/// `authkit completion bash|zsh|fish` is visible and its scripts complete profile and
 /// group names from the config file — checked by running the bash script's completion
 /// function in a real bash, as bash does on Tab.
 @Suite struct CompletionCommandTests {

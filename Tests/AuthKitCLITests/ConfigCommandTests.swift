@@ -3,7 +3,7 @@ import StrictJSON
 import TestSupport
 import Testing
 
-/// Issue 13: `authkit config` shows the effective settings and where each came from, in text
+/// `authkit config` shows the effective settings and where each came from, in text
 /// and JSON; `authkit config path` says where the file is. No store, no network (the Home has
 /// no D-Bus: touching the store would fail).
 @Suite struct ConfigCommandTests {

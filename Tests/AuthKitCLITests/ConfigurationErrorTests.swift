@@ -104,7 +104,7 @@ import Testing
         try await Self.expectUsageError(home.authkit(["status", "--profile", "work"]), ["\(path):2: 'storage': use secret-service, kernel-keyring or plain-file"])
     }
 
-    /// Issue 13: a typo in a profile the command does not use is a warning, not a failure; the
+    /// A typo in a profile the command does not use is a warning, not a failure; the
     /// command that uses that profile still fails on it.
     @Test func aBrokenProfileBlocksOnlyTheCommandsThatUseIt() async throws {
         let home = try Home()
@@ -182,7 +182,7 @@ import Testing
     }
 }
 
-/// Issue 13: help topics a command's --help cannot hold, and no silent typos.
+/// Help topics a command's --help cannot hold, and no silent typos.
 @Suite struct HelpTopicTests {
     @Test(arguments: ["environment", "exit-codes", "config"])
     func topicsExist(topic: String) throws {

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 14: no hang. A provider whose polling `interval` is 60 s must not stretch
+/// No hang. A provider whose polling `interval` is 60 s must not stretch
 /// `login --device-code --timeout 10` to a minute, and the wait shows the time to the timeout,
 /// not the code's ten-minute lifetime.
 @Suite struct DeviceCodeTimeoutTests {

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 10, docker: the docker CLI (on PATH, or Debian's docker.io unpacked by the bootstrap)
+/// The docker CLI (on PATH, or Debian's docker.io unpacked by the bootstrap)
 /// with `docker-credential-authkit`, set up by `authkit setup docker`, against an engine
 /// stand-in that records the credentials the CLI sends for each registry.
 @Suite struct DockerCredentialTests {

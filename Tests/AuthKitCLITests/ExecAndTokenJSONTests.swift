@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 10: `authkit exec` (the token in an environment variable, never in argv) and
+/// `authkit exec` (the token in an environment variable, never in argv) and
 /// `authkit token --json` / `--id-token`.
 @Suite struct ExecAndTokenJSONTests {
     @Test func execPutsTheTokenInTheEnvironmentAndExitsWithTheCommand() async throws {

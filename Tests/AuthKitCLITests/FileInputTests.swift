@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 14: no hang on a file a person names. A FIFO (which blocks until a writer comes), a
+/// No hang on a file a person names. A FIFO (which blocks until a writer comes), a
 /// device that never ends, or a directory, given as AUTHKIT_CONFIG or `jwt verify --jwks`:
 /// refused at once with a clear line, never a wait or an unbounded read.
 @Suite struct FileInputTests {

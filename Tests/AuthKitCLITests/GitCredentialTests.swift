@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 10, git: Debian's git against a loopback smart-HTTP server that takes only the
+/// Git: Debian's git against a loopback smart-HTTP server that takes only the
 /// provider's live access tokens, with `authkit credential git` as its credential helper.
 @Suite struct GitCredentialTests {
     /// A world with ada signed in, a git server with one repository, and git's own config in

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 11 through the real binary: sign in, status, token, a refresh race, logout and the
+/// The kernel keyring through the real binary: sign in, status, token, a refresh race, logout and the
 /// leak scan with `--storage kernel-keyring` — the same things the Secret Service store is
 /// held to. The persistent keyring belongs to the user and outlives the test, so each world
 /// uses a group of its own and signs out at the end.
@@ -26,7 +26,7 @@ import Testing
         #expect(try await world.authkit(["token", "--group", group]).status == 1)
 
         // AUTHKIT_STORAGE chooses it as well; a refresh race of eight processes makes one refresh.
-        try HostileTextTests.tamperKernel(group: group, issuer: world.provider.issuer.absoluteString) {
+        try TerminalSafetyTests.tamperKernel(group: group, issuer: world.provider.issuer.absoluteString) {
             $0["access_token_expires_at"] = Date().timeIntervalSince1970 - 10
         }
         try await world.provider.clearLog()
@@ -70,7 +70,7 @@ import Testing
     }
 }
 
-extension HostileTextTests {
+extension TerminalSafetyTests {
     /// The stored record in the kernel keyring, rewritten as another process of the user could.
     static func tamperKernel(group: String, issuer: String, account: String = "ada@example.test", _ change: (inout [String: Any]) -> Void) throws {
         let probe = try PrivateSecretService.probeExecutable()

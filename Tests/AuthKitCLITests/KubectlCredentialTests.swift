@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 10, kubectl: Debian's kubectl 1.20 (v1beta1, unpacked by the bootstrap) and any newer
+/// Kubectl: Debian's kubectl 1.20 (v1beta1, unpacked by the bootstrap) and any newer
 /// kubectl on PATH (v1), configured by `authkit setup kubectl`, against a TLS API-server
 /// stand-in that takes only the provider's live tokens.
 @Suite struct KubectlCredentialTests {
@@ -81,7 +81,7 @@ import Testing
         // An expired access token: the plug-in refreshes (once) and kubectl goes on. (Counted
         // from before setup: Google Cloud SDK's kubectl, a dispatcher, may ask the API server
         // for its version during `kubectl config`, which runs the plug-in first.)
-        try HostileTextTests.tamper(world, account: "ada@example.test") { $0["access_token_expires_at"] = Date().timeIntervalSince1970 - 10 }
+        try TerminalSafetyTests.tamper(world, account: "ada@example.test") { $0["access_token_expires_at"] = Date().timeIntervalSince1970 - 10 }
         try await world.provider.clearLog()
         let kubeconfig = world.scratch.appendingPathComponent("kubeconfig-0")
         var environment = world.environment

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 14: no neighbour can break the refresh lock. The first builds fell back to the
+/// No neighbour can break the refresh lock. The first builds fell back to the
 /// predictable `/tmp/authkit-<uid>` when `XDG_RUNTIME_DIR` is unset (cron, plain SSH); another
 /// user who created it first made every refresh, login and logout fail. Now the lock lives in
 /// the user's own `~/.local/state`.

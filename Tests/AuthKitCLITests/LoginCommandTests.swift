@@ -212,7 +212,7 @@ import Testing
         let secrets = LeakScanner.secrets(issued: try await world.provider.issued())
         #expect(LeakScanner.scan([("the terminal", result.stdout)], for: secrets).isEmpty)
 
-        // Issue 13: the same terminal under a non-UTF-8 locale, or with NO_COLOR, gets ASCII only.
+        // The same terminal under a non-UTF-8 locale, or with NO_COLOR, gets ASCII only.
         for setting in [["LC_ALL": "C"], ["LC_ALL": "C.UTF-8", "NO_COLOR": "1"]] {
             let plain = try await offThePool {
                 try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
@@ -226,7 +226,7 @@ import Testing
     }
 }
 
-/// Issue 13, first point: `login` checks the store before the browser, so a person never
+/// `login` checks the store before the browser, so a person never
 /// consents only to lose the sign-in.
 @Suite struct LoginStoreCheckTests {
     @Test func noSessionBusFailsBeforeAnyURLIsShown() async throws {
@@ -245,7 +245,7 @@ import Testing
     }
 }
 
-/// Issue 13: a client the provider does not know fails in seconds, before the browser opens,
+/// A client the provider does not know fails in seconds, before the browser opens,
 /// with its own exit code (7), not a five-minute wait ending in a misleading hint.
 @Suite struct ClientPreflightTests {
     @Test func anUnknownClientIDFailsFastWithExitSeven() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 14: no trap, ever, on a number from outside. Every numeric field of the stored record
+/// No trap, ever, on a number from outside. Every numeric field of the stored record
 /// set to 0, -1, 1e300, -1e300, Int64.max, a fraction or a string: no command dies of a
 /// signal, and the sign-in is usable or reported — never removed (only logout removes).
 @Suite(.serialized) struct NumericRobustnessTests {
@@ -16,7 +16,7 @@ import Testing
         try await world.signIn(user: "ada")
         let key = ["--group", world.group, "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--account", "ada@example.test"]
         for value in Self.values {
-            try HostileTextTests.tamper(world, account: "ada@example.test") { $0[field] = value }
+            try TerminalSafetyTests.tamper(world, account: "ada@example.test") { $0[field] = value }
             for (arguments, environment) in [
                 (["status", "--group", world.group], [String: String]()), (["status", "--json", "--group", world.group], [:]),
                 (["token", "--group", world.group], [:]), (["token", "--group", world.group], ["AUTHKIT_LOG": "debug"]),

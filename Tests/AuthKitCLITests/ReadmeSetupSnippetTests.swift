@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 10: the README's setup snippets ("Use it from git, kubectl, docker and anything
+/// The README's setup snippets ("Use it from git, kubectl, docker and anything
 /// else") are run as written — same text — in a scratch HOME, git and docker config and
 /// kubeconfig, and must succeed and write what the README says.
 @Suite struct ReadmeSetupSnippetTests {

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `authkit login` with a real browser (issue 13): Debian's chromium, headless, driven through
+/// `authkit login` with a real browser: Debian's chromium, headless, driven through
 /// chromedriver by selenium (`Tests/Peers/chromium_browser.py`, launched by authkit as
 /// `$BROWSER`), through our provider's login form to the pages authkit's loopback receiver
 /// serves — checked as chromium rendered them: text, address, headers, what the page loaded.

@@ -6,12 +6,12 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 14 through the real binary: what a person or a script sees when a refresh answer is
+/// What a person or a script sees when a refresh answer is
 /// refused, and when `authkit token` is killed while the provider answers.
 @Suite struct RefreshResilienceCLITests {
     /// Marks the stored access token expired, so the next `authkit token` refreshes.
     static func expire(_ world: CLIHarness) throws {
-        try HostileTextTests.tamper(world, account: "ada@example.test") { $0["access_token_expires_at"] = Date().timeIntervalSince1970 - 10 }
+        try TerminalSafetyTests.tamper(world, account: "ada@example.test") { $0["access_token_expires_at"] = Date().timeIntervalSince1970 - 10 }
     }
 
     @Test func aRefusedIDTokenSaysSoOnceAndTheNextCallHeals() async throws {

@@ -75,7 +75,7 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
-    /// Issue 13: piped, the default is TSV for scripts (no header, tab-separated, an empty
+    /// Piped, the default is TSV for scripts (no header, tab-separated, an empty
     /// field where Graph has no value); a table fits the terminal's width, cutting long cells
     /// with an ellipsis (ASCII "..." off a terminal), never wrapping; no dash for a missing value.
     @Test func tsvWhenPipedAndATableThatFitsTheWidth() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 14: no runaway loops. A Graph that answers empty pages with a link to themselves, or
+/// No runaway loops. A Graph that answers empty pages with a link to themselves, or
 /// 401 to every other request, once made one `authkit search` send thousands of requests and
 /// a thousand refresh grants. Now a search is bounded: an empty page or a repeated link ends
 /// it, at most GraphClient.maxPages pages, at most one forced refresh per command.

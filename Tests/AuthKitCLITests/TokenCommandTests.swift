@@ -153,7 +153,7 @@ import Testing
     }
 }
 
-/// Issue 13: an honest --min-ttl. A provider whose tokens live an hour cannot meet
+/// An honest --min-ttl. A provider whose tokens live an hour cannot meet
 /// `--min-ttl 7200`: exit 8 and one line naming both lifetimes, unless --allow-shorter.
 @Suite struct HonestMinTTLTests {
     @Test func aTokenShorterThanAskedIsExitEightUnlessAllowed() async throws {

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import AuthKit
 
-// Issue 4, "Bad input": no secret (code, verifier, tokens, client secret) appears in any log,
+// No secret (code, verifier, tokens, client secret) appears in any log,
 // error or test output. Each flow test scans what authkit said during it (SignInHarness,
 // KeyringSignIn); this suite adds the values themselves and a tour of every `authkit` command
 // against one provider, scanning all their output against the provider's /_test/issued list —

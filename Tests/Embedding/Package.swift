@@ -2,7 +2,7 @@
 import PackageDescription
 
 // A program that embeds authkit's JOSE library AND uses OpenSSL's libcrypto itself, as a tool
-// that already links OpenSSL would (issue 12). scripts/check-embedding builds and runs it, and
+// that already links OpenSSL would. scripts/check-embedding builds and runs it, and
 // checks with nm that its own EVP_* calls are bound to libcrypto, not to authkit's loader.
 let package = Package(
     name: "EmbeddingCheck",

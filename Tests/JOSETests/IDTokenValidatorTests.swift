@@ -165,7 +165,7 @@ import Testing
     }
 }
 
-/// Issue 15: a `tid` that could carry terminal controls or reshape a URL is never kept.
+/// A `tid` that could carry terminal controls or reshape a URL is never kept.
 @Suite struct TenantIDClaimTests {
     @Test(arguments: [
         ("30aa0e58-719c-44f0-b5bb-e131f1f68ab3", true), ("contoso.onmicrosoft.com", true), ("\u{1B}]52;c;eA==\u{07}", false),

@@ -263,7 +263,7 @@ import Testing
     }
 
     /// A key set that repeats a `kid` for two keys of the token's algorithm: refused, whichever
-    /// of the two signed, never "whichever verifies" (issue 15). Two keys under one `kid` that
+    /// of the two signed, never "whichever verifies". Two keys under one `kid` that
     /// fit different algorithms stay usable: the algorithm picks exactly one.
     @Test func refusesAKeyIDThatNamesTwoKeysOfTheAlgorithm() throws {
         let first = try TestSigner(TestKeys.rsa, kid: "shared")

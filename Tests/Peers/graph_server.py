@@ -146,7 +146,7 @@ class GraphState:
         with self.lock:
             self.next: list[dict[str, Any]] = []
             self.requests: list[dict[str, Any]] = []
-            # Misbehaviours (issue 14): "empty_loop" answers every page empty with a nextLink to
+            # Misbehaviours: "empty_loop" answers every page empty with a nextLink to
             # itself; "flaky_401" answers every other request 401 whatever the token.
             self.misbehave: dict[str, bool] = {}
             self.served = 0

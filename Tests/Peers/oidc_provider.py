@@ -346,7 +346,7 @@ FAULT_KINDS = {
     "id_token_bad_signature",
     "id_token_omitted",
     "refresh_different_sub",
-    # a refreshed id_token that breaks one OIDC Core §12.2 rule (issue 14)
+    # a refreshed id_token that breaks one OIDC Core §12.2 rule
     "refresh_older_iat",
     "refresh_other_auth_time",
     "refresh_with_nonce",

@@ -69,7 +69,7 @@ struct SecretServiceStoreTests {
         #expect(location["isGroupCollection"] as? Bool == false)
         #expect(location["label"] as? String == "Login")
         #expect((location["fallbackReason"] as? String)?.isEmpty == false)
-        #expect(location["description"] as? String == "Secret Service keyring ‘Login’ (encrypted)", "plain words for a person (issue 13)")
+        #expect(location["description"] as? String == "Secret Service keyring ‘Login’ (encrypted)", "plain words for a person")
         // Found again by attributes, wherever it is.
         let looked = try service.probe(["lookup"] + Self.key())
         #expect(looked.status == 0)

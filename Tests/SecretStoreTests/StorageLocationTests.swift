@@ -8,7 +8,7 @@ import Testing
                 .description == "Secret Service collection ‘com.example.shared’")
         let fallback = StorageLocation.collection(
             label: "Login", objectPath: "/login", isGroupCollection: false, isLocked: false, fallbackReason: "no prompter")
-        // Issue 13: plain words, no "default collection … could not be created" jargon; the
+        // Plain words, no "default collection … could not be created" jargon; the
         // reason is kept for logs.
         #expect(fallback.description == "Secret Service keyring ‘Login’ (encrypted)")
         #expect(fallback.fallbackExplanation == "the group's own collection is not used (it could not be created: no prompter)")

@@ -5,7 +5,7 @@ import Glibc
 /// Small POSIX file reads for the files a person names — the config file, `jwt verify
 /// --jwks` — with no Foundation on the start-up path. Regular files only: a FIFO, a device
 /// or a directory given by mistake (or on purpose) is refused at once instead of blocking the
-/// open or reading forever (issue 14); and never more than `limit` bytes.
+/// open or reading forever; and never more than `limit` bytes.
 package enum FileAccess {
     package enum Failure: Error, Equatable, CustomStringConvertible {
         case notFound

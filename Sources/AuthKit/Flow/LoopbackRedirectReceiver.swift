@@ -23,7 +23,7 @@ import Synchronization
 /// * Anything else — another path, a missing or wrong `state`, a second callback — is refused
 ///   (an error page, through the redirect above when it has a query) and does not end or
 ///   satisfy the wait, however many come: only the right
-///   callback, the timeout or cancellation end it (issue 14: any local user can reach the
+///   callback, the timeout or cancellation end it (any local user can reach the
 ///   port, and must not be able to jam the sign-in). Work per request is bounded (target and
 ///   body size, a few seconds to send a whole request), connections are capped and the
 ///   oldest incomplete one makes room for a new one, and only the first few refusals are

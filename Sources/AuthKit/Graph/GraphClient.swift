@@ -79,7 +79,7 @@ public struct GraphClient: Sendable {
         var users: [GraphUser] = []
         var seen: Set<String> = [next.absoluteString]
         var refreshUsed = false
-        // Bounded whatever Graph answers (issue 14): at most maxPages pages, an empty page or a
+        // Bounded whatever Graph answers: at most maxPages pages, an empty page or a
         // link already followed ends the search, and one forced refresh serves the whole search.
         for _ in 0..<Self.maxPages where users.count < top {
             let page = try await page(next, refreshUsed: &refreshUsed)

@@ -80,7 +80,7 @@ package actor JWKSCache {
     /// Validates `token` with `validator`, fetching the keys from `jwksURI` when needed and
     /// refetching once on an unknown `kid` — subject to the cooldown, unless
     /// `refetchWithinCooldown`: a refresh whose provider has just used up the old refresh token
-    /// asks once more even inside it, so a key rollover heals on the next try (issue 14).
+    /// asks once more even inside it, so a key rollover heals on the next try.
     package func validate(
         _ token: String, validator: IDTokenValidator, jwksURI: URL, nonce: String?, refetchWithinCooldown: Bool = false
     ) async throws(AuthKitError) -> ValidatedIDToken {

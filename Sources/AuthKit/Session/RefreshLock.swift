@@ -107,7 +107,7 @@ public struct RefreshLock: Sendable {
     /// `$XDG_RUNTIME_DIR/authkit`, else `$XDG_STATE_HOME/authkit/locks` (by default
     /// `~/.local/state/authkit/locks`): places only this user can create, made 0700 where
     /// missing and checked to be ours and private. (Not a predictable name under /tmp, where
-    /// another user could create it first and block every refresh: issue 14.)
+    /// another user could create it first and block every refresh.)
     static func directory(environment: [String: String]) throws(Failure) -> String {
         let path: String
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {

@@ -197,7 +197,7 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
 
     /// Every number of a record read back is one authkit could have written: times within
     /// 0 … ``latestTime``, a non-negative generation. Anything else is a reported problem
-    /// (the record is left in place), never a trap later (issue 14).
+    /// (the record is left in place), never a trap later.
     func checkNumbers() throws(RecordError) {
         func time(_ value: Double?, _ name: String) throws(RecordError) {
             guard let value else { return }

@@ -168,7 +168,7 @@ public struct SignInFlow: Sendable {
         return SignInResult(account: Account(record: record, location: location), location: location, grantedScopes: record.scopes)
     }
 
-    /// Asks the token endpoint about the client before the browser opens (issue 13): a
+    /// Asks the token endpoint about the client before the browser opens: a
     /// provider that does not know the client id shows its error in the browser and never
     /// redirects, so the wait would only time out. One stateless request — an
     /// `authorization_code` grant with a made-up code and verifier — answered `invalid_client`
@@ -322,7 +322,7 @@ public struct SignInFlow: Sendable {
             let authorization = try await device.start(scopes: profile.scopes)
             // The sign-in's timeout bounds the wait as it does for the browser: stop polling at
             // whichever comes first, it or the code's own expiry — and the person is shown that
-            // time, not the code's lifetime (issue 14).
+            // time, not the code's lifetime.
             let deadline = clock().addingTimeInterval(Double(options.timeout.components.seconds))
             let bounded = DeviceAuthorization(
                 deviceCode: authorization.deviceCode, userCode: authorization.userCode,

@@ -1,7 +1,7 @@
 extension Int {
     /// `value` rounded toward zero and clamped to Int's range; NaN is 0. For numbers that
     /// came from outside (a provider's lifetime, a stored time), where `Int(_:)` would trap
-    /// on ±1e300 (issue 14).
+    /// on ±1e300.
     package init(clamping value: Double) {
         if value.isNaN {
             self = 0

@@ -2,7 +2,7 @@
 /// store, the config file, the command line — made safe to show on a terminal. The one
 /// cleaner of authkit: the library cleans what it receives with ``clean(_:limit:)``, and the
 /// command's every line passes ``displayable(_:)`` on its way out (Terminal), so nothing from
-/// outside reaches a terminal as a control sequence (issue 15).
+/// outside reaches a terminal as a control sequence.
 package enum ProviderText {
     /// Control, format, separator, private-use and unassigned characters become spaces (escape
     /// sequences could rewrite the screen), surrounding whitespace goes, and the length is

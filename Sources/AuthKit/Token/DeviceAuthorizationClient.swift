@@ -140,7 +140,7 @@ package struct DeviceAuthorizationClient: Sendable {
         var interval = authorization.interval
         while true {
             // Never sleep past the end: a provider's interval of 60 s must not outlast a 10 s
-            // timeout (issue 14).
+            // timeout.
             let left = authorization.expiresAt.timeIntervalSince(tokenClient.clock())
             guard left > 0 else { throw .expired }
             let pause = min(interval, .milliseconds(Int64(min(left, 3600) * 1000)))

@@ -85,7 +85,7 @@ package struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStri
 
     /// Visible ASCII only (0x21…0x7E): the RFC 6750 `b64token` characters and a little more,
     /// but never a space, CR, LF or other control that could end a header, a `key=value`
-    /// line of git's credential protocol, or a terminal line early (issue 15).
+    /// line of git's credential protocol, or a terminal line early.
     static func isTransportable(_ token: String) -> Bool {
         token.utf8.allSatisfy { $0 >= 0x21 && $0 <= 0x7E }
     }

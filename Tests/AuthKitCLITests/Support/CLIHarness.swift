@@ -46,7 +46,7 @@ final class CLIHarness: @unchecked Sendable {
     static let clientID = "authkit-test-public"
 
     /// The store a world's `authkit` runs use (`AUTHKIT_STORAGE`), for tests that every store
-    /// must pass (issue 11: parameterised, not copied).
+    /// must pass (parameterised, not copied).
     enum Storage: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case secretService = "secret-service"
         case kernelKeyring = "kernel-keyring"

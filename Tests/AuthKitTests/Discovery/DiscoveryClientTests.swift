@@ -84,7 +84,7 @@ struct DiscoveryClientTests {
         #expect(throws: DiscoveryError.self) { _ = try ProviderMetadata(document: Array(text.utf8), expectedIssuer: "https://i") }
     }
 
-    /// Issue 12: one strict reader. A document that says two things (two token endpoints, one
+    /// One strict reader. A document that says two things (two token endpoints, one
     /// for each parser), trailing data, a BOM, or a string the size limit refuses: each refused,
     /// and the message says which member or why.
     @Test("discovery documents are read strictly", arguments: [

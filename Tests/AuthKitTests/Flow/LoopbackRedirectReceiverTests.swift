@@ -223,7 +223,7 @@ struct LoopbackRedirectReceiverTests {
         }
     }
 
-    /// Issue 14: any local user can reach the port. 200 forged callbacks do not end the wait
+    /// Any local user can reach the port. 200 forged callbacks do not end the wait
     /// (only the first few are reported), and the real one still signs in.
     @Test("200 forged callbacks, then the real one: signed in")
     func forgedFlood() async throws {

@@ -115,7 +115,7 @@ struct CurlHTTPTransportTests {
         }
     }
 
-    /// Issues 12 and 15: the transport itself applies the endpoint policy to every request,
+    /// The transport itself applies the endpoint policy to every request,
     /// so a URL from anywhere — the stored record, a nextLink — cannot carry a secret over
     /// plain http to another host; refused before any connection, the URL shown encoded.
     @Test("plain http to a non-loopback host is refused before connecting", arguments: [

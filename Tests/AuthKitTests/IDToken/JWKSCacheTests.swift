@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 @testable import AuthKit
 
-// Issue 4, item 6: the JWKS cache policy against our authlib provider's real jwks_uri, every
+// The JWKS cache policy against our authlib provider's real jwks_uri, every
 // fetch counted in the provider's request log (endpoint `jwks`). Tokens are the provider's own
 // id_tokens (from a sign-in and from refreshes after a key rotation), or made-up ones whose
 // `kid` no key set holds (the flood).

@@ -7,7 +7,7 @@ import TestSupport
 import Glibc
 #endif
 
-// Issue 4, "The refresh race" and "SIGKILL while holding the lock", with whole processes:
+// The refresh race, and SIGKILL while holding the lock, with whole processes:
 // `authkit token` (the built product) in a private D-Bus session with a real gnome-keyring
 // (PrivateSecretService; its XDG_RUNTIME_DIR is private, so the refresh lock is too), against
 // our authlib provider, whose request log counts the refreshes. The sign-in they share is made

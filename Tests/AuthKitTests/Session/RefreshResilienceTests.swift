@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import AuthKit
 
-// Issue 14: the sign-in survives whatever a provider answers to a refresh. Against our authlib
+// The sign-in survives whatever a provider answers to a refresh. Against our authlib
 // provider with rotating refresh tokens: each case checks what was handed out, what is stored
 // afterwards, and what the provider saw.
 
@@ -30,7 +30,7 @@ extension PeerJSON {
     var number: Double? { if case .number(let value) = self { return value } else { return nil } }
 }
 
-@Suite("Refresh resilience (issue 14)")
+@Suite("Refresh resilience")
 struct RefreshResilienceTests {
     /// A key the JWKS does not list signs the refreshed id_token: nothing handed out, the
     /// rotated refresh token kept with the problem noted; the next call heals without a login,

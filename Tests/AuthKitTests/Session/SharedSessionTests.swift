@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import AuthKit
 
-// Issue 4, the shared session: refresh with rotation, invalid_grant after another process
+// The shared session: refresh with rotation, invalid_grant after another process
 // rotated, no deletion of a renewed sign-in, identity change on refresh, sign-out with
 // revocation, additional scopes, and a tool that names only the group. Against our authlib
 // provider (rotation, revocation and id_tokens on refresh are its features; Tests/Peers/README.md).

@@ -52,7 +52,7 @@ struct TokenRecordTests {
         #expect(try TokenRecord.decode(bytes) == sample())
     }
 
-    /// Issue 12: a record that shows one value to one parser and another to the next is not
+    /// A record that shows one value to one parser and another to the next is not
     /// read; the reason names the member, never a value. (SharedSession leaves such an item in
     /// place and reports it as the account's problem.)
     @Test("a stored record with a duplicate member, trailing data or a BOM is refused, naming why", arguments: [

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 @testable import AuthKit
 
-/// Issue 13: the pre-flight at the token endpoint, against providers that answer it
+/// The pre-flight at the token endpoint, against providers that answer it
 /// differently. What each provider answered is recorded from the wire, so the tests show the
 /// difference the rule is built on, not just its outcome.
 @Suite("client pre-flight (before the browser opens)")

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import AuthKit
 
-// Issue 4, "Shown by tests against a real OpenID provider on loopback": every sign-in case runs
+// Every sign-in case runs
 // against a real provider from Tests/Peers (our authlib provider unless the test says otherwise;
 // oidc-provider-mock for the confidential client, glewlwyd as a second PKCE-checking provider),
 // driven by the scripted browser. Tokens go to a plain-file store in a temporary folder; the
@@ -308,7 +308,7 @@ struct SignInFlowTests {
             Issue.record("expected noCallback, got \(error)")
             return
         }
-        // The likely causes, with the exact redirect URI this sign-in used (issue 13).
+        // The likely causes, with the exact redirect URI this sign-in used.
         #expect(error.description.contains("no sign-in came back within 1 s"))
         #expect(error.description.contains("client id ‘\(clientID)’") && error.description.contains(redirectURI))
         #expect(redirectURI.hasPrefix("http://127.0.0.1:"))
@@ -559,7 +559,7 @@ struct SignInFlowTests {
         #expect(try await harness.itemCount() == 0)
     }
 
-    // MARK: Bad input (issue 4, "Bad input")
+    // MARK: Bad input
 
     @Test("malformed discovery documents, token responses and key sets are typed errors; nothing is stored", arguments: BadAnswer.all)
     func badProviderAnswers(_ bad: BadAnswer) async throws {
@@ -649,7 +649,7 @@ struct BadAnswer: Sendable, CustomStringConvertible {
         BadAnswer(name: "token endpoint answers 500", fault: .http500("token")) {
             if case .tokenEndpoint(.httpStatus(500)) = $0 { return true } else { return false }
         },
-        // invalid_client at the code exchange is the configuration, not an outage (issue 13, exit 7).
+        // invalid_client at the code exchange is the configuration, not an outage.
         BadAnswer(name: "token endpoint: RFC 6749 §5.2 invalid_client", fault: .error("invalid_client", description: "Unknown client", status: 401)) {
             if case .clientRejected(_, "invalid_client", "Unknown client") = $0 { return true } else { return false }
         },

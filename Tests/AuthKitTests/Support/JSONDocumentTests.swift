@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import AuthKit
 
-/// Issue 12: one strict reader for every kind of document authkit reads, each with limits that
+/// One strict reader for every kind of document authkit reads, each with limits that
 /// fit it. Every kind refuses the same malformations, each with a message that says why and
 /// names no value.
 @Suite struct JSONDocumentTests {

@@ -1,7 +1,7 @@
 @testable import AuthKit
 import Testing
 
-/// The one cleaner (issue 15): what `Terminal` lets out, and what the library keeps of
+/// The one cleaner: what `Terminal` lets out, and what the library keeps of
 /// provider text.
 @Suite struct ProviderTextTests {
     /// The hostile corpus: ESC sequences (CSI, OSC 52 clipboard write), BEL, 8-bit CSI, NUL,

@@ -4,7 +4,7 @@ import Testing
 
 /// Token answers (code grant, refresh, device) are read strictly: a member twice, a token no
 /// header can carry, a scope RFC 6749 does not allow — refused as malformed, naming what,
-/// never quoting a token (issues 12, 14 and 15).
+/// never quoting a token.
 @Suite struct TokenResponseTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 

@@ -6,13 +6,13 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 15: nothing from outside reaches a terminal, a header or another host raw. One corpus
+/// Nothing from outside reaches a terminal, a header or another host raw. One corpus
 /// of hostile text goes through the paths others control — the stored record (any process of
 /// the user can write it), flags and variables the user passes, a neighbour's request to the
 /// loopback receiver — and no byte of any command's output may be a control or bidirectional
 /// character from outside; stored endpoints that are not https are refused before a secret
 /// goes to them.
-@Suite(.serialized) struct HostileTextTests {
+@Suite(.serialized) struct TerminalSafetyTests {
     /// ESC sequences (screen clear, OSC 52 clipboard write), BEL, 8-bit CSI, RLO, an isolate,
     /// CR/LF, NUL, DEL, a line separator.
     static let corpus = "x\u{1B}[2J\u{1B}]52;c;ZXZpbA==\u{07}\u{9B}31m\u{202E}gpj.exe\u{2066}\r\nX-Injected: yes\u{0}\u{7F}\u{2028}y"
@@ -94,7 +94,7 @@ import Glibc
         try await world.assertNoSecretsLeaked()
     }
 
-    /// Issue 12: a stored record that says two things (two access tokens) is not read by any
+    /// A stored record that says two things (two access tokens) is not read by any
     /// command, is reported as the account's problem, and is left in place (only logout removes it).
     @Test func aRecordWithADuplicateMemberIsReportedAndLeftInPlace() async throws {
         let world = try await CLIHarness.start()

@@ -2,11 +2,11 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 13, "How it is shown": a new user's first hour, scripted — no config, a wrong client
+/// A new user's first hour, scripted — no config, a wrong client
 /// id, the right one, a locked keyring — with the exact lines and exit codes a person sees,
 /// and how long each failure takes (bounds that tell "fails fast" from "waits for the
 /// timeout", not measurements).
-@Suite struct FirstHourTests {
+@Suite struct NewUserWalkthroughTests {
     @Test func aNewUsersFirstHour() async throws {
         let world = try await CLIHarness.start()
         defer { world.stop() }
