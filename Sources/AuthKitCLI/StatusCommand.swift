@@ -54,6 +54,7 @@ struct StatusCommand: AsyncParsableCommand {
                 accounts: accounts.map { AccountReport($0, now: now) }, error: nil))
         } else {
             printText(profile: profile, accounts: accounts, now: now)
+            if !accounts.isEmpty, let agent = await Self.agentLine() { Terminal.printOut(agent) }
         }
         if usable { return }
         // A sign-in behind a locked collection is not gone: the store is unavailable until unlocked.
@@ -64,6 +65,15 @@ struct StatusCommand: AsyncParsableCommand {
             throw ExitStatus.storageUnavailable
         }
         throw ExitStatus.loginNeeded
+    }
+
+    /// Whether the user's agent serves these tokens from memory, in one line (nil: no agent).
+    static func agentLine() async -> String? {
+        guard let client = AgentClient(environment: ProcessInfo.processInfo.environment),
+            case .answer(let hello) = await client.send(AgentRequest(op: .hello)), hello.ok
+        else { return nil }
+        let kind = hello.restricted == true ? "a forwarded agent socket (access tokens only)" : "the agent (tokens from memory)"
+        return "  served by:      \(kind), pid \(hello.pid.map(String.init) ?? "?"), \(client.path)"
     }
 
     static func isUsable(_ account: Account, now: Date) -> Bool {

@@ -30,6 +30,10 @@ import Glibc
         #expect(served.stdout == (try await world.authkit(token, environment: Self.noAgent)).stdout)
         #expect(try await world.authkit(token, environment: Self.noBus.merging(Self.noAgent) { $1 }).status == 3, "without the agent it is the store's")
 
+        let status = try await world.authkit(["status", "--group", world.group])
+        #expect(status.status == 0 && status.stdout.contains("served by:      the agent (tokens from memory), pid "), "\(status.stdout)")
+        #expect(!(try await world.authkit(["status", "--group", world.group], environment: Self.noAgent)).stdout.contains("served by:"))
+
         let idToken = try await world.authkit(["token", "--id-token", "--group", world.group], environment: Self.noBus)
         #expect(idToken.status == 0, "\(idToken.stderr)")
         #expect(idToken.stdout == (try await world.authkit(["token", "--id-token", "--group", world.group], environment: Self.noAgent)).stdout)
