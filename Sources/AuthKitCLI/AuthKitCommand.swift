@@ -40,6 +40,7 @@ struct AuthKitCommand: AsyncParsableCommand {
             ExecCommand.self,
             SetupCommand.self,
             ConfigCommand.self,
+            AccountCommand.self,
             AgentCommand.self,
             SSHCommand.self,
             CompletionCommand.self,

@@ -54,6 +54,13 @@ struct StatusCommand: AsyncParsableCommand {
                 accounts: accounts.map { AccountReport($0, now: now) }, error: nil))
         } else {
             printText(profile: profile, accounts: accounts, now: now)
+            if accounts.count > 1 {
+                let shared = try? session.session(for: profile)
+                if let shared {
+                    let current = await AccountUseCommand.effective(shared, accounts: accounts.map(\.account))
+                    Terminal.printOut("  current:        \(current.account ?? "?") (\(current.why); `authkit account use NAME` chooses)")
+                }
+            }
             if !accounts.isEmpty, let agent = await Self.agentLine() { Terminal.printOut(agent) }
         }
         if usable { return }

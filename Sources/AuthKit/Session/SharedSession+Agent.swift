@@ -35,7 +35,7 @@ struct AgentRoute: Sendable {
             guard await markRejected(session, accessToken: rejected.value) else { return nil }
         }
         let request = AgentRequest(
-            op: .token, group: session.group.name, storage: storage, account: account, scopes: scopes,
+            op: .token, group: session.group.name, storage: storage, account: account ?? Self.environmentAccount(session), scopes: scopes,
             minTTL: Int(clamping: minimumLifetime.components.seconds))
         guard let token = try await ask(request, session) else { return nil }
         return AccessToken(
@@ -44,10 +44,15 @@ struct AgentRoute: Sendable {
 
     func idToken(_ session: SharedSession, account: String?, minimumLifetime: Duration) async throws(AuthKitError) -> IDToken? {
         let request = AgentRequest(
-            op: .idToken, group: session.group.name, storage: storage, account: account,
+            op: .idToken, group: session.group.name, storage: storage, account: account ?? Self.environmentAccount(session),
             minTTL: Int(clamping: minimumLifetime.components.seconds))
         guard let token = try await ask(request, session) else { return nil }
         return IDToken(value: token.value, expiresAt: token.expiresAt, account: token.account, refreshed: token.refreshed)
+    }
+
+    /// `AUTHKIT_ACCOUNT` of the asking process (the agent has its own environment).
+    static func environmentAccount(_ session: SharedSession) -> String? {
+        session.environment["AUTHKIT_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// True when the agent took the rejection (and marked the token stale in the store).

@@ -67,7 +67,15 @@ extension SharedSession {
 
     /// The account to use: the named one, else the most recently signed in.
     func select(account: String?) async throws(AuthKitError) -> (StoredItem, TokenRecord) {
-        let entries = try await records().filter { Self.matches($0.item.key, account: account) }
+        let all = try await records()
+        // No account named: AUTHKIT_ACCOUNT (per shell, per directory with direnv), else the
+        // group's current account (`authkit account use`), else the most recent sign-in. The
+        // current account is looked up only when there is a choice to make.
+        var account = account ?? environment["AUTHKIT_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }
+        if account == nil, Set(all.map(\.item.key.account)).count > 1 {
+            account = await currentAccount(among: all.map(\.item.key.account))
+        }
+        let entries = all.filter { Self.matches($0.item.key, account: account) }
         guard let first = entries.first(where: { (try? $0.record.get()) != nil }) ?? entries.first else {
             throw .notSignedIn(group: group.name, account: account)
         }

@@ -201,12 +201,13 @@ public final class SharedSession: Sendable {
         return outcomes
     }
 
-    /// Removes what was derived from a sign-in and kept beside it (AWS credentials): it goes
+    /// Removes what was derived from a sign-in and kept beside it (AWS credentials, the
+    /// current-account mark): it goes
     /// with the sign-in.
     private func removeDerived(of key: ItemKey) async {
         let query = ItemQuery(group: group, issuer: key.issuer, clientID: key.clientID, account: key.account)
         guard let items = try? await store.items(matching: query, loadSecrets: false) else { return }
-        for item in items where item.key.kind.hasPrefix("aws-sts ") {
+        for item in items where item.key.kind.hasPrefix("aws-sts ") || item.key.kind == Self.currentAccountKind {
             _ = try? await store.delete(item.key)
         }
     }
