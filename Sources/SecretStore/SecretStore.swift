@@ -1,8 +1,11 @@
 /// A place that keeps secrets under a group, shared by every program that names the group.
 ///
-/// Implementations: ``SecretServiceStore`` (the freedesktop Secret Service through
-/// libsecret, the default) and ``PlainFileStore`` (an unencrypted file, only when a user
-/// explicitly asks for it). A store knows nothing of what its secrets mean.
+/// Implementations, one folder each: ``SecretServiceStore`` (`SecretService/`: the freedesktop
+/// Secret Service through libsecret, the default), ``KernelKeyringStore`` (`KernelKeyring/`:
+/// the kernel's per-user persistent keyring, memory only) and ``PlainFileStore``
+/// (`PlainFile/`: an unencrypted file, only when a user explicitly asks for it). What they
+/// share — keys, items, errors, the schema — sits beside this protocol. A store knows nothing
+/// of what its secrets mean.
 public protocol SecretStore: Sendable {
     /// The items of `query.group` matching the query's filters, wherever they are stored.
     /// Items of ours that cannot be used are returned with ``StoredItem/problem`` set.
