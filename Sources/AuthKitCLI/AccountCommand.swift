@@ -43,7 +43,7 @@ struct AccountListCommand: AsyncParsableCommand {
         }
         guard !accounts.isEmpty else {
             Terminal.printOut("Nobody is signed in in the group \(profile.group).")
-            Terminal.printError("hint: run `\(loginCommand(session))` to sign in")
+            Terminal.printError("hint: " + signInHint(session.settings))
             throw ExitStatus.loginNeeded
         }
         do {

@@ -183,7 +183,7 @@ enum CredentialPlugin {
 
     static func failure(_ error: AuthKitError, settings: SignInSelector) -> Failure {
         if error.category == .loginNeeded {
-            return Failure(message: "authkit: \(error); run `\(loginCommand(settings))` to sign in", code: ExitStatus.loginNeeded)
+            return Failure(message: "authkit: \(error); " + signInHint(settings), code: ExitStatus.loginNeeded)
         }
         return Failure(message: "authkit: \(error)", code: exitCode(for: error))
     }

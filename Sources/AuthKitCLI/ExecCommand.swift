@@ -80,7 +80,7 @@ struct ExecCommand: AsyncParsableCommand {
                 account: options.account, minimumLifetime: .seconds(options.minTTL), scopes: options.scopes.isEmpty ? nil : options.scopes)
         } catch {
             if error.category == .loginNeeded {
-                Terminal.printError(Voice.error(error.summary, hint: "run `\(loginCommand(options.session))` to sign in"))
+                Terminal.printError(Voice.error(error.summary, hint: signInHint(options.session.settings)))
                 throw ExitStatus.loginNeeded
             }
             throw failure(error)

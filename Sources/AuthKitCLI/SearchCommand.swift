@@ -83,7 +83,7 @@ struct SearchCommand: AsyncParsableCommand {
             case .graph(.forbidden(let permission, _)):
                 throw failure(error, hint: "Run `\(loginCommand(session, extra: "--scope \(permission)"))` to grant it.")
             case _ where error.category == .loginNeeded:
-                throw failure(error, hint: "Run `\(loginCommand(session))` to sign in.")
+                throw failure(error, hint: signInHint(session.settings))
             default:
                 throw failure(error)
             }

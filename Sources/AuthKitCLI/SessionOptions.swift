@@ -129,6 +129,12 @@ func exitCode(for category: AuthKitError.Category) -> ExitCode {
     }
 }
 
+/// What to do when nobody (or not the named account) is signed in: the one hint every command
+/// gives, naming the whole command that signs this group and profile in.
+func signInHint(_ options: SignInSelector) -> String {
+    "run `\(loginCommand(options))` to sign in"
+}
+
 /// The command that signs in again for this group/profile, for hints.
 func loginCommand(_ options: SessionOptions, extra: String = "") -> String {
     loginCommand(options.settings, extra: extra)

@@ -91,7 +91,7 @@ struct StatusCommand: AsyncParsableCommand {
     private func printText(profile: Profile, accounts: [Account], now: Date) {
         guard !accounts.isEmpty else {
             Terminal.printOut("Nobody is signed in in the group \(profile.group).")
-            Terminal.printError("hint: run `\(loginCommand(session))` to sign in")
+            Terminal.printError("hint: " + signInHint(session.settings))
             return
         }
         var lines = ["Group \(profile.group)"]

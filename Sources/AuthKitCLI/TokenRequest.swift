@@ -54,7 +54,7 @@ struct TokenRequest: Equatable {
             switch error.category {
             case .loginNeeded:
                 // One line: scripts log stderr, and `$(authkit token)` leaves stdout empty.
-                Terminal.printError("authkit: \(error); run `\(loginCommand(session))` to sign in")
+                Terminal.printError("authkit: \(error); " + signInHint(session))
                 throw ExitStatus.loginNeeded
             default:
                 throw failure(error)
