@@ -156,7 +156,8 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
                 + "nothing of its answer was kept" + (revoked ? " and its new refresh token was revoked" : "")
                 + " — sign in again if you meant to switch users"
         case .refreshRejected(let reason):
-            return "the provider's refreshed sign-in was not used: \(reason); its new refresh token is kept and the next request tries again"
+            return
+                "the provider's refreshed sign-in was not used: \(reason); its new refresh token is kept and the next request tries again"
         case .graph(let error):
             return error.description
         case .clientRejected:

@@ -37,7 +37,9 @@ struct CredentialAWSCommand: CredentialAdapterCommand {
     var duration: Int?
 
     func validate() throws {
-        guard AWSCredentialAdapter.isRoleARN(roleARN) else { throw ValidationError("--role-arn must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/dev") }
+        guard AWSCredentialAdapter.isRoleARN(roleARN) else {
+            throw ValidationError("--role-arn must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/dev")
+        }
         if let duration, !(900...43_200).contains(duration) { throw ValidationError("--duration must be between 900 and 43200 seconds") }
         if !options.scopes.isEmpty { throw ValidationError("credential aws takes no --scope: STS takes the sign-in's id_token") }
     }

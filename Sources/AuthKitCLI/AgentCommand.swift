@@ -39,8 +39,9 @@ struct AgentCommand: AsyncParsableCommand {
 
 /// Where the agent's socket is, as commands take it.
 struct AgentSocketOption: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "The agent's socket (default: AUTHKIT_AGENT_SOCK, else $XDG_RUNTIME_DIR/authkit/agent.sock).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "The agent's socket (default: AUTHKIT_AGENT_SOCK, else $XDG_RUNTIME_DIR/authkit/agent.sock).", valueName: "path"))
     var socket: String?
 
     /// The socket to use, or nil when neither the option, the environment nor a runtime
@@ -112,7 +113,8 @@ enum AgentService {
         ignoreHangup()
         var configuration = AgentServer.Configuration(socketPath: path, policy: policy)
         configuration.inheritedDescriptor = inherited
-        let server = try await AgentServer.start(configuration, sessions: AgentSessions(environment: environment), logger: LogSetup.agentLogger)
+        let server = try await AgentServer.start(
+            configuration, sessions: AgentSessions(environment: environment), logger: LogSetup.agentLogger)
         // systemd's socket file is systemd's to remove.
         if inherited == nil { AgentSignals.removeOnSignal(path) } else { AgentSignals.exitOnSignal() }
         return server
@@ -201,8 +203,9 @@ struct AgentStartCommand: AsyncParsableCommand {
                 return
             }
             if let end = ChildProcess.poll(spawned.pid) {
-                Terminal.printError(Voice.error(
-                    "the agent did not start (exit \(end.status))", hint: "run `authkit agent run --socket \(path)` to see why"))
+                Terminal.printError(
+                    Voice.error(
+                        "the agent did not start (exit \(end.status))", hint: "run `authkit agent run --socket \(path)` to see why"))
                 throw ExitStatus.usage
             }
             try? await Task.sleep(for: .milliseconds(50))
@@ -233,7 +236,8 @@ struct AgentStopCommand: AsyncParsableCommand {
             Terminal.printError("authkit: the agent at \(path) stopped.")
             Terminal.printOut("unset AUTHKIT_AGENT_SOCK;")
         case .answer(let response):
-            Terminal.printError(Voice.error(response.error.map { ProviderText.clean($0.message) ?? "refused" } ?? "the agent refused to stop"))
+            Terminal.printError(
+                Voice.error(response.error.map { ProviderText.clean($0.message) ?? "refused" } ?? "the agent refused to stop"))
             throw ExitStatus.usage
         case .unavailable(let reason):
             Terminal.printError("authkit: no agent is running (\(reason)).")
@@ -260,7 +264,8 @@ struct AgentStatusCommand: AsyncParsableCommand {
         switch await AgentClient(path: path).send(AgentRequest(op: .hello)) {
         case .answer(let hello) where hello.ok:
             let kind = hello.restricted == true ? "a forwarded (restricted) agent socket" : "the agent"
-            Terminal.printOut("✓ \(kind) at \(path): pid \(hello.pid.map(String.init) ?? "?"), authkit \(ProviderText.displayable(hello.agent ?? "?"))")
+            Terminal.printOut(
+                "✓ \(kind) at \(path): pid \(hello.pid.map(String.init) ?? "?"), authkit \(ProviderText.displayable(hello.agent ?? "?"))")
         default:
             Terminal.printOut("No agent at \(path); tools read the token store themselves.")
             throw ExitStatus.loginNeeded

@@ -13,12 +13,16 @@ import Foundation
 
 /// What a forwarded (restricted) socket serves, as `agent forward` and `ssh` take it.
 struct ForwardOptions: ParsableArguments {
-    @Option(name: .customLong("group"), help: ArgumentHelp(
-        "A group whose access tokens the socket serves (repeatable; default: the profile's group).", valueName: "name"))
+    @Option(
+        name: .customLong("group"),
+        help: ArgumentHelp(
+            "A group whose access tokens the socket serves (repeatable; default: the profile's group).", valueName: "name"))
     var groups: [String] = []
 
-    @Option(name: .customLong("scope"), help: ArgumentHelp(
-        "A scope, beyond the sign-in's own, that may be asked for (repeatable; default: none).", valueName: "scope"))
+    @Option(
+        name: .customLong("scope"),
+        help: ArgumentHelp(
+            "A scope, beyond the sign-in's own, that may be asked for (repeatable; default: none).", valueName: "scope"))
     var scopes: [String] = []
 
     @Flag(name: .customLong("id-token"), help: "Also serve id_tokens (kubectl with an OIDC API server).")
@@ -77,7 +81,8 @@ struct AgentForwardCommand: AsyncParsableCommand {
             if let socket {
                 path = socket
             } else {
-                path = try AgentServer.privateDirectory(environment: environment) + "/" + AgentServer.randomName(prefix: "forward-") + ".sock"
+                path =
+                    try AgentServer.privateDirectory(environment: environment) + "/" + AgentServer.randomName(prefix: "forward-") + ".sock"
             }
         } catch {
             Terminal.printError(Voice.error(error.description))
@@ -85,7 +90,8 @@ struct AgentForwardCommand: AsyncParsableCommand {
         }
         try await AgentService.serve(path: path, policy: policy, environment: environment) {
             Terminal.printOut(path)
-            Terminal.printError("authkit: forwarding \(policy.groups?.keys.sorted().joined(separator: ", ") ?? "") on \(path); Ctrl-C ends it.")
+            Terminal.printError(
+                "authkit: forwarding \(policy.groups?.keys.sorted().joined(separator: ", ") ?? "") on \(path); Ctrl-C ends it.")
         }
     }
 }

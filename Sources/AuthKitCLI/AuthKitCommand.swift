@@ -66,7 +66,8 @@ struct AuthKitCommand: AsyncParsableCommand {
             // says (the rest comes in its request): authkit itself named there is the cargo plug-in.
             let cargo = Array(CommandLine.arguments.dropFirst()) == ["--cargo-plugin"] ? "cargo" : nil
             let client = CredentialAdapters.aliased(name)?.client ?? cargo
-            let arguments = client.map { ["credential", $0] + CommandLine.arguments.dropFirst() } ?? Array(CommandLine.arguments.dropFirst())
+            let arguments =
+                client.map { ["credential", $0] + CommandLine.arguments.dropFirst() } ?? Array(CommandLine.arguments.dropFirst())
             let commands = configuration.subcommands.map { $0.configuration.commandName ?? "" }
             if HelpTopics.handle(arguments, commands: commands) { return }
             if let (client, flags) = CredentialFastPath.parse(arguments) {

@@ -79,8 +79,10 @@ enum CargoCredentialAdapter: CredentialAdapter {
             // token expires, so it never sends a dead one.
             let expiration = Int(clamping: token.expiresAt.timeIntervalSince1970) - min(60, flags.minTTL)
             let ok: JSONValue = [
-                "Ok": ["kind": "get", "token": .string("Bearer " + token.value), "cache": "expires",
-                       "expiration": .number(JSONNumber(expiration)), "operation_independent": true],
+                "Ok": [
+                    "kind": "get", "token": .string("Bearer " + token.value), "cache": "expires",
+                    "expiration": .number(JSONNumber(expiration)), "operation_independent": true,
+                ]
             ]
             return CredentialAnswer(output: ok.serialized() + "\n")
         } catch {
@@ -114,11 +116,15 @@ enum CargoCredentialAdapter: CredentialAdapter {
             throw CredentialPlugin.Failure(message: "authkit: \(error)", code: ExitStatus.usage)
         }
         guard var mapped = mapping else {
-            LogSetup.logger.debug("no [credential] mapping for this index; cargo tries its next provider", metadata: [
-                "index": "\(ProviderText.displayable(plain))", "config": "\(file.path)"])
+            LogSetup.logger.debug(
+                "no [credential] mapping for this index; cargo tries its next provider",
+                metadata: [
+                    "index": "\(ProviderText.displayable(plain))", "config": "\(file.path)",
+                ])
             return nil
         }
-        LogSetup.logger.debug("mapped", metadata: ["index": "\(ProviderText.displayable(plain))", "entry": "[credential \"\(mapped.entry)\"]"])
+        LogSetup.logger.debug(
+            "mapped", metadata: ["index": "\(ProviderText.displayable(plain))", "entry": "[credential \"\(mapped.entry)\"]"])
         if let account = flags.selector.account { mapped.account = account }
         if !flags.scopes.isEmpty { mapped.scopes = flags.scopes }
         return mapped
@@ -164,7 +170,8 @@ struct CargoRequest: Equatable {
         while scanner.index < words.count {
             guard case .handled = scanner.shared(words[scanner.index], into: &options) else {
                 throw CredentialPlugin.Failure(
-                    message: "authkit: credential-provider option ‘\(ProviderText.displayable(words[scanner.index]))’ is not one authkit takes "
+                    message:
+                        "authkit: credential-provider option ‘\(ProviderText.displayable(words[scanner.index]))’ is not one authkit takes "
                         + "(--profile, --group, --account, --scope, --min-ttl, --storage)", code: ExitStatus.usage)
             }
             scanner.index += 1

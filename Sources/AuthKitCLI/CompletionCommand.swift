@@ -24,8 +24,9 @@ struct CompletionCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("bash, zsh or fish.", valueName: "shell"),
-              completion: .list(CompletionShell.allCases.map(\.rawValue)))
+    @Argument(
+        help: ArgumentHelp("bash, zsh or fish.", valueName: "shell"),
+        completion: .list(CompletionShell.allCases.map(\.rawValue)))
     var shell: String
 
     func validate() throws {

@@ -58,9 +58,11 @@ struct ConfigMapCommand: ParsableCommand {
         }
         guard let mapped else {
             let client = kind == .credential ? "git gets" : "docker gets"
-            Terminal.printError(Voice.error(
-                "nothing in \(file.path) maps \(target): \(client) nothing from authkit there",
-                hint: kind == .credential ? "add it with `authkit setup git --host URL`" : "add it with `authkit setup docker --registry HOST`"))
+            Terminal.printError(
+                Voice.error(
+                    "nothing in \(file.path) maps \(target): \(client) nothing from authkit there",
+                    hint: kind == .credential
+                        ? "add it with `authkit setup git --host URL`" : "add it with `authkit setup docker --registry HOST`"))
             throw ExitStatus.loginNeeded
         }
         let line = file.mappings(kind)[mapped.entry]?.line ?? 0

@@ -67,7 +67,12 @@ extension CredentialAdapterCommand {
 
 /// Every client authkit answers, in the order help lists them.
 enum CredentialAdapters {
-    static var all: [any CredentialAdapter.Type] { [GitCredentialAdapter.self, DockerCredentialAdapter.self, KubectlCredentialAdapter.self, CargoCredentialAdapter.self, AWSCredentialAdapter.self, GCloudCredentialAdapter.self] }
+    static var all: [any CredentialAdapter.Type] {
+        [
+            GitCredentialAdapter.self, DockerCredentialAdapter.self, KubectlCredentialAdapter.self, CargoCredentialAdapter.self,
+            AWSCredentialAdapter.self, GCloudCredentialAdapter.self,
+        ]
+    }
 
     static func named(_ client: String) -> (any CredentialAdapter.Type)? {
         all.first { $0.client == client }

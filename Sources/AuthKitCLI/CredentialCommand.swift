@@ -105,7 +105,8 @@ enum CredentialFastPath {
         }
         for case let (name, value?) in adapter.ownOptions where own[name] == nil { own[name] = value }
         guard adapter.actions.isEmpty || action != nil else { return nil }
-        let flags = CredentialFlags(selector: options.selector, scopes: options.scopes, minTTL: options.minTTL, action: action ?? "", own: own)
+        let flags = CredentialFlags(
+            selector: options.selector, scopes: options.scopes, minTTL: options.minTTL, action: action ?? "", own: own)
         guard adapter.accepts(flags) else { return nil }
         return (adapter.client, flags)
     }
@@ -193,7 +194,9 @@ enum CredentialPlugin {
     static func readInput() throws(Failure) -> String {
         // A plug-in never reads the terminal: run by hand, it says what it expects instead.
         guard isatty(0) != 1 else {
-            throw Failure(message: "authkit: the client's request is read from standard input, which is a terminal here; pipe it in", code: ExitStatus.usage)
+            throw Failure(
+                message: "authkit: the client's request is read from standard input, which is a terminal here; pipe it in",
+                code: ExitStatus.usage)
         }
         let bytes: [UInt8]
         do throws(InputFile.Failure) {
@@ -202,9 +205,12 @@ enum CredentialPlugin {
             throw Failure(message: "authkit: cannot read standard input: \(error)", code: ExitStatus.usage)
         }
         guard bytes.count <= maxInputBytes else {
-            throw Failure(message: "authkit: the request on standard input is longer than \(maxInputBytes / 1024) KiB", code: ExitStatus.usage)
+            throw Failure(
+                message: "authkit: the request on standard input is longer than \(maxInputBytes / 1024) KiB", code: ExitStatus.usage)
         }
-        guard !bytes.contains(0) else { throw Failure(message: "authkit: the request on standard input contains a NUL byte", code: ExitStatus.usage) }
+        guard !bytes.contains(0) else {
+            throw Failure(message: "authkit: the request on standard input contains a NUL byte", code: ExitStatus.usage)
+        }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw Failure(message: "authkit: the request on standard input is not UTF-8 text", code: ExitStatus.usage)
         }
@@ -219,7 +225,9 @@ enum CredentialPlugin {
     /// ``readInput()``.
     static func readLine() throws(Failure) -> String? {
         guard isatty(0) != 1 else {
-            throw Failure(message: "authkit: the client's request is read from standard input, which is a terminal here; pipe it in", code: ExitStatus.usage)
+            throw Failure(
+                message: "authkit: the client's request is read from standard input, which is a terminal here; pipe it in",
+                code: ExitStatus.usage)
         }
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
@@ -234,7 +242,9 @@ enum CredentialPlugin {
             bytes.append(byte)
         }
         if bytes.isEmpty && byte != 0x0A { return nil }
-        guard !bytes.contains(0) else { throw Failure(message: "authkit: the request on standard input contains a NUL byte", code: ExitStatus.usage) }
+        guard !bytes.contains(0) else {
+            throw Failure(message: "authkit: the request on standard input contains a NUL byte", code: ExitStatus.usage)
+        }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw Failure(message: "authkit: the request on standard input is not UTF-8 text", code: ExitStatus.usage)
         }
@@ -249,7 +259,8 @@ enum CredentialPlugin {
             // Checked here, not in validate(): a plug-in's error is one line, not a usage page.
             if !adapter.actions.isEmpty && !adapter.actions.contains(flags.action) {
                 let listed = adapter.actions.dropLast().joined(separator: ", ") + " or " + (adapter.actions.last ?? "")
-                throw Failure(message: "authkit: unknown action ‘\(flags.action)’: \(adapter.client) asks \(listed)", code: ExitStatus.usage)
+                throw Failure(
+                    message: "authkit: unknown action ‘\(flags.action)’: \(adapter.client) asks \(listed)", code: ExitStatus.usage)
             }
             if let greeting = adapter.greeting { Terminal.write(fd: 1, greeting) }
             answer = try await adapter.respond(to: flags)

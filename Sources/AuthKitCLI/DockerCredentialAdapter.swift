@@ -74,15 +74,19 @@ enum DockerCredentialAdapter: CredentialAdapter {
                 let file = try CredentialPlugin.config()
                 // Why a registry got a token or nothing, for AUTHKIT_LOG=debug (never a token).
                 guard let mapped = CredentialMap.registryTarget(server: server, in: file) else {
-                    LogSetup.logger.debug("no [registry] mapping for this registry; docker goes on without credentials", metadata: [
-                        "registry": "\(CredentialMap.registryHost(server))", "config": "\(file.path)",
-                    ])
+                    LogSetup.logger.debug(
+                        "no [registry] mapping for this registry; docker goes on without credentials",
+                        metadata: [
+                            "registry": "\(CredentialMap.registryHost(server))", "config": "\(file.path)",
+                        ])
                     return CredentialAnswer(output: notFound + "\n", status: ExitStatus.loginNeeded)
                 }
-                LogSetup.logger.debug("mapped", metadata: [
-                    "registry": "\(CredentialMap.registryHost(server))", "entry": "[registry \"\(mapped.entry)\"]",
-                    "config": "\(file.path):\(file.registries[mapped.entry]?.line ?? 0)",
-                ])
+                LogSetup.logger.debug(
+                    "mapped",
+                    metadata: [
+                        "registry": "\(CredentialMap.registryHost(server))", "entry": "[registry \"\(mapped.entry)\"]",
+                        "config": "\(file.path):\(file.registries[mapped.entry]?.line ?? 0)",
+                    ])
                 target = mapped
             }
             let token = try await CredentialPlugin.accessToken(for: target, flags)

@@ -51,10 +51,13 @@ struct FastPathScanner {
             guard let text = value(argument, name) else { return .malformed }
             options.scopes.append(text)
         case "--min-ttl":
-            guard let text = value(argument, name), let seconds = Int(text), TokenRequest.minTTLRange.contains(seconds) else { return .malformed }
+            guard let text = value(argument, name), let seconds = Int(text), TokenRequest.minTTLRange.contains(seconds) else {
+                return .malformed
+            }
             options.minTTL = seconds
         case "--insecure-storage":
-            guard argument == name, !options.selector.insecureStorage, options.selector.storage == nil || options.selector.storage == .plainFile
+            guard argument == name, !options.selector.insecureStorage,
+                options.selector.storage == nil || options.selector.storage == .plainFile
             else { return .malformed }
             options.selector.insecureStorage = true
         case "--storage":

@@ -28,7 +28,9 @@ struct CredentialGCloudCommand: CredentialAdapterCommand {
     @OptionGroup var options: CredentialOptions
 
     func validate() throws {
-        if !options.scopes.isEmpty { throw ValidationError("credential gcloud takes no --scope: Google's STS takes the sign-in's id_token") }
+        if !options.scopes.isEmpty {
+            throw ValidationError("credential gcloud takes no --scope: Google's STS takes the sign-in's id_token")
+        }
     }
 
     typealias Adapter = GCloudCredentialAdapter
@@ -52,7 +54,9 @@ enum GCloudCredentialAdapter: CredentialAdapter {
         let environment = ProcessInfo.processInfo.environment
         let wanted = environment["GOOGLE_EXTERNAL_ACCOUNT_TOKEN_TYPE"] ?? idTokenType
         guard wanted == idTokenType || wanted == jwtType else {
-            return failure(code: "400", message: "authkit gives OIDC id_tokens only; set subject_token_type to \(idTokenType)", status: ExitStatus.usage)
+            return failure(
+                code: "400", message: "authkit gives OIDC id_tokens only; set subject_token_type to \(idTokenType)",
+                status: ExitStatus.usage)
         }
         let token: IDToken
         do throws(CredentialPlugin.Failure) {

@@ -65,7 +65,9 @@ enum GitCredentialAdapter: CredentialAdapter {
     }
 
     /// The flags' sign-in for any host, else the config's mapping for this one (nil: none).
-    private static func target(for request: GitCredentialRequest, flags: CredentialFlags) throws(CredentialPlugin.Failure) -> CredentialTarget? {
+    private static func target(for request: GitCredentialRequest, flags: CredentialFlags) throws(CredentialPlugin.Failure)
+        -> CredentialTarget?
+    {
         if flags.namesSignIn { return flags.target(entry: "\(request.scheme)://\(request.host)") }
         guard !request.host.isEmpty else {
             LogSetup.logger.debug("git sent no host; nothing to map")
@@ -82,12 +84,16 @@ enum GitCredentialAdapter: CredentialAdapter {
         // Why a host got a token or nothing, for AUTHKIT_LOG=debug (never a token).
         let asked = "\(request.scheme)://\(request.host)" + (request.path.map { "/" + $0 } ?? "")
         guard var mapped = mapping else {
-            LogSetup.logger.debug("no [credential] mapping for this URL; git asks its next helper", metadata: ["url": "\(asked)", "config": "\(file.path)"])
+            LogSetup.logger.debug(
+                "no [credential] mapping for this URL; git asks its next helper", metadata: ["url": "\(asked)", "config": "\(file.path)"])
             return nil
         }
-        LogSetup.logger.debug("mapped", metadata: [
-            "url": "\(asked)", "entry": "[credential \"\(mapped.entry)\"]", "config": "\(file.path):\(file.credentials[mapped.entry]?.line ?? 0)",
-        ])
+        LogSetup.logger.debug(
+            "mapped",
+            metadata: [
+                "url": "\(asked)", "entry": "[credential \"\(mapped.entry)\"]",
+                "config": "\(file.path):\(file.credentials[mapped.entry]?.line ?? 0)",
+            ])
         if let account = flags.selector.account { mapped.account = account }
         if !flags.scopes.isEmpty { mapped.scopes = flags.scopes }
         return mapped
@@ -110,7 +116,8 @@ struct GitCredentialRequest: Equatable {
             let line = line.hasSuffix("\r") ? line.dropLast() : line
             if line.isEmpty { break }
             guard let equals = line.firstIndex(of: "=") else {
-                throw CredentialPlugin.Failure(message: "authkit: git sent a line without ‘=’; expected key=value lines", code: ExitStatus.usage)
+                throw CredentialPlugin.Failure(
+                    message: "authkit: git sent a line without ‘=’; expected key=value lines", code: ExitStatus.usage)
             }
             let key = String(line[..<equals]), value = String(line[line.index(after: equals)...])
             switch key {

@@ -10,7 +10,9 @@ import Glibc
 /// is a usage error with a suggestion.
 enum HelpTopics {
     static let topics: [(name: String, text: String)] = [
-        ("environment", """
+        (
+            "environment",
+            """
             Environment variables authkit reads (a flag wins over a variable, a variable
             over the config file):
 
@@ -32,8 +34,11 @@ enum HelpTopics {
               BROWSER                the browser login opens (else xdg-open)
               XDG_RUNTIME_DIR, XDG_STATE_HOME, XDG_CONFIG_HOME, HOME
                                      where locks, the plain file and the config live
-            """),
-        ("exit-codes", """
+            """
+        ),
+        (
+            "exit-codes",
+            """
             Exit codes, the same for every command:
 
               0  success: signed in and usable, token printed, users listed
@@ -49,8 +54,11 @@ enum HelpTopics {
               8  token: even a fresh token lives less than --min-ttl (--allow-shorter
                  prints it anyway)
             `authkit exec` exits with its command's status (127: the command was not found).
-            """),
-        ("config", """
+            """
+        ),
+        (
+            "config",
+            """
             The config file: $AUTHKIT_CONFIG, else $XDG_CONFIG_HOME/authkit/config, else
             ~/.config/authkit/config (`authkit config path`). INI style; unknown sections
             and keys are errors naming the file and line (in a profile the command does not
@@ -74,7 +82,8 @@ enum HelpTopics {
 
               [registry "registry.example.com"]      # docker-credential-authkit
               profile = work
-            """),
+            """
+        ),
     ]
 
     /// Handles `help TOPIC`; returns false for anything ArgumentParser should handle.
@@ -100,9 +109,10 @@ enum HelpTopics {
         let own = arguments.prefix { $0 != "--" }
         if let first = own.first, !first.hasPrefix("-"), first != "help", !commands.contains(first) {
             let suggestion = commands.first { ConfigFile.similar($0, first) || (first.count >= 2 && $0.hasPrefix(first)) }
-            Terminal.printError(Voice.error(
-                "unknown command ‘\(first)’" + (suggestion.map { " (did you mean \($0)?)" } ?? ""),
-                hint: "commands: \(commands.joined(separator: ", ")); see `authkit --help`"))
+            Terminal.printError(
+                Voice.error(
+                    "unknown command ‘\(first)’" + (suggestion.map { " (did you mean \($0)?)" } ?? ""),
+                    hint: "commands: \(commands.joined(separator: ", ")); see `authkit --help`"))
             exit(ExitStatus.usage.rawValue)
         }
         if let first = own.first, !first.hasPrefix("-"), own.dropFirst().contains("--version") {

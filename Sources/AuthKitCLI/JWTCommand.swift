@@ -6,7 +6,7 @@ struct JWTCommand: AsyncParsableCommand {
         commandName: "jwt",
         abstract: "Inspect and verify JSON Web Tokens.",
         subcommands: [
-            JWTVerifyCommand.self,
+            JWTVerifyCommand.self
         ]
     )
 }

@@ -47,9 +47,10 @@ struct JWTVerifyCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The provider's JWK set, as JSON.", valueName: "file"))
     var jwks: String
 
-    @Option(help: ArgumentHelp(
-        "The issuer iss must equal; {tenantid} in it is filled from the token's tid (Microsoft's common endpoints).",
-        valueName: "iss"))
+    @Option(
+        help: ArgumentHelp(
+            "The issuer iss must equal; {tenantid} in it is filled from the token's tid (Microsoft's common endpoints).",
+            valueName: "iss"))
     var issuer: String?
 
     @Option(help: ArgumentHelp("Your client id, which aud must contain.", valueName: "client-id"))
@@ -64,9 +65,11 @@ struct JWTVerifyCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Allowed clock skew for exp, nbf and iat, in seconds.", valueName: "seconds"))
     var leeway: Int64 = 120
 
-    @Option(name: .customLong("alg"), help: ArgumentHelp(
-        "An algorithm to accept (repeatable): RS256 RS384 RS512 PS256 PS384 PS512 ES256 ES384 ES512 EdDSA. Default: RS256.",
-        valueName: "alg"))
+    @Option(
+        name: .customLong("alg"),
+        help: ArgumentHelp(
+            "An algorithm to accept (repeatable): RS256 RS384 RS512 PS256 PS384 PS512 ES256 ES384 ES512 EdDSA. Default: RS256.",
+            valueName: "alg"))
     var algorithms: [String] = []
 
     @Flag(help: "Check only the signature and key rules, not id_token claims (for tokens that are not id_tokens).")

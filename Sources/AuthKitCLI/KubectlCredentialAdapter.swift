@@ -94,7 +94,8 @@ enum KubectlCredentialAdapter: CredentialAdapter {
         do {
             value = try JSONValue(parsing: info, limits: JSONLimits(maximumBytes: 64 << 10, maximumDepth: 16))
         } catch {
-            throw CredentialPlugin.Failure(message: "authkit: KUBERNETES_EXEC_INFO is not valid JSON: \(error.reason)", code: ExitStatus.usage)
+            throw CredentialPlugin.Failure(
+                message: "authkit: KUBERNETES_EXEC_INFO is not valid JSON: \(error.reason)", code: ExitStatus.usage)
         }
         guard let version = value["apiVersion"]?.stringValue else {
             throw CredentialPlugin.Failure(message: "authkit: KUBERNETES_EXEC_INFO has no apiVersion", code: ExitStatus.usage)

@@ -28,7 +28,9 @@ enum LogSetup {
         guard !value.isEmpty else { return }
         guard let level = Logger.Level(rawValue: value) else {
             // A typo must not silently mean "debug" (or nothing): say so, as for any bad setting.
-            Terminal.printError(Voice.error("AUTHKIT_LOG=‘\(value)’ is not a log level", hint: "use trace, debug, info, notice, warning, error or critical"))
+            Terminal.printError(
+                Voice.error("AUTHKIT_LOG=‘\(value)’ is not a log level", hint: "use trace, debug, info, notice, warning, error or critical")
+            )
             exit(2)
         }
         LoggingSystem.bootstrap { label in

@@ -42,7 +42,9 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The provider's issuer URL (https, or http on loopback).", valueName: "url"))
     var issuer: String?
 
-    @Option(help: ArgumentHelp("For a {tenantid} issuer: the tenant to sign in to (common, organizations, consumers or an id).", valueName: "tenant"))
+    @Option(
+        help: ArgumentHelp(
+            "For a {tenantid} issuer: the tenant to sign in to (common, organizations, consumers or an id).", valueName: "tenant"))
     var tenant: String?
 
     @Option(name: .customLong("client-id"), help: ArgumentHelp("The OAuth client id registered with the provider.", valueName: "id"))
@@ -86,8 +88,9 @@ struct LoginCommand: AsyncParsableCommand {
     func run() async throws {
         let indicator = WaitIndicator()
         do {
-            let profile = try session.resolveProfile(ProfileOverrides(
-                issuer: issuer, tenant: tenant, clientID: clientID, extraScopes: scopes, loginHint: loginHint))
+            let profile = try session.resolveProfile(
+                ProfileOverrides(
+                    issuer: issuer, tenant: tenant, clientID: clientID, extraScopes: scopes, loginHint: loginHint))
             let shared = try session.session(for: profile)
             // Before any URL is shown: a sign-in the store cannot keep is not started. (A
             // profile without issuer or client id is a usage error first: the flow says so.)
@@ -114,7 +117,9 @@ struct LoginCommand: AsyncParsableCommand {
         lines.append("  issuer:  \(account.issuer)")
         lines.append("  scopes:  \(result.grantedScopes.joined(separator: " "))")
         lines.append("  stored:  \(result.location)")
-        if let why = result.location.fallbackExplanation { LogSetup.logger.debug("where the sign-in is stored", metadata: ["detail": "\(why)"]) }
+        if let why = result.location.fallbackExplanation {
+            LogSetup.logger.debug("where the sign-in is stored", metadata: ["detail": "\(why)"])
+        }
         if result.location.isPlainFile {
             lines.append("  WARNING: the tokens are in a plain file, not encrypted; anyone who can read it can use them.")
         }

@@ -36,16 +36,18 @@ struct LogoutCommand: AsyncParsableCommand {
             if account == nil && !all {
                 let accounts = try await shared.accounts()
                 if accounts.count > 1 {
-                    Terminal.printError(Voice.error(
-                        "the group \(profile.group) holds \(accounts.count) accounts (\(accounts.map(\.account).joined(separator: ", ")))",
-                        hint: "name one with --account, or use --all"))
+                    Terminal.printError(
+                        Voice.error(
+                            "the group \(profile.group) holds \(accounts.count) accounts (\(accounts.map(\.account).joined(separator: ", ")))",
+                            hint: "name one with --account, or use --all"))
                     throw ExitStatus.usage
                 }
             }
             let outcomes = try await shared.signOut(account: account)
             if outcomes.isEmpty {
-                Terminal.printError(account.map { "Nothing to do: \($0) is not signed in in \(profile.group)." }
-                    ?? "Nothing to do: nobody is signed in in \(profile.group).")
+                Terminal.printError(
+                    account.map { "Nothing to do: \($0) is not signed in in \(profile.group)." }
+                        ?? "Nothing to do: nobody is signed in in \(profile.group).")
                 return
             }
             for outcome in outcomes {

@@ -35,7 +35,8 @@ struct SSHCommand: AsyncParsableCommand {
 
     @OptionGroup var forward: ForwardOptions
 
-    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("ssh's options, the destination and the command.", valueName: "ssh arguments"))
+    @Argument(
+        parsing: .captureForPassthrough, help: ArgumentHelp("ssh's options, the destination and the command.", valueName: "ssh arguments"))
     var arguments: [String] = []
 
     func validate() throws {
@@ -100,7 +101,8 @@ struct SSHCommand: AsyncParsableCommand {
             index += 1
             // -p 22 (value apart) vs -p22; a cluster like -tt or -vp 22 ends in a value option.
             let letters = word.dropFirst()
-            if let valueAt = letters.firstIndex(where: { optionsWithValue.contains($0) }), letters.index(after: valueAt) == letters.endIndex {
+            if let valueAt = letters.firstIndex(where: { optionsWithValue.contains($0) }), letters.index(after: valueAt) == letters.endIndex
+            {
                 guard index < words.count else { return nil }
                 options.append(words[index])
                 index += 1

@@ -58,7 +58,9 @@ struct SearchCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        if json, let format, format != .json { throw ValidationError("--json means --format json; it contradicts --format \(format.rawValue)") }
+        if json, let format, format != .json {
+            throw ValidationError("--json means --format json; it contradicts --format \(format.rawValue)")
+        }
         guard (1...999).contains(top) else { throw ValidationError("--top must be between 1 and 999") }
         guard !text.allSatisfy({ $0 == " " || $0 == "\t" }) else { throw ValidationError("the search text is empty") }
     }
@@ -148,7 +150,8 @@ struct SearchCommand: AsyncParsableCommand {
         guard !users.isEmpty else { return reportNone() }
         let header = ["NAME", "USERNAME", "MAIL", "PHONE"]
         let ascii = Voice.asciiOnly(fd: 1)
-        Terminal.printOut(TableFormatter.format([header] + users.map(Self.cells), maxWidth: Terminal.columns, ellipsis: ascii ? "..." : "…"))
+        Terminal.printOut(
+            TableFormatter.format([header] + users.map(Self.cells), maxWidth: Terminal.columns, ellipsis: ascii ? "..." : "…"))
     }
 
     /// For scripts: one line per user, fields separated by tabs (none inside a field), no header.

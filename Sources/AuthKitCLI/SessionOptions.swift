@@ -12,19 +12,22 @@ import Foundation
 
 /// Options every command that touches the shared sign-in accepts.
 struct SessionOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "The profile to use (a [profile NAME] section of the config file, or the built-in `microsoft`).",
-        valueName: "name"), completion: .custom(ShellCompletion.profiles))
+    @Option(
+        help: ArgumentHelp(
+            "The profile to use (a [profile NAME] section of the config file, or the built-in `microsoft`).",
+            valueName: "name"), completion: .custom(ShellCompletion.profiles))
     var profile: String?
 
-    @Option(help: ArgumentHelp(
-        "The group whose shared sign-in to use, e.g. com.example.shared (default: the profile's, else `authkit`).",
-        valueName: "name"), completion: .custom(ShellCompletion.groups))
+    @Option(
+        help: ArgumentHelp(
+            "The group whose shared sign-in to use, e.g. com.example.shared (default: the profile's, else `authkit`).",
+            valueName: "name"), completion: .custom(ShellCompletion.groups))
     var group: String?
 
-    @Option(help: ArgumentHelp(
-        "Where tokens live: secret-service (default), kernel-keyring (memory only; SSH, servers, CI) or plain-file (unencrypted).",
-        valueName: "store"))
+    @Option(
+        help: ArgumentHelp(
+            "Where tokens live: secret-service (default), kernel-keyring (memory only; SSH, servers, CI) or plain-file (unencrypted).",
+            valueName: "store"))
     var storage: StorageChoice?
 
     @Flag(help: "The same as --storage plain-file.")

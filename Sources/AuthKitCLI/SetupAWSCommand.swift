@@ -11,10 +11,14 @@ import Foundation
 struct SetupAWSCommand: SetupClientCommand {
     static func status() -> String {
         let path = configPath(environment: ProcessInfo.processInfo.environment)
-        let profiles = Setup.sections(of: path, name: { $0.hasPrefix("profile ") ? String($0.dropFirst(8)).trimmingCharacters(in: " ") : $0 }) {
+        let profiles = Setup.sections(
+            of: path, name: { $0.hasPrefix("profile ") ? String($0.dropFirst(8)).trimmingCharacters(in: " ") : $0 }
+        ) {
             $0.hasPrefix("credential_process") && $0.contains(" credential aws ")
         }
-        return profiles.isEmpty ? "not set up (authkit setup aws --profile NAME --role-arn ARN)" : "set up for " + profiles.joined(separator: ", ") + " (\(path))"
+        return profiles.isEmpty
+            ? "not set up (authkit setup aws --profile NAME --role-arn ARN)"
+            : "set up for " + profiles.joined(separator: ", ") + " (\(path))"
     }
 
     static let configuration = CommandConfiguration(
@@ -48,7 +52,9 @@ struct SetupAWSCommand: SetupClientCommand {
         guard !profile.isEmpty, profile.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
             throw ValidationError("--profile must be a profile name: letters, digits, -, _ and .")
         }
-        guard AWSCredentialAdapter.isRoleARN(roleARN) else { throw ValidationError("--role-arn must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/dev") }
+        guard AWSCredentialAdapter.isRoleARN(roleARN) else {
+            throw ValidationError("--role-arn must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/dev")
+        }
         if let duration, !(900...43_200).contains(duration) { throw ValidationError("--duration must be between 900 and 43200 seconds") }
     }
 

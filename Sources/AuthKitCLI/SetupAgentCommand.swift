@@ -38,7 +38,8 @@ struct SetupAgentCommand: AsyncParsableCommand {
             return
         }
         do throws(Setup.Failure) {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            try? FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
             for unit in units {
                 try Setup.writeAtomically(Array(unit.text.utf8), to: directory + "/" + unit.name, mode: 0o644)
                 Terminal.printError("✓ \(directory)/\(unit.name)")
@@ -50,7 +51,9 @@ struct SetupAgentCommand: AsyncParsableCommand {
             for step in [["--user", "daemon-reload"], ["--user", "enable", "--now", "authkit-agent.socket"]] {
                 let (status, _) = try Setup.run("systemctl", step)
                 guard status == 0 else {
-                    throw Setup.Failure(description: "`systemctl \(step.joined(separator: " "))` failed (exit \(status)); is a systemd user session running?")
+                    throw Setup.Failure(
+                        description:
+                            "`systemctl \(step.joined(separator: " "))` failed (exit \(status)); is a systemd user session running?")
                 }
             }
             Terminal.printError("✓ the agent starts on the first request; check with: authkit agent status")
@@ -67,7 +70,9 @@ struct SetupAgentCommand: AsyncParsableCommand {
 
     static func units(executable: String) -> [(name: String, text: String)] {
         [
-            ("authkit-agent.socket", """
+            (
+                "authkit-agent.socket",
+                """
                 [Unit]
                 Description=authkit agent socket: tokens from memory for this user's tools
 
@@ -79,8 +84,11 @@ struct SetupAgentCommand: AsyncParsableCommand {
                 [Install]
                 WantedBy=sockets.target
 
-                """),
-            ("authkit-agent.service", """
+                """
+            ),
+            (
+                "authkit-agent.service",
+                """
                 [Unit]
                 Description=authkit agent: tokens from memory for this user's tools
                 Requires=authkit-agent.socket
@@ -90,7 +98,8 @@ struct SetupAgentCommand: AsyncParsableCommand {
                 ExecStart=\(Setup.shellQuoted(executable)) agent run
                 Restart=on-failure
 
-                """),
+                """
+            ),
         ]
     }
 

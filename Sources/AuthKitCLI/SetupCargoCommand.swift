@@ -14,7 +14,9 @@ struct SetupCargoCommand: SetupClientCommand {
         let registries = Setup.sections(of: path, name: { $0.hasPrefix("registries.") ? String($0.dropFirst(11)) : nil }) {
             $0.hasPrefix("credential-provider") && $0.contains("\"credential\", \"cargo\"")
         }
-        return registries.isEmpty ? "not set up (authkit setup cargo --registry NAME --index URL)" : "set up for " + registries.joined(separator: ", ") + " (\(path))"
+        return registries.isEmpty
+            ? "not set up (authkit setup cargo --registry NAME --index URL)"
+            : "set up for " + registries.joined(separator: ", ") + " (\(path))"
     }
 
     static let configuration = CommandConfiguration(
@@ -73,7 +75,8 @@ struct SetupCargoCommand: SetupClientCommand {
                 return
             }
             let written = try plan.apply { () throws(Setup.Failure) in
-                Terminal.printError("cargo: " + (try Setup.appendSection(section, header: "[registries.\(registry)]", to: path, mode: 0o644)))
+                Terminal.printError(
+                    "cargo: " + (try Setup.appendSection(section, header: "[registries.\(registry)]", to: path, mode: 0o644)))
             }
             Terminal.printError(written)
         } catch {

@@ -189,7 +189,9 @@ enum Setup {
     /// would start a new line, and a new section), no surrounding space, no `"`.
     static func checkValue(_ value: String, _ what: String) throws(Failure) {
         guard let first = value.unicodeScalars.first, let last = value.unicodeScalars.last, first != " ", last != " ",
-            !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == "\"" || $0 == "\u{2028}" || $0 == "\u{2029}" })
+            !value.unicodeScalars.contains(where: {
+                $0.value < 0x20 || $0.value == 0x7F || $0 == "\"" || $0 == "\u{2028}" || $0 == "\u{2029}"
+            })
         else { throw Failure(description: "\(what) must be one line without control characters, quotes or surrounding spaces") }
     }
 
@@ -218,12 +220,16 @@ enum Setup {
             // Beside an entry that names the same URL or registry, every request would be
             // ambiguous: that entry is the one to edit.
             if let other = CredentialMap.equivalents(of: name, kind: kind, in: file).first, let line = file.mappings(kind)[other]?.line {
-                throw Failure(description: "\(path):\(line): [\(kind.rawValue) \"\(other)\"] names the same \(kind == .credential ? "URL" : "registry"); edit it there")
+                throw Failure(
+                    description:
+                        "\(path):\(line): [\(kind.rawValue) \"\(other)\"] names the same \(kind == .credential ? "URL" : "registry"); edit it there"
+                )
             }
             if let existing = file.mappings(kind)[name] {
                 let wanted = Dictionary(entries, uniquingKeysWith: { $1 })
                 guard existing.entries.mapValues(\.value) == wanted else {
-                    throw Failure(description: "\(path):\(existing.line): [\(kind.rawValue) \"\(name)\"] exists with other settings; edit it there")
+                    throw Failure(
+                        description: "\(path):\(existing.line): [\(kind.rawValue) \"\(name)\"] exists with other settings; edit it there")
                 }
                 return SectionPlan(path: path, text: text, previous: previous, replacement: nil)
             }
@@ -290,9 +296,10 @@ struct SetupTargetOptions: ParsableArguments {
     @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
     var scopes: [String] = []
 
-    @Option(help: ArgumentHelp(
-        "Where the sign-in lives (secret-service, kernel-keyring, plain-file), written into the client's configuration.",
-        valueName: "store"))
+    @Option(
+        help: ArgumentHelp(
+            "Where the sign-in lives (secret-service, kernel-keyring, plain-file), written into the client's configuration.",
+            valueName: "store"))
     var storage: StorageChoice?
 
     /// The mapping keys these options set, for authkit's config file.

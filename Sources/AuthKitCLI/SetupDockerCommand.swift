@@ -50,7 +50,9 @@ struct CredHelpersOptions: ParsableArguments {
 
     @OptionGroup var target: SetupTargetOptions
 
-    @Option(name: .customLong("link-dir"), help: ArgumentHelp("Where to link docker-credential-authkit (default: authkit's own directory).", valueName: "dir"))
+    @Option(
+        name: .customLong("link-dir"),
+        help: ArgumentHelp("Where to link docker-credential-authkit (default: authkit's own directory).", valueName: "dir"))
     var linkDirectory: String?
 
     @Flag(name: .customLong("print"), help: "Only show what would be written.")
@@ -132,12 +134,14 @@ struct CredHelpersFile {
         if (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) != executable {
             unlink(link)
             guard symlink(executable, link) == 0 else {
-                throw Setup.Failure(description: "cannot link \(link): \(String(cString: strerror(errno))); run: ln -s \(executable) \(link)")
+                throw Setup.Failure(
+                    description: "cannot link \(link): \(String(cString: strerror(errno))); run: ln -s \(executable) \(link)")
             }
         }
         Terminal.printError("\(client): \(link) -> \(executable)")
         if changed {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try? FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             do { try Setup.writeAtomically(Array(text.utf8), to: path, mode: 0o600) } catch {
                 throw Setup.Failure(description: "cannot write \(path): \(error)")
             }

@@ -32,16 +32,23 @@ struct SetupGCloudCommand: SetupClientCommand {
     @Option(help: ArgumentHelp("The workload or workforce identity pool provider (//iam.googleapis.com/…).", valueName: "audience"))
     var audience: String
 
-    @Option(help: ArgumentHelp("Where to write the configuration (default: $XDG_CONFIG_HOME/authkit/gcloud-credentials.json).", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Where to write the configuration (default: $XDG_CONFIG_HOME/authkit/gcloud-credentials.json).", valueName: "file"))
     var output: String?
 
-    @Option(name: .customLong("token-url"), help: ArgumentHelp("Google's STS (default https://sts.googleapis.com/v1/token).", valueName: "url"))
+    @Option(
+        name: .customLong("token-url"), help: ArgumentHelp("Google's STS (default https://sts.googleapis.com/v1/token).", valueName: "url"))
     var tokenURL = "https://sts.googleapis.com/v1/token"
 
-    @Option(name: .customLong("service-account"), help: ArgumentHelp("A service account to impersonate (its e-mail address).", valueName: "email"))
+    @Option(
+        name: .customLong("service-account"),
+        help: ArgumentHelp("A service account to impersonate (its e-mail address).", valueName: "email"))
     var serviceAccount: String?
 
-    @Option(name: .customLong("user-project"), help: ArgumentHelp("The workforce pool's user project (workforce pools only).", valueName: "project"))
+    @Option(
+        name: .customLong("user-project"),
+        help: ArgumentHelp("The workforce pool's user project (workforce pools only).", valueName: "project"))
     var userProject: String?
 
     @OptionGroup var target: CommandLineTarget
@@ -51,7 +58,9 @@ struct SetupGCloudCommand: SetupClientCommand {
 
     func validate() throws {
         guard audience.hasPrefix("//"), !audience.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
-            throw ValidationError("--audience must be an identity pool provider, e.g. //iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/providers/oidc")
+            throw ValidationError(
+                "--audience must be an identity pool provider, e.g. //iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/pool/providers/oidc"
+            )
         }
         do { _ = try EndpointPolicy.check(tokenURL, name: "--token-url") } catch { throw ValidationError("\(error)") }
         if let serviceAccount, !serviceAccount.contains("@") || serviceAccount.contains("/") {
@@ -65,7 +74,9 @@ struct SetupGCloudCommand: SetupClientCommand {
         var document: JSONObject = [
             "type": "external_account", "audience": .string(audience), "subject_token_type": .string(GCloudCredentialAdapter.idTokenType),
             "token_url": .string(tokenURL),
-            "credential_source": ["executable": ["command": .string(words.map(Setup.shellQuoted).joined(separator: " ")), "timeout_millis": 30000]],
+            "credential_source": [
+                "executable": ["command": .string(words.map(Setup.shellQuoted).joined(separator: " ")), "timeout_millis": 30000]
+            ],
         ]
         if let serviceAccount {
             document["service_account_impersonation_url"] =
@@ -78,14 +89,16 @@ struct SetupGCloudCommand: SetupClientCommand {
             return
         }
         do throws(Setup.Failure) {
-            try? FileManager.default.createDirectory(atPath: Setup.directory(of: path), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try? FileManager.default.createDirectory(
+                atPath: Setup.directory(of: path), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try Setup.writeAtomically(Array(text.utf8), to: path, mode: 0o600)
         } catch {
             Terminal.printError("authkit: \(error)")
             throw ExitStatus.usage
         }
         Terminal.printError("gcloud: wrote \(path)")
-        Terminal.printError("Use it with: export GOOGLE_APPLICATION_CREDENTIALS=\(Setup.shellQuoted(path)) GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1")
+        Terminal.printError(
+            "Use it with: export GOOGLE_APPLICATION_CREDENTIALS=\(Setup.shellQuoted(path)) GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1")
     }
 
     static func defaultPath(environment: [String: String]) -> String {

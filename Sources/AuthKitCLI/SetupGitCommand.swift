@@ -20,7 +20,8 @@ struct SetupGitCommand: SetupClientCommand {
         }
         let hosts = helpers.output.split(separator: "\n").filter { $0.contains("authkit") }
             .compactMap { $0.split(separator: " ").first.map { $0.dropFirst("credential.".count).dropLast(".helper".count) } }
-        return hosts.isEmpty ? "not set up (authkit setup git --host URL)" : "set up for " + Set(hosts.map(String.init)).sorted().joined(separator: ", ")
+        return hosts.isEmpty
+            ? "not set up (authkit setup git --host URL)" : "set up for " + Set(hosts.map(String.init)).sorted().joined(separator: ", ")
     }
 
     static let configuration = CommandConfiguration(
@@ -57,7 +58,9 @@ struct SetupGitCommand: SetupClientCommand {
         do throws(Setup.Failure) {
             let plan = try Setup.planSection(kind: .credential, name: host, option: "--host", entries: target.entries)
             if printOnly {
-                Terminal.printData("git config --global --replace-all \(Setup.shellQuoted(key)) ''\ngit config --global --add \(Setup.shellQuoted(key)) \(Setup.shellQuoted(helper))\n\(plan.printed)")
+                Terminal.printData(
+                    "git config --global --replace-all \(Setup.shellQuoted(key)) ''\ngit config --global --add \(Setup.shellQuoted(key)) \(Setup.shellQuoted(helper))\n\(plan.printed)"
+                )
                 return
             }
             let section = try plan.apply { () throws(Setup.Failure) in try configureGit(key: key, helper: helper) }
@@ -73,7 +76,8 @@ struct SetupGitCommand: SetupClientCommand {
     private func configureGit(key: String, helper: String) throws(Setup.Failure) {
         let current = try Setup.run("git", ["config", "--global", "--get-all", key])
         let previous = Array(
-            current.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(current.output.hasSuffix("\n") ? 1 : 0))
+            current.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(
+                current.output.hasSuffix("\n") ? 1 : 0))
         if previous == ["", helper] {
             Terminal.printError("git: \(key) already set")
             return

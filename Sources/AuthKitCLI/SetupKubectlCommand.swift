@@ -15,11 +15,16 @@ import Glibc
 /// `authkit setup kubectl --context C`.
 struct SetupKubectlCommand: SetupClientCommand {
     static func status() -> String {
-        guard let users = try? Setup.run("kubectl", ["config", "view", "-o", #"jsonpath={range .users[*]}{.name}{"\t"}{.user.exec.command}{"\n"}{end}"#]),
+        guard
+            let users = try? Setup.run(
+                "kubectl", ["config", "view", "-o", #"jsonpath={range .users[*]}{.name}{"\t"}{.user.exec.command}{"\n"}{end}"#]),
             users.status == 0
         else { return "kubectl not found, or no kubeconfig" }
-        let names = users.output.split(separator: "\n").filter { $0.contains("authkit") }.compactMap { $0.split(separator: "\t").first.map(String.init) }
-        return names.isEmpty ? "not set up (authkit setup kubectl --context NAME)" : "set up for user " + names.sorted().joined(separator: ", ")
+        let names = users.output.split(separator: "\n").filter { $0.contains("authkit") }.compactMap {
+            $0.split(separator: "\t").first.map(String.init)
+        }
+        return names.isEmpty
+            ? "not set up (authkit setup kubectl --context NAME)" : "set up for user " + names.sorted().joined(separator: ", ")
     }
 
     static let configuration = CommandConfiguration(
@@ -80,7 +85,9 @@ struct SetupKubectlCommand: SetupClientCommand {
             if apiVersion == CredentialKubectlCommand.v1, try Setup.run("kubectl", set + ["--exec-interactive-mode=Never"]).status == 0 {
                 // done
             } else {
-                guard try Setup.run("kubectl", set).status == 0 else { throw Setup.Failure(description: "kubectl config set-credentials failed") }
+                guard try Setup.run("kubectl", set).status == 0 else {
+                    throw Setup.Failure(description: "kubectl config set-credentials failed")
+                }
                 if apiVersion == CredentialKubectlCommand.v1 {
                     guard try Setup.run("kubectl", ["config", "set", "users.\(name).exec.interactiveMode", "Never"]).status == 0 else {
                         throw Setup.Failure(description: "kubectl config set … interactiveMode failed")
@@ -90,18 +97,24 @@ struct SetupKubectlCommand: SetupClientCommand {
             // A static token beside the exec section would be sent instead of the shared
             // sign-in's (client-go prefers it): it goes, and the user is told. (Asked without
             // --raw: kubectl shows a token as REDACTED, so its value never reaches us.)
-            let statics = try Setup.run("kubectl", [
-                "config", "view", "-o",
-                "jsonpath={.users[?(@.name==\"\(name)\")].user.token}{\"\\n\"}{.users[?(@.name==\"\(name)\")].user.tokenFile}",
-            ])
+            let statics = try Setup.run(
+                "kubectl",
+                [
+                    "config", "view", "-o",
+                    "jsonpath={.users[?(@.name==\"\(name)\")].user.token}{\"\\n\"}{.users[?(@.name==\"\(name)\")].user.tokenFile}",
+                ])
             let present = statics.output.split(separator: "\n", omittingEmptySubsequences: false).map { $0.contains { !$0.isWhitespace } }
             for (field, isSet) in zip(["token", "tokenFile"], present + [false, false]) where statics.status == 0 && isSet {
                 guard try Setup.run("kubectl", ["config", "unset", "users.\(name).\(field)"]).status == 0 else {
-                    throw Setup.Failure(description: "user \(name) keeps a static \(field), which kubectl would send instead; remove it: kubectl config unset users.\(name).\(field)")
+                    throw Setup.Failure(
+                        description:
+                            "user \(name) keeps a static \(field), which kubectl would send instead; remove it: kubectl config unset users.\(name).\(field)"
+                    )
                 }
                 Terminal.printError("kubectl: removed the static \(field) of user \(name) (the exec plug-in replaces it)")
             }
-            Terminal.printError("kubectl: user \(name) of context \(context) runs \(executable) \(arguments.joined(separator: " ")) (\(apiVersion))")
+            Terminal.printError(
+                "kubectl: user \(name) of context \(context) runs \(executable) \(arguments.joined(separator: " ")) (\(apiVersion))")
         } catch {
             Terminal.printError("authkit: \(error)")
             throw ExitStatus.usage

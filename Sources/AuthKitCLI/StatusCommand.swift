@@ -49,9 +49,10 @@ struct StatusCommand: AsyncParsableCommand {
         let now = Date()
         let usable = accounts.contains { Self.isUsable($0, now: now) }
         if json {
-            printJSON(StatusReport(
-                group: profile.group, signedIn: !accounts.isEmpty, usable: usable,
-                accounts: accounts.map { AccountReport($0, now: now) }, error: nil))
+            printJSON(
+                StatusReport(
+                    group: profile.group, signedIn: !accounts.isEmpty, usable: usable,
+                    accounts: accounts.map { AccountReport($0, now: now) }, error: nil))
         } else {
             printText(profile: profile, accounts: accounts, now: now)
             if accounts.count > 1 {
@@ -66,9 +67,12 @@ struct StatusCommand: AsyncParsableCommand {
         if usable { return }
         // A sign-in behind a locked collection is not gone: the store is unavailable until unlocked.
         if let locked = accounts.first(where: { $0.location.isLocked }) {
-            Terminal.printError(Voice.error(
-                "the keyring holding the sign-in is locked (\(locked.location))",
-                hint: "unlock it (your desktop's Passwords and Keys, or `gnome-keyring-daemon --unlock` in a shell without one) and try again"))
+            Terminal.printError(
+                Voice.error(
+                    "the keyring holding the sign-in is locked (\(locked.location))",
+                    hint:
+                        "unlock it (your desktop's Passwords and Keys, or `gnome-keyring-daemon --unlock` in a shell without one) and try again"
+                ))
             throw ExitStatus.storageUnavailable
         }
         throw ExitStatus.loginNeeded
@@ -110,8 +114,13 @@ struct StatusCommand: AsyncParsableCommand {
             if let expires = account.accessTokenExpiresAt {
                 lines.append("    access token:   \(expires > now ? "expires" : "expired") \(RelativeTime.describe(expires, now: now))")
             }
-            lines.append("    refresh token:  \(account.hasRefreshToken ? "present" : "absent (a new login is needed when the access token expires)")")
-            lines.append("    id_token:       " + (account.idTokenVerifiedAt.map { "signature and claims verified \(RelativeTime.describe($0, now: now))" } ?? "not verified"))
+            lines.append(
+                "    refresh token:  \(account.hasRefreshToken ? "present" : "absent (a new login is needed when the access token expires)")"
+            )
+            lines.append(
+                "    id_token:       "
+                    + (account.idTokenVerifiedAt.map { "signature and claims verified \(RelativeTime.describe($0, now: now))" }
+                        ?? "not verified"))
             if let problem = account.refreshProblem {
                 lines.append("    last refresh:   not used (\(problem)); the next request refreshes again")
             }

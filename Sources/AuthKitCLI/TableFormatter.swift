@@ -14,14 +14,16 @@ enum TableFormatter {
         if let maxWidth {
             let available = max(maxWidth - 2 * (columns - 1), columns)
             let floor = 6
-            while widths.reduce(0, +) > available, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }), widths[widest] > floor {
+            while widths.reduce(0, +) > available, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }), widths[widest] > floor
+            {
                 widths[widest] -= 1
             }
         }
         return rows.map { row in
             row.enumerated().map { index, cell in
                 let fitted = truncate(cell, to: widths[index], ellipsis: ellipsis)
-                return index == row.count - 1 ? fitted : fitted + String(repeating: " ", count: max(0, widths[index] - displayWidth(fitted)))
+                return index == row.count - 1
+                    ? fitted : fitted + String(repeating: " ", count: max(0, widths[index] - displayWidth(fitted)))
             }.joined(separator: "  ")
         }.joined(separator: "\n")
     }

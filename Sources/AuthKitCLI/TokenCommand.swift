@@ -28,9 +28,11 @@ struct TokenCommand: AsyncParsableCommand {
     @Option(name: .customLong("min-ttl"), help: ArgumentHelp("Seconds the token must still be valid.", valueName: "seconds"))
     var minTTL: Int = 60
 
-    @Option(name: .customLong("scope"), help: ArgumentHelp(
-        "A scope the token must carry (repeatable); other scopes than the sign-in's are obtained with the refresh token.",
-        valueName: "scope"))
+    @Option(
+        name: .customLong("scope"),
+        help: ArgumentHelp(
+            "A scope the token must carry (repeatable); other scopes than the sign-in's are obtained with the refresh token.",
+            valueName: "scope"))
     var scopes: [String] = []
 
     @Flag(help: "Print one JSON object: access_token, token_type, expires_at, expires_in, scopes, account, issuer.")

@@ -62,9 +62,10 @@ struct TokenRequest: Equatable {
         }
         let left = Int(clamping: expiresAt.timeIntervalSinceNow)
         guard left >= minTTL || allowShorter else {
-            Terminal.printError(Voice.error(
-                "the provider's fresh token lives \(left) s, less than --min-ttl \(minTTL) s",
-                hint: "lower --min-ttl, or accept it with --allow-shorter"))
+            Terminal.printError(
+                Voice.error(
+                    "the provider's fresh token lives \(left) s, less than --min-ttl \(minTTL) s",
+                    hint: "lower --min-ttl, or accept it with --allow-shorter"))
             throw ExitStatus.tokenTooShort
         }
         Terminal.write(fd: 1, output + "\n")

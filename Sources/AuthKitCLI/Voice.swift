@@ -21,14 +21,18 @@ enum Voice {
         while result.last == "." || result.last == " " { result = result.dropLast() }
         let scalars = Array(result.unicodeScalars.prefix(2))
         let firstWord = result.prefix { $0.isLetter }
-        if scalars.count == 2, scalars[0].properties.isUppercase, scalars[1].properties.isLowercase, !properNouns.contains(String(firstWord)) {
+        if scalars.count == 2, scalars[0].properties.isUppercase, scalars[1].properties.isLowercase,
+            !properNouns.contains(String(firstWord))
+        {
             return String(result.prefix(1)).lowercased() + result.dropFirst()
         }
         return String(result)
     }
 
     /// Names that keep their capital at the start of a message.
-    static let properNouns: Set<String> = ["Microsoft", "Google", "Keycloak", "Entra", "Azure", "OpenID", "Debian", "GNOME", "KeePassXC", "Seahorse", "Graph"]
+    static let properNouns: Set<String> = [
+        "Microsoft", "Google", "Keycloak", "Entra", "Azure", "OpenID", "Debian", "GNOME", "KeePassXC", "Seahorse", "Graph",
+    ]
 
     /// ArgumentParser's report ("Error: …", "Help: …", "Usage: …", "  See 'authkit x --help'
     /// for more information.") in authkit's voice: the error line and one hint naming the help.
@@ -37,7 +41,8 @@ enum Voice {
         guard let first = lines.first, first.hasPrefix("Error: ") else { return message }
         var hint: String?
         if let see = lines.first(where: { $0.trimmingPrefix(while: { $0 == " " }).hasPrefix("See '") }),
-           let open = see.firstIndex(of: "'"), let close = see[see.index(after: open)...].firstIndex(of: "'") {
+            let open = see.firstIndex(of: "'"), let close = see[see.index(after: open)...].firstIndex(of: "'")
+        {
             hint = "see `\(see[see.index(after: open)..<close])`"
         }
         return error(String(first.dropFirst("Error: ".count)), hint: hint)

@@ -38,14 +38,18 @@ final class WaitIndicator: Sendable {
             }
         case .waiting(let deadline, let acceptsPaste):
             if acceptsPaste {
-                line("When the browser ends on an address that does not load (another machine), copy that whole address, "
-                    + "paste it here and press Enter.")
+                line(
+                    "When the browser ends on an address that does not load (another machine), copy that whole address, "
+                        + "paste it here and press Enter.")
             }
-            start(deadline: deadline, message: acceptsPaste ? "Waiting for the sign-in or a pasted address" : "Waiting for the sign-in in the browser")
+            start(
+                deadline: deadline,
+                message: acceptsPaste ? "Waiting for the sign-in or a pasted address" : "Waiting for the sign-in in the browser")
         case .refused(let error):
             line("Ignored: \(error)")
         case .deviceCode(let authorization):
-            var text = "To sign in, open \(authorization.verificationURI.absoluteString) on any device and enter the code:\n\n  \(authorization.userCode)\n"
+            var text =
+                "To sign in, open \(authorization.verificationURI.absoluteString) on any device and enter the code:\n\n  \(authorization.userCode)\n"
             if let complete = authorization.verificationURIComplete {
                 text += "\n(or open \(complete.absoluteString), which has the code filled in)\n"
             }

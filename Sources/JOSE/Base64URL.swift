@@ -1,4 +1,3 @@
-
 /// Strict base64url (RFC 4648 §5) without padding, as JOSE uses it (RFC 7515 §2).
 ///
 /// Decoding refuses padding, whitespace, characters outside `A-Z a-z 0-9 - _`, a length that

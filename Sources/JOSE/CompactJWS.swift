@@ -142,9 +142,13 @@ public struct CompactJWS: Sendable, CustomStringConvertible, CustomDebugStringCo
             throw .malformedToken("the header is not strict base64url")
         }
         let parsedHeader: Result<JSONValue, JOSEError> = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: headerLength) { scratch in
-            guard Base64URL.decode(headerPart, into: scratch) else { return .failure(.malformedToken("the header is not strict base64url")) }
+            guard Base64URL.decode(headerPart, into: scratch) else {
+                return .failure(.malformedToken("the header is not strict base64url"))
+            }
             do throws(JSONError) {
-                return .success(try JSONValue(parsing: UnsafeBufferPointer(scratch), limits: JSONLimits(maximumBytes: maximumTokenSize, maximumDepth: 16)))
+                return .success(
+                    try JSONValue(
+                        parsing: UnsafeBufferPointer(scratch), limits: JSONLimits(maximumBytes: maximumTokenSize, maximumDepth: 16)))
             } catch {
                 return .failure(.malformedToken("the header is \(JOSEError(error))"))
             }

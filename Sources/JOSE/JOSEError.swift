@@ -131,18 +131,24 @@ public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidClaim(let reason):
             return "the token's claims are invalid: \(reason)"
         case .forbiddenAlgorithm(let name):
-            return "the token's algorithm \(Self.printable(name)) is never accepted: \(name == "none" ? "it has no signature" : "HMAC would need a shared secret, not the provider's public key")"
+            return
+                "the token's algorithm \(Self.printable(name)) is never accepted: \(name == "none" ? "it has no signature" : "HMAC would need a shared secret, not the provider's public key")"
         case .unsupportedAlgorithm(let name):
-            return "the token's algorithm \(Self.printable(name)) is not one authkit implements (\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")))"
+            return
+                "the token's algorithm \(Self.printable(name)) is not one authkit implements (\(JWSAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")))"
         case .algorithmNotAllowed(let algorithm, let allowed):
             let list = allowed.map(\.rawValue).sorted().joined(separator: ", ")
-            return "the token is signed with \(algorithm.rawValue), which is not in the allowed algorithms (\(list)); allow it only if the provider advertises it"
+            return
+                "the token is signed with \(algorithm.rawValue), which is not in the allowed algorithms (\(list)); allow it only if the provider advertises it"
         case .algorithmKeyMismatch(let algorithm, let keyID):
-            return "the key \(keyID.map { "with kid \(Self.printable($0))" } ?? "selected") cannot verify \(algorithm.rawValue) signatures (its type, curve or alg differs)"
+            return
+                "the key \(keyID.map { "with kid \(Self.printable($0))" } ?? "selected") cannot verify \(algorithm.rawValue) signatures (its type, curve or alg differs)"
         case .unknownKeyID(let keyID):
-            return "the token's key id \(Self.printable(keyID)) is not in the provider's key set; refetch the key set (the provider may have rotated its keys)"
+            return
+                "the token's key id \(Self.printable(keyID)) is not in the provider's key set; refetch the key set (the provider may have rotated its keys)"
         case .ambiguousKeyID(let keyID):
-            return "the provider's key set has several keys with the token's key id \(Self.printable(keyID)) for its algorithm; authkit refuses to guess which one signed"
+            return
+                "the provider's key set has several keys with the token's key id \(Self.printable(keyID)) for its algorithm; authkit refuses to guess which one signed"
         case .keyNotUsable(let keyID, let reason):
             return "the token's key id \(Self.printable(keyID)) names a key authkit refused: \(reason)"
         case .noSuitableKey(let algorithm):
@@ -179,9 +185,11 @@ public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `value` when it is a short identifier of printable ASCII, quoted; otherwise a neutral
     /// stand-in. Header values are attacker-chosen: they must not reach a terminal raw.
     public static func printable(_ value: String) -> String {
-        let allowed = value.utf8.count <= 64 && !value.isEmpty && value.utf8.allSatisfy { byte in
-            byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
-        }
+        let allowed =
+            value.utf8.count <= 64 && !value.isEmpty
+            && value.utf8.allSatisfy { byte in
+                byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
+            }
         return allowed ? "\"\(value)\"" : "(unprintable value)"
     }
 }

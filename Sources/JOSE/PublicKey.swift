@@ -161,7 +161,8 @@ final class PublicKey: @unchecked Sendable {
             ready = ready && ak_EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) == 1
         case .rsaPSS:
             // RFC 7518 §3.5: MGF1 with the same hash, salt as long as the hash.
-            ready = ready && ak_EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1
+            ready =
+                ready && ak_EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1
                 && ak_EVP_PKEY_CTX_set_rsa_mgf1_md(context, digest) == 1
                 && ak_EVP_PKEY_CTX_set_rsa_pss_saltlen(context, RSA_PSS_SALTLEN_DIGEST) == 1
         case .ecdsa, .eddsa:

@@ -53,9 +53,11 @@ public struct ItemKey: Sendable, Hashable, CustomStringConvertible {
     static func host(of issuer: String) -> String {
         // Hand-rolled rather than `firstRange(of:)`, which links the regex engine into every binary.
         let utf8 = Array(issuer.utf8)
-        guard let schemeEnd = utf8.indices.dropLast(2).first(where: {
-            utf8[$0] == UInt8(ascii: ":") && utf8[$0 + 1] == UInt8(ascii: "/") && utf8[$0 + 2] == UInt8(ascii: "/")
-        }) else { return issuer }
+        guard
+            let schemeEnd = utf8.indices.dropLast(2).first(where: {
+                utf8[$0] == UInt8(ascii: ":") && utf8[$0 + 1] == UInt8(ascii: "/") && utf8[$0 + 2] == UInt8(ascii: "/")
+            })
+        else { return issuer }
         var rest = Substring(String(decoding: utf8[(schemeEnd + 3)...], as: UTF8.self))
         if let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<slash] }
         if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }

@@ -62,48 +62,68 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case .invalidSecret(let reason):
             return ("the secret cannot be stored: \(reason)", nil)
         case .noSessionBus(let detail):
-            return ("no D-Bus session bus, so the Secret Service cannot be reached (\(shorten(detail)))",
-                    "on a server, over SSH or in CI use --storage kernel-keyring (memory only, shared by your sessions); "
-                        + "on a desktop start a bus with `dbus-run-session -- bash` and unlock a keyring in it with "
-                        + "`gnome-keyring-daemon --unlock --components=secrets`; --insecure-storage keeps the tokens unencrypted in a file")
+            return (
+                "no D-Bus session bus, so the Secret Service cannot be reached (\(shorten(detail)))",
+                "on a server, over SSH or in CI use --storage kernel-keyring (memory only, shared by your sessions); "
+                    + "on a desktop start a bus with `dbus-run-session -- bash` and unlock a keyring in it with "
+                    + "`gnome-keyring-daemon --unlock --components=secrets`; --insecure-storage keeps the tokens unencrypted in a file"
+            )
         case .noSecretService(let detail):
-            return ("no Secret Service on the session bus: nothing provides org.freedesktop.secrets (\(shorten(detail)))",
-                    "install and start one (gnome-keyring, KeePassXC with Secret Service integration, or KDE's ksecretd), "
-                        + "or use --storage kernel-keyring; --insecure-storage keeps the tokens unencrypted in a file")
+            return (
+                "no Secret Service on the session bus: nothing provides org.freedesktop.secrets (\(shorten(detail)))",
+                "install and start one (gnome-keyring, KeePassXC with Secret Service integration, or KDE's ksecretd), "
+                    + "or use --storage kernel-keyring; --insecure-storage keeps the tokens unencrypted in a file"
+            )
         case .locked(let collection):
             let name = collection.isEmpty ? "holding the item" : "‘\(collection)’"
-            return ("the keyring collection \(name) is locked",
-                    "unlock it (Seahorse, your desktop's prompt, or `gnome-keyring-daemon --unlock --replace` in a terminal session) and try again")
+            return (
+                "the keyring collection \(name) is locked",
+                "unlock it (Seahorse, your desktop's prompt, or `gnome-keyring-daemon --unlock --replace` in a terminal session) and try again"
+            )
         case .unlockDismissed(let collection):
-            return ("the keyring collection ‘\(collection)’ is locked and the unlock prompt was dismissed or could not be shown (no display?)",
-                    "unlock it yourself (Seahorse, or `gnome-keyring-daemon --unlock --replace` in a terminal session) and try again")
+            return (
+                "the keyring collection ‘\(collection)’ is locked and the unlock prompt was dismissed or could not be shown (no display?)",
+                "unlock it yourself (Seahorse, or `gnome-keyring-daemon --unlock --replace` in a terminal session) and try again"
+            )
         case .timedOut(let operation, let seconds):
-            return ("the Secret Service did not answer within \(Self.format(seconds)) s while trying to \(operation)",
-                    "its provider may be hung: restart it (e.g. `gnome-keyring-daemon --replace`) and try again")
+            return (
+                "the Secret Service did not answer within \(Self.format(seconds)) s while trying to \(operation)",
+                "its provider may be hung: restart it (e.g. `gnome-keyring-daemon --replace`) and try again"
+            )
         case .providerFailure(let operation, let message):
             return ("the Secret Service failed to \(operation): \(shorten(message))", nil)
         case .corruptItem(let label, let reason):
-            return ("the stored item ‘\(label)’ cannot be used: \(reason); it was left in place",
-                    "remove it with `authkit logout` (or Seahorse) and sign in again")
+            return (
+                "the stored item ‘\(label)’ cannot be used: \(reason); it was left in place",
+                "remove it with `authkit logout` (or Seahorse) and sign in again"
+            )
         case .plainFilePermissions(let path, let mode, let expected):
-            return ("\(path) has mode \(Self.octal(mode)), which lets other users in; authkit needs \(Self.octal(expected))",
-                    "run `chmod \(Self.octal(expected)) \(path)` if you trust its contents, or remove it")
+            return (
+                "\(path) has mode \(Self.octal(mode)), which lets other users in; authkit needs \(Self.octal(expected))",
+                "run `chmod \(Self.octal(expected)) \(path)` if you trust its contents, or remove it"
+            )
         case .plainFileOwner(let path, let owner):
             return ("\(path) belongs to user id \(owner), not to you; authkit will not use it", "remove it or fix its owner")
         case .plainFileIO(let path, let operation, let errno):
             return ("could not \(operation) \(path): \(Self.errnoText(errno))", nil)
         case .kernelKeyringUnavailable(let detail):
-            return ("the kernel keyring cannot be used here: \(detail)",
-                    "use --storage secret-service on a desktop, or, knowing the tokens are then kept unencrypted, --storage plain-file")
+            return (
+                "the kernel keyring cannot be used here: \(detail)",
+                "use --storage secret-service on a desktop, or, knowing the tokens are then kept unencrypted, --storage plain-file"
+            )
         case .kernelKeyringQuota(let detail):
-            return ("the kernel keyring is full: \(detail)",
-                    "remove sign-ins you no longer use (`authkit logout --all --group NAME`, `keyctl show @u`), "
-                        + "or have root raise kernel.keys.maxkeys and kernel.keys.maxbytes with sysctl")
+            return (
+                "the kernel keyring is full: \(detail)",
+                "remove sign-ins you no longer use (`authkit logout --all --group NAME`, `keyctl show @u`), "
+                    + "or have root raise kernel.keys.maxkeys and kernel.keys.maxbytes with sysctl"
+            )
         case .kernelKeyringFailure(let operation, let message):
             return ("the kernel keyring failed to \(operation): \(message)", nil)
         case .plainFileCorrupt(let path, let reason):
-            return ("the plain token file \(path) cannot be read (\(reason)); it was left as it is and will not be overwritten",
-                    "move it away or delete it, then sign in again")
+            return (
+                "the plain token file \(path) cannot be read (\(reason)); it was left as it is and will not be overwritten",
+                "move it away or delete it, then sign in again"
+            )
         }
     }
 

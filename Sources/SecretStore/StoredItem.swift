@@ -63,7 +63,8 @@ public enum ItemProblem: Sendable, Hashable, CustomStringConvertible {
         case .unsupportedFormat(let format):
             return "it has record format \(format), which this version of authkit does not read (a newer version wrote it)"
         case .exposed(let detail):
-            return "other users may be able to read it (\(detail)) and its permissions cannot be narrowed; remove it with `authkit logout` and sign in again"
+            return
+                "other users may be able to read it (\(detail)) and its permissions cannot be narrowed; remove it with `authkit logout` and sign in again"
         }
     }
 }

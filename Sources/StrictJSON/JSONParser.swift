@@ -121,7 +121,8 @@ struct JSONParser {
                 let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
                 let quote = word ^ 0x2222_2222_2222_2222
                 let backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
-                let special = ((quote &- 0x0101_0101_0101_0101) & ~quote)
+                let special =
+                    ((quote &- 0x0101_0101_0101_0101) & ~quote)
                     | ((backslash &- 0x0101_0101_0101_0101) & ~backslash)
                     | ((word &- 0x2020_2020_2020_2020) & ~word)
                 if special & 0x8080_8080_8080_8080 != 0 { break }
@@ -262,14 +263,16 @@ struct JSONParser {
     /// 40 of A-Z a-z 0-9 _ - . : #) is named, so the message says which field was doubled
     /// (`access_token`) while a name that could carry data or control characters is not repeated.
     static func shown(_ name: String) -> String {
-        let plain = !name.isEmpty && name.utf8.count <= 40 && name.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ":"), UInt8(ascii: "#"):
-                return true
-            default: return false
+        let plain =
+            !name.isEmpty && name.utf8.count <= 40
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ":"), UInt8(ascii: "#"):
+                    return true
+                default: return false
+                }
             }
-        }
         return plain ? "‘\(name)’" : "(not shown)"
     }
 

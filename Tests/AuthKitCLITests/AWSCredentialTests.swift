@@ -37,7 +37,9 @@ import Testing
             #expect(setup.status == 0, "\(setup.stderr)")
         }
         let config = try String(contentsOfFile: home.path + "/config", encoding: .utf8)
-        #expect(config.components(separatedBy: "[profile dev]").count == 2 && config.contains("credential aws --role-arn \(Self.role)"), "\(config)")
+        #expect(
+            config.components(separatedBy: "[profile dev]").count == 2 && config.contains("credential aws --role-arn \(Self.role)"),
+            "\(config)")
         let awsEnvironment = environment
         func run(_ arguments: [String], extra: [String: String] = [:]) async throws -> ProcessResult {
             let result = try await offThePool {
@@ -57,10 +59,12 @@ import Testing
         #expect(try await world.provider.log().count(grantType: "refresh_token") == 1, "the 30-second id_token was refreshed once")
 
         // STS refuses (another audience): one line, naming STS's code.
-        try "[profile other]\ncredential_process = \(TestPaths.product("authkit").path) credential aws --role-arn \(Self.role) --group \(world.group) --duration 900\n"
+        try
+            "[profile other]\ncredential_process = \(TestPaths.product("authkit").path) credential aws --role-arn \(Self.role) --group \(world.group) --duration 900\n"
             .write(toFile: home.path + "/config-other", atomically: false, encoding: .utf8)
         let refusal = try await run(
-            ["--profile", "other", "sts", "get-caller-identity"], extra: ["AWS_ENDPOINT_URL": refusing.endpoint, "AWS_CONFIG_FILE": home.path + "/config-other"])
+            ["--profile", "other", "sts", "get-caller-identity"],
+            extra: ["AWS_ENDPOINT_URL": refusing.endpoint, "AWS_CONFIG_FILE": home.path + "/config-other"])
         #expect(refusal.status != 0 && refusal.stderr.contains("authkit: AWS STS refused AssumeRoleWithWebIdentity"), "\(refusal.stderr)")
         #expect(refusal.stderr.contains("InvalidIdentityToken"))
 

@@ -19,7 +19,9 @@ import Testing
         #expect(!ada.isEmpty && !grace.isEmpty && ada != grace)
 
         let listed = try await world.authkit(["account", "--group", world.group])
-        #expect(listed.status == 0 && listed.stdout.contains("* grace@example.test (Grace Hopper): used (the most recent sign-in)"), "\(listed.stdout)")
+        #expect(
+            listed.status == 0 && listed.stdout.contains("* grace@example.test (Grace Hopper): used (the most recent sign-in)"),
+            "\(listed.stdout)")
         #expect(try await world.authkit(token).stdout == grace, "the most recent sign-in without a choice")
 
         let use = try await world.authkit(["account", "use", "ada@example.test", "--group", world.group])
@@ -27,7 +29,9 @@ import Testing
         #expect(try await world.authkit(token).stdout == ada, "every tool now gets the current account, at once")
         let status = try await world.authkit(["status", "--group", world.group])
         #expect(status.stdout.contains("current:        ada@example.test (current (authkit account use)"), "\(status.stdout)")
-        #expect(try await world.authkit(token, environment: ["AUTHKIT_ACCOUNT": "grace@example.test"]).stdout == grace, "AUTHKIT_ACCOUNT wins for its shell")
+        #expect(
+            try await world.authkit(token, environment: ["AUTHKIT_ACCOUNT": "grace@example.test"]).stdout == grace,
+            "AUTHKIT_ACCOUNT wins for its shell")
         #expect(try await world.authkit(token + ["--account", "grace@example.test"]).stdout == grace, "--account wins over both")
 
         let unknown = try await world.authkit(["account", "use", "nobody@example.test", "--group", world.group])

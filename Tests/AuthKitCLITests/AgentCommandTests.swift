@@ -28,7 +28,9 @@ import Glibc
         let served = try await world.authkit(token, environment: Self.noBus)
         #expect(served.status == 0, "a client without a session bus gets the token from the agent: \(served.stderr)")
         #expect(served.stdout == (try await world.authkit(token, environment: Self.noAgent)).stdout)
-        #expect(try await world.authkit(token, environment: Self.noBus.merging(Self.noAgent) { $1 }).status == 3, "without the agent it is the store's")
+        #expect(
+            try await world.authkit(token, environment: Self.noBus.merging(Self.noAgent) { $1 }).status == 3,
+            "without the agent it is the store's")
 
         let status = try await world.authkit(["status", "--group", world.group])
         #expect(status.status == 0 && status.stdout.contains("served by:      the agent (tokens from memory), pid "), "\(status.stdout)")
@@ -36,10 +38,14 @@ import Glibc
 
         let idToken = try await world.authkit(["token", "--id-token", "--group", world.group], environment: Self.noBus)
         #expect(idToken.status == 0, "\(idToken.stderr)")
-        #expect(idToken.stdout == (try await world.authkit(["token", "--id-token", "--group", world.group], environment: Self.noAgent)).stdout)
+        #expect(
+            idToken.stdout == (try await world.authkit(["token", "--id-token", "--group", world.group], environment: Self.noAgent)).stdout)
 
         let exec = try await world.authkit(
-            ["exec", "--group", world.group, "--", "/bin/sh", "-c", #"test "$AUTHKIT_TOKEN" = "$1""#, "sh", String(served.stdout.dropLast())],
+            [
+                "exec", "--group", world.group, "--", "/bin/sh", "-c", #"test "$AUTHKIT_TOKEN" = "$1""#, "sh",
+                String(served.stdout.dropLast()),
+            ],
             environment: Self.noBus)
         // (The token on this test's own command line is never a run's output; the runs are scanned.)
         #expect(exec.status == 0, "exec through the agent: \(exec.stderr)")
@@ -132,7 +138,8 @@ import Glibc
         #expect(failures.isEmpty, "\(failures.count) failed, e.g. \(failures.first ?? "")")
         #expect(tokens.count == 1, "every answer carries the one refreshed token")
         #expect(try await world.provider.log().count(grantType: "refresh_token") == 1, "exactly one refresh")
-        let issued = Set(try await world.provider.issued()["items"].array.filter { $0["kind"] == "access_token" }.compactMap { $0["value"].string })
+        let issued = Set(
+            try await world.provider.issued()["items"].array.filter { $0["kind"] == "access_token" }.compactMap { $0["value"].string })
         #expect(tokens.isSubset(of: issued))
     }
 
@@ -159,12 +166,17 @@ import Glibc
 
         let home = try UnprivilegedUser.makeHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
-        let environment = ["HOME": home.path, "PATH": "/usr/bin:/bin", "AUTHKIT_AGENT_SOCK": socket, "AUTHKIT_LOG": "debug", "AUTHKIT_STORAGE": "kernel-keyring"]
+        let environment = [
+            "HOME": home.path, "PATH": "/usr/bin:/bin", "AUTHKIT_AGENT_SOCK": socket, "AUTHKIT_LOG": "debug",
+            "AUTHKIT_STORAGE": "kernel-keyring",
+        ]
         let status = try await offThePool {
             try UnprivilegedUser.run(TestPaths.product("authkit"), ["agent", "status", "--socket", socket], environment: environment)
         }
         #expect(status.status == 1, "the agent closes another user's connection: \(status.stdout)\(status.stderr)")
-        try await until("the agent logs the refusal", timeout: .seconds(10)) { agent.stderrSoFar.contains("refused a connection from another user") }
+        try await until("the agent logs the refusal", timeout: .seconds(10)) {
+            agent.stderrSoFar.contains("refused a connection from another user")
+        }
         let token = try await offThePool {
             try UnprivilegedUser.run(TestPaths.product("authkit"), ["token", "--group", world.group], environment: environment)
         }
@@ -194,15 +206,20 @@ import Glibc
         let socket = world.scratch.path + "/activated.sock"
         let activator = try TestProcess(
             URL(fileURLWithPath: "/usr/bin/systemd-socket-activate"),
-            ["-l", socket, "-E", "DBUS_SESSION_BUS_ADDRESS", "-E", "HOME", "-E", "XDG_RUNTIME_DIR", "-E", "XDG_CONFIG_HOME",
-             "-E", "XDG_DATA_HOME", "-E", "XDG_STATE_HOME", TestPaths.product("authkit").path, "agent", "run"],
+            [
+                "-l", socket, "-E", "DBUS_SESSION_BUS_ADDRESS", "-E", "HOME", "-E", "XDG_RUNTIME_DIR", "-E", "XDG_CONFIG_HOME",
+                "-E", "XDG_DATA_HOME", "-E", "XDG_STATE_HOME", TestPaths.product("authkit").path, "agent", "run",
+            ],
             environment: world.environment)
         defer {
             activator.send(signal: SIGTERM)
             activator.wait(timeout: 10)
         }
-        try await until("systemd-socket-activate listens", timeout: .seconds(30)) { !activator.isRunning || activator.stderrSoFar.contains("Listening on") }
-        let token = try await world.authkit(["token", "--group", world.group], environment: Self.noBus.merging(["AUTHKIT_AGENT_SOCK": socket]) { $1 })
+        try await until("systemd-socket-activate listens", timeout: .seconds(30)) {
+            !activator.isRunning || activator.stderrSoFar.contains("Listening on")
+        }
+        let token = try await world.authkit(
+            ["token", "--group", world.group], environment: Self.noBus.merging(["AUTHKIT_AGENT_SOCK": socket]) { $1 })
         #expect(token.status == 0, "the socket-activated agent serves: \(token.stderr) \(activator.stderrSoFar)")
         #expect(activator.stderrSoFar.contains("socket=\(socket)"), "it serves systemd's socket: \(activator.stderrSoFar)")
         try await world.assertNoSecretsLeaked()

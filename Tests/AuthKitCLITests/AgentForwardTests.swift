@@ -94,7 +94,8 @@ import Glibc
         var answers: [String] = []
         for request in [
             AgentRequest(op: .hello), AgentRequest(op: .token, group: world.group), AgentRequest(op: .idToken, group: world.group),
-            AgentRequest(op: .forget, group: world.group), AgentRequest(op: .stop), AgentRequest(op: .rejected, group: world.group, token: "x"),
+            AgentRequest(op: .forget, group: world.group), AgentRequest(op: .stop),
+            AgentRequest(op: .rejected, group: world.group, token: "x"),
         ] {
             guard case .answer(let response) = await client.send(request) else {
                 Issue.record("no answer to \(request.op)")
@@ -106,7 +107,11 @@ import Glibc
         let raw = try await offThePool {
             try ProcessRunner.run(
                 URL(fileURLWithPath: "/usr/bin/python3"),
-                ["-c", "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b'{\"v\":1,\"op\":\"refresh_token\",\"group\":\"'+sys.argv[2].encode()+b'\"}\\n'); print(s.recv(65536).decode())", socket, world.group],
+                [
+                    "-c",
+                    "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b'{\"v\":1,\"op\":\"refresh_token\",\"group\":\"'+sys.argv[2].encode()+b'\"}\\n'); print(s.recv(65536).decode())",
+                    socket, world.group,
+                ],
                 environment: [:], timeout: 30)
         }
         #expect(raw.stdout.contains("bad_request"), "\(raw.stdout)\(raw.stderr)")
@@ -114,7 +119,9 @@ import Glibc
         let issued = try await world.provider.issued()["items"].array
         let refreshAndID = issued.filter { $0["kind"] == "refresh_token" || $0["kind"] == "id_token" }.compactMap { $0["value"].string }
         #expect(!refreshAndID.isEmpty)
-        for secret in refreshAndID { #expect(!answers.contains { $0.contains(secret) }, "a forwarded socket handed out a refresh token or id_token") }
+        for secret in refreshAndID {
+            #expect(!answers.contains { $0.contains(secret) }, "a forwarded socket handed out a refresh token or id_token")
+        }
 
         // Closing the forward ends the access.
         forward.send(signal: SIGTERM)
@@ -156,9 +163,11 @@ import Glibc
         chmod(home.path, 0o700)
 
         let authkit = TestPaths.product("authkit").path
-        let remoteEnvironment = "env -i PATH=/usr/bin:/bin HOME=\(home.path) XDG_CONFIG_HOME=\(home.path)/config AUTHKIT_AGENT_SOCK=\"$AUTHKIT_AGENT_SOCK\""
+        let remoteEnvironment =
+            "env -i PATH=/usr/bin:/bin HOME=\(home.path) XDG_CONFIG_HOME=\(home.path)/config AUTHKIT_AGENT_SOCK=\"$AUTHKIT_AGENT_SOCK\""
         func ssh(_ command: String, forward: Bool = true) async throws -> ProcessResult {
-            let arguments = forward
+            let arguments =
+                forward
                 ? ["ssh", "--group", world.group, "--"] + server.clientOptions + [server.destination, command]
                 : server.clientOptions + [server.destination, command]
             return try await offThePool {

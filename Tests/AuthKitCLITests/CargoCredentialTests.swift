@@ -47,14 +47,14 @@ import Glibc
         let project = world.scratch.appendingPathComponent("project")
         try FileManager.default.createDirectory(at: project.appendingPathComponent("src"), withIntermediateDirectories: true)
         try """
-            [package]
-            name = "consumer"
-            version = "0.1.0"
-            edition = "2021"
+        [package]
+        name = "consumer"
+        version = "0.1.0"
+        edition = "2021"
 
-            [dependencies]
-            authkit-probe = { version = "0.1", registry = "internal" }
-            """.write(to: project.appendingPathComponent("Cargo.toml"), atomically: false, encoding: .utf8)
+        [dependencies]
+        authkit-probe = { version = "0.1", registry = "internal" }
+        """.write(to: project.appendingPathComponent("Cargo.toml"), atomically: false, encoding: .utf8)
         try "".write(to: project.appendingPathComponent("src/lib.rs"), atomically: false, encoding: .utf8)
         let cargoEnvironment = environment
         func run(_ arguments: [String]) async throws -> ProcessResult {
@@ -78,7 +78,8 @@ import Glibc
         // Signed out: cargo shows authkit's one line, and nothing is deleted by cargo.
         #expect(try await world.authkit(["logout", "--group", world.group]).status == 0)
         let signedOut = try await run(["search", "--registry", "internal", "probe"])
-        #expect(signedOut.status != 0 && signedOut.stderr.contains("nobody is signed in in the group \(world.group)"), "\(signedOut.stderr)")
+        #expect(
+            signedOut.status != 0 && signedOut.stderr.contains("nobody is signed in in the group \(world.group)"), "\(signedOut.stderr)")
         try await world.assertNoSecretsLeaked()
     }
 
@@ -94,12 +95,17 @@ import Glibc
         func ask(_ request: String) async throws -> ProcessResult {
             try await world.authkit(["--cargo-plugin"], stdin: request + "\n")
         }
-        let get = try await ask(#"{"v":1,"kind":"get","operation":"read","registry":{"index-url":"\#(index)","name":"internal"},"args":["credential","cargo"]}"#)
+        let get = try await ask(
+            #"{"v":1,"kind":"get","operation":"read","registry":{"index-url":"\#(index)","name":"internal"},"args":["credential","cargo"]}"#
+        )
         #expect(get.status == 0 && get.stdout.hasPrefix(hello + #"{"Ok":{"#), "\(get.stdout)\(get.stderr)")
         #expect(get.stdout.contains(#""token":"Bearer "#) && get.stdout.contains(#""cache":"expires""#))
         #expect(get.stdout.split(separator: "\n").count == 2)
         let cases: [(String, String)] = [
-            (#"{"v":1,"kind":"get","operation":"read","registry":{"index-url":"sparse+https://crates.example/index/"},"args":[]}"#, #""kind":"url-not-supported""#),
+            (
+                #"{"v":1,"kind":"get","operation":"read","registry":{"index-url":"sparse+https://crates.example/index/"},"args":[]}"#,
+                #""kind":"url-not-supported""#
+            ),
             (#"{"v":1,"kind":"login","registry":{"index-url":"\#(index)"},"token":"x","args":[]}"#, #""kind":"operation-not-supported""#),
             (#"{"v":1,"kind":"logout","registry":{"index-url":"\#(index)"},"args":[]}"#, #""kind":"operation-not-supported""#),
             (#"{"v":2,"kind":"get","registry":{"index-url":"\#(index)"}}"#, #""kind":"other""#),
@@ -108,7 +114,9 @@ import Glibc
         ]
         for (request, expected) in cases {
             let answer = try await ask(request)
-            #expect(answer.status == 0 && answer.stdout.hasPrefix(hello) && answer.stdout.contains(expected), "\(request): \(answer.stdout)\(answer.stderr)")
+            #expect(
+                answer.status == 0 && answer.stdout.hasPrefix(hello) && answer.stdout.contains(expected),
+                "\(request): \(answer.stdout)\(answer.stderr)")
             #expect(answer.stdout.split(separator: "\n").count == 2, "hello and one answer line")
         }
         // Logout from cargo changed nothing.

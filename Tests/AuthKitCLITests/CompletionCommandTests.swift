@@ -32,14 +32,17 @@ import Testing
             printf '%s\\n' "${COMPREPLY[@]}"
             """
         let environment = home.environment.merging(["PATH": "\(bin):/usr/bin:/bin"]) { _, new in new }
-        let result = try await offThePool { try ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: environment, timeout: 30) }
+        let result = try await offThePool {
+            try ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: environment, timeout: 30)
+        }
         #expect(result.status == 0, "\(result.stderr)")
         return result.stdout.split(separator: "\n").map(String.init)
     }
 
     @Test func profileAndGroupNamesCompleteFromTheConfigFile() async throws {
         let home = try Home()
-        try home.write("""
+        try home.write(
+            """
             [defaults]
             group = com.example.default
 
@@ -52,7 +55,8 @@ import Testing
         #expect(try await Self.complete(home, ["token", "--profile"], current: "w") == ["wiki", "work"])
         #expect(try await Self.complete(home, ["status", "--profile"], current: "") == ["microsoft", "wiki", "work"])
         #expect(try await Self.complete(home, ["login", "--group"], current: "com.example.t") == ["com.example.team"])
-        #expect(try await Self.complete(home, ["logout", "--group"], current: "") == ["authkit", "com.example.default", "com.example.team"])
+        #expect(
+            try await Self.complete(home, ["logout", "--group"], current: "") == ["authkit", "com.example.default", "com.example.team"])
         #expect(try await Self.complete(home, [], current: "con") == ["config"])
     }
 }

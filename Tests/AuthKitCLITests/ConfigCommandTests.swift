@@ -26,10 +26,11 @@ import Testing
         let path = home.configFile.path
         let result = try await home.authkit(["config", "--storage", "kernel-keyring"], environment: ["AUTHKIT_GROUP": "com.example.team"])
         #expect(result.status == 0, "\(result.stderr)")
-        let rows = Dictionary(uniqueKeysWithValues: result.stdout.split(separator: "\n").compactMap { line -> (String, [String])? in
-            let cells = line.split(separator: "  ", omittingEmptySubsequences: true).map { $0.trimmingCharacters(in: .whitespaces) }
-            return cells.count >= 2 ? (cells[0], Array(cells.dropFirst())) : nil
-        })
+        let rows = Dictionary(
+            uniqueKeysWithValues: result.stdout.split(separator: "\n").compactMap { line -> (String, [String])? in
+                let cells = line.split(separator: "  ", omittingEmptySubsequences: true).map { $0.trimmingCharacters(in: .whitespaces) }
+                return cells.count >= 2 ? (cells[0], Array(cells.dropFirst())) : nil
+            })
         #expect(rows["profile"] == ["work", "\(path):2"])
         #expect(rows["issuer"] == ["https://login.example.com/tenant/v2.0", "\(path):5"])
         #expect(rows["client_id"] == ["abc-123", "\(path):6"])
@@ -49,15 +50,17 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.split(separator: "\n").count == 1, "compact when piped: \(result.stdout)")
         guard case .object(let report) = try JSONValue(parsing: result.stdout.trimmingCharacters(in: .newlines)),
-              case .object(let file)? = report["config_file"], case .array(let settings)? = report["settings"] else {
+            case .object(let file)? = report["config_file"], case .array(let settings)? = report["settings"]
+        else {
             Issue.record("unexpected shape: \(result.stdout)")
             return
         }
         #expect(file["path"] == .string(home.configFile.path) && file["exists"] == .bool(true))
-        let byKey = Dictionary(uniqueKeysWithValues: settings.compactMap { setting -> (String, JSONObject)? in
-            guard case .object(let object) = setting, case .string(let key)? = object["key"] else { return nil }
-            return (key, object)
-        })
+        let byKey = Dictionary(
+            uniqueKeysWithValues: settings.compactMap { setting -> (String, JSONObject)? in
+                guard case .object(let object) = setting, case .string(let key)? = object["key"] else { return nil }
+                return (key, object)
+            })
         #expect(byKey["profile"]?["source"] == .string("--profile"))
         #expect(byKey["client_secret"]?["value"] == .string("(set)"))
         #expect(byKey["tenant"]?["value"] == .null)
@@ -71,7 +74,8 @@ import Testing
         let command = "\(TestPaths.product("authkit").path) config --json"
         let environment = home.environment
         let result = try await offThePool {
-            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"], environment: environment, timeout: 30)
+            try ProcessRunner.run(
+                URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"], environment: environment, timeout: 30)
         }
         #expect(result.status == 0, "\(result.stdout)")
         #expect(result.stdout.contains("\n  \"settings\""), "indented for a person: \(result.stdout)")
@@ -89,7 +93,8 @@ import Testing
     /// exit 1, with what to run, when nothing maps it.
     @Test func mapSaysWhichEntryAURLOrRegistryGets() async throws {
         let home = try Home()
-        try home.write("""
+        try home.write(
+            """
             [credential "https://dev.example.com/orgA"]
             group = a
             scopes = s1 s2
@@ -111,6 +116,7 @@ import Testing
     @Test func aBadSettingIsTheSameUsageErrorAsEverywhere() async throws {
         let home = try Home()
         try home.write("[profile work]\nissuer = http://login.example.com\n")
-        ConfigurationErrorTests.expectUsageError(try await home.authkit(["config", "--profile", "work"]), ["\(home.configFile.path):2: 'issuer':"])
+        ConfigurationErrorTests.expectUsageError(
+            try await home.authkit(["config", "--profile", "work"]), ["\(home.configFile.path):2: 'issuer':"])
     }
 }

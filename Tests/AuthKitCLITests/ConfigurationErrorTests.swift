@@ -17,8 +17,10 @@ import Testing
         deinit { try? FileManager.default.removeItem(at: root) }
 
         var environment: [String: String] {
-            ["HOME": root.path, "PATH": "/usr/bin:/bin", "XDG_CONFIG_HOME": root.appendingPathComponent(".config").path,
-             "XDG_RUNTIME_DIR": root.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(root.path)/no-bus"]
+            [
+                "HOME": root.path, "PATH": "/usr/bin:/bin", "XDG_CONFIG_HOME": root.appendingPathComponent(".config").path,
+                "XDG_RUNTIME_DIR": root.path, "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(root.path)/no-bus",
+            ]
         }
 
         func write(_ text: String, mode: Int = 0o600) throws {
@@ -28,7 +30,9 @@ import Testing
 
         func authkit(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessResult {
             let environment = environment.merging(extra) { _, new in new }
-            let result = try await offThePool { try ProcessRunner.run(TestPaths.product("authkit"), arguments, environment: environment, timeout: 30) }
+            let result = try await offThePool {
+                try ProcessRunner.run(TestPaths.product("authkit"), arguments, environment: environment, timeout: 30)
+            }
             #expect(!result.timedOut)
             return result
         }
@@ -67,7 +71,9 @@ import Testing
     @Test func aClientSecretIsNeverAFlag() async throws {
         let home = try Home()
         let secret = "s3cret-that-must-not-be-echoed"
-        for arguments in [["login", "--client-secret", secret], ["login", "--client-secret=\(secret)"], ["token", "--client-secret", secret]] {
+        for arguments in [
+            ["login", "--client-secret", secret], ["login", "--client-secret=\(secret)"], ["token", "--client-secret", secret],
+        ] {
             let result = try await home.authkit(arguments)
             Self.expectUsageError(result, ["AUTHKIT_CLIENT_SECRET", "client_secret in the config file"])
             #expect(!result.stderr.contains(secret), "the value is never repeated")
@@ -83,7 +89,8 @@ import Testing
         try await Self.expectUsageError(home.authkit(["status", "--profile", "work"]), ["\(path):2: expected key = value"])
 
         try home.write("# mine\n[profile work]\nissuer = https://login.example.com\nclientid = abc\n")
-        try await Self.expectUsageError(home.authkit(["status", "--profile", "work"]), ["\(path):4: 'clientid': unknown key (did you mean client_id?)"])
+        try await Self.expectUsageError(
+            home.authkit(["status", "--profile", "work"]), ["\(path):4: 'clientid': unknown key (did you mean client_id?)"])
 
         try home.write("[profiles work]\n")
         try await Self.expectUsageError(home.authkit(["status"]), ["\(path):1: unknown section [profiles work]"])
@@ -101,7 +108,8 @@ import Testing
         try await Self.expectUsageError(home.authkit(["token"]), ["\(path):2: 'group':", "not a valid group"])
 
         try home.write("[profile work]\nstorage = floppy\n")
-        try await Self.expectUsageError(home.authkit(["status", "--profile", "work"]), ["\(path):2: 'storage': use secret-service, kernel-keyring or plain-file"])
+        try await Self.expectUsageError(
+            home.authkit(["status", "--profile", "work"]), ["\(path):2: 'storage': use secret-service, kernel-keyring or plain-file"])
     }
 
     /// A typo in a profile the command does not use is a warning, not a failure; the
@@ -109,7 +117,8 @@ import Testing
     @Test func aBrokenProfileBlocksOnlyTheCommandsThatUseIt() async throws {
         let home = try Home()
         let path = home.configFile.path
-        try home.write("""
+        try home.write(
+            """
             [defaults]
             profile = work
 
@@ -124,35 +133,47 @@ import Testing
             let result = try await home.authkit(arguments)
             #expect(result.status != 2, "\(arguments): \(result.stderr)")
             let warnings = result.stderr.split(separator: "\n").filter { $0.hasPrefix("authkit: warning: ") }
-            #expect(warnings == ["authkit: warning: \(path):9: 'isuer': unknown key (did you mean issuer?); known keys: client_id, client_secret, domain_hint, graph_url, group, issuer, login_hint, prompt, redirect_host, redirect_path, scopes, storage, tenant (in [profile other], not used here; commands using it fail until it is fixed)"],
-                    "\(arguments): \(result.stderr)")
+            #expect(
+                warnings == [
+                    "authkit: warning: \(path):9: 'isuer': unknown key (did you mean issuer?); known keys: client_id, client_secret, domain_hint, graph_url, group, issuer, login_hint, prompt, redirect_host, redirect_path, scopes, storage, tenant (in [profile other], not used here; commands using it fail until it is fixed)"
+                ],
+                "\(arguments): \(result.stderr)")
         }
-        try await Self.expectUsageError(home.authkit(["token", "--profile", "other"]), ["\(path):9: 'isuer': unknown key (did you mean issuer?)"])
+        try await Self.expectUsageError(
+            home.authkit(["token", "--profile", "other"]), ["\(path):9: 'isuer': unknown key (did you mean issuer?)"])
     }
 
     @Test func unknownProfilesSayWhichExist() async throws {
         let home = try Home()
         try home.write("[defaults]\nprofile = wrok\n\n[profile work]\nissuer = https://login.example.com\n")
-        try await Self.expectUsageError(home.authkit(["status"]), ["\(home.configFile.path):2: 'profile': there is no profile 'wrok' (known: microsoft, work)"])
-        try await Self.expectUsageError(home.authkit(["status", "--profile", "nope"]), ["--profile: 'profile': there is no profile 'nope'"])
-        try await Self.expectUsageError(home.authkit(["token"], environment: ["AUTHKIT_PROFILE": "nope"]), ["environment variable AUTHKIT_PROFILE: 'profile': there is no profile 'nope'"])
+        try await Self.expectUsageError(
+            home.authkit(["status"]), ["\(home.configFile.path):2: 'profile': there is no profile 'wrok' (known: microsoft, work)"])
+        try await Self.expectUsageError(
+            home.authkit(["status", "--profile", "nope"]), ["--profile: 'profile': there is no profile 'nope'"])
+        try await Self.expectUsageError(
+            home.authkit(["token"], environment: ["AUTHKIT_PROFILE": "nope"]),
+            ["environment variable AUTHKIT_PROFILE: 'profile': there is no profile 'nope'"])
     }
 
     @Test func environmentErrorsNameTheVariable() async throws {
         let home = try Home()
-        try await Self.expectUsageError(home.authkit(["status"], environment: ["AUTHKIT_STORAGE": "floppy"]), ["environment variable AUTHKIT_STORAGE: 'storage'"])
-        try await Self.expectUsageError(home.authkit(["status"], environment: ["AUTHKIT_GROUP": "bad group"]), ["environment variable AUTHKIT_GROUP: 'group'"])
+        try await Self.expectUsageError(
+            home.authkit(["status"], environment: ["AUTHKIT_STORAGE": "floppy"]), ["environment variable AUTHKIT_STORAGE: 'storage'"])
+        try await Self.expectUsageError(
+            home.authkit(["status"], environment: ["AUTHKIT_GROUP": "bad group"]), ["environment variable AUTHKIT_GROUP: 'group'"])
         try await Self.expectUsageError(home.authkit(["status", "--group", "bad/group"]), ["--group: 'group'"])
         try await Self.expectUsageError(
             home.authkit(["login"], environment: ["AUTHKIT_ISSUER": "https://login.example.com/?x=1", "AUTHKIT_CLIENT_ID": "abc"]),
             ["environment variable AUTHKIT_ISSUER: 'issuer'"])
-        try await Self.expectUsageError(home.authkit(["status"], environment: ["AUTHKIT_CONFIG": home.root.appendingPathComponent("missing").path]), ["missing"])
+        try await Self.expectUsageError(
+            home.authkit(["status"], environment: ["AUTHKIT_CONFIG": home.root.appendingPathComponent("missing").path]), ["missing"])
     }
 
     @Test func loginWithoutIssuerOrClientIDSaysHowToGiveThem() async throws {
         let home = try Home()
         try await Self.expectUsageError(home.authkit(["login", "--client-id", "abc"]), ["'issuer'", "--issuer", "AUTHKIT_ISSUER"])
-        try await Self.expectUsageError(home.authkit(["login", "--profile", "microsoft"]), ["'client_id'", "--client-id", "AUTHKIT_CLIENT_ID"])
+        try await Self.expectUsageError(
+            home.authkit(["login", "--profile", "microsoft"]), ["'client_id'", "--client-id", "AUTHKIT_CLIENT_ID"])
     }
 
     @Test func aClientSecretInAFileOthersCanReadIsRefused() async throws {
@@ -186,11 +207,15 @@ import Testing
 @Suite struct HelpTopicTests {
     @Test(arguments: ["environment", "exit-codes", "config"])
     func topicsExist(topic: String) throws {
-        let result = try ProcessRunner.run(TestPaths.product("authkit"), ["help", topic], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
+        let result = try ProcessRunner.run(
+            TestPaths.product("authkit"), ["help", topic], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
         #expect(result.status == 0 && !result.stdout.isEmpty, "\(result.stderr)")
         #expect(result.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 }, "fits 80 columns")
         if topic == "environment" {
-            for name in ["AUTHKIT_CONFIG", "AUTHKIT_PROFILE", "AUTHKIT_CLIENT_ID", "AUTHKIT_ISSUER", "AUTHKIT_GROUP", "AUTHKIT_STORAGE", "AUTHKIT_LOG"] {
+            for name in [
+                "AUTHKIT_CONFIG", "AUTHKIT_PROFILE", "AUTHKIT_CLIENT_ID", "AUTHKIT_ISSUER", "AUTHKIT_GROUP", "AUTHKIT_STORAGE",
+                "AUTHKIT_LOG",
+            ] {
                 #expect(result.stdout.contains(name), "\(name) missing")
             }
         }
@@ -199,7 +224,8 @@ import Testing
     static let commands = [
         [], ["login"], ["status"], ["token"], ["logout"], ["search"], ["credential"], ["credential", "git"],
         ["credential", "docker"], ["credential", "kubectl"], ["exec"], ["setup"], ["setup", "git"], ["setup", "docker"],
-        ["setup", "kubectl"], ["config"], ["config", "show"], ["config", "path"], ["config", "map"], ["completion"], ["jwt"], ["jwt", "verify"],
+        ["setup", "kubectl"], ["config"], ["config", "show"], ["config", "path"], ["config", "map"], ["completion"], ["jwt"],
+        ["jwt", "verify"],
     ]
 
     /// Every --help fits an 80-column terminal (ArgumentParser wraps prose, but not usage
@@ -207,13 +233,15 @@ import Testing
     @Test func everyHelpFitsEightyColumns() throws {
         for command in Self.commands {
             let result = try ProcessRunner.run(
-                TestPaths.product("authkit"), command + ["--help"], environment: ["HOME": NSTemporaryDirectory(), "COLUMNS": "80"], timeout: 30)
+                TestPaths.product("authkit"), command + ["--help"], environment: ["HOME": NSTemporaryDirectory(), "COLUMNS": "80"],
+                timeout: 30)
             #expect(result.status == 0, "\(command): \(result.stderr)")
             for line in result.stdout.split(separator: "\n") where line.count > 80 {
                 Issue.record("authkit \(command.joined(separator: " ")) --help: \(line.count) columns: \(line)")
             }
         }
-        let top = try ProcessRunner.run(TestPaths.product("authkit"), ["--help"], environment: ["HOME": NSTemporaryDirectory(), "COLUMNS": "80"], timeout: 30)
+        let top = try ProcessRunner.run(
+            TestPaths.product("authkit"), ["--help"], environment: ["HOME": NSTemporaryDirectory(), "COLUMNS": "80"], timeout: 30)
         for fragment in ["~/.config/authkit/config", "authkit help environment", "authkit help exit-codes", "authkit config", "Examples:"] {
             #expect(top.stdout.contains(fragment), "\(fragment) missing from --help")
         }
@@ -222,20 +250,27 @@ import Testing
     @Test func versionOnlyAtTheTopAndDidYouMeanForCommands() throws {
         let environment = ["HOME": NSTemporaryDirectory()]
         let version = try ProcessRunner.run(TestPaths.product("authkit"), ["status", "--version"], environment: environment, timeout: 30)
-        #expect(version.status == 2 && version.stderr == "authkit: --version is an option of authkit itself, not of a command\nhint: run `authkit --version`\n", "\(version.stderr)")
+        #expect(
+            version.status == 2
+                && version.stderr == "authkit: --version is an option of authkit itself, not of a command\nhint: run `authkit --version`\n",
+            "\(version.stderr)")
         let passedOn = try ProcessRunner.run(TestPaths.product("authkit"), ["exec", "--help"], environment: environment, timeout: 30)
         #expect(passedOn.status == 0 && passedOn.stdout.hasPrefix("OVERVIEW:"), "`exec --help` is help, not a command: \(passedOn.stderr)")
         let typo = try ProcessRunner.run(TestPaths.product("authkit"), ["stauts"], environment: environment, timeout: 30)
-        #expect(typo.status == 2 && typo.stderr.hasPrefix("authkit: unknown command 'stauts' (did you mean status?)\nhint: "), "\(typo.stderr)")
+        #expect(
+            typo.status == 2 && typo.stderr.hasPrefix("authkit: unknown command 'stauts' (did you mean status?)\nhint: "), "\(typo.stderr)")
         #expect(typo.stderr.split(separator: "\n").count == 2, "one error line and one hint")
     }
 
     @Test func unknownTopicsAndLogLevelsAreUsageErrors() throws {
-        let unknown = try ProcessRunner.run(TestPaths.product("authkit"), ["help", "nonexistent"], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
+        let unknown = try ProcessRunner.run(
+            TestPaths.product("authkit"), ["help", "nonexistent"], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
         #expect(unknown.status == 2 && unknown.stderr.hasPrefix("authkit: no command or help topic"), "\(unknown.stderr)")
-        let typo = try ProcessRunner.run(TestPaths.product("authkit"), ["help", "confg"], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
+        let typo = try ProcessRunner.run(
+            TestPaths.product("authkit"), ["help", "confg"], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
         #expect(typo.stderr.contains("did you mean config?"), "\(typo.stderr)")
-        let log = try ProcessRunner.run(TestPaths.product("authkit"), ["status"], environment: ["HOME": NSTemporaryDirectory(), "AUTHKIT_LOG": "bogus"], timeout: 30)
+        let log = try ProcessRunner.run(
+            TestPaths.product("authkit"), ["status"], environment: ["HOME": NSTemporaryDirectory(), "AUTHKIT_LOG": "bogus"], timeout: 30)
         #expect(log.status == 2 && log.stderr.contains("AUTHKIT_LOG"), "\(log.stderr)")
     }
 }

@@ -36,12 +36,15 @@ import Testing
         // A config.json of the user's own, kept as it is apart from credHelpers.
         try FileManager.default.createDirectory(atPath: environment["DOCKER_CONFIG"]!, withIntermediateDirectories: true)
         let configPath = environment["DOCKER_CONFIG"]! + "/config.json"
-        try #"{"auths":{"other.example":{}},"psFormat":"table {{.ID}}","credHelpers":{"gcr.io":"gcloud"}}"#.write(toFile: configPath, atomically: false, encoding: .utf8)
+        try #"{"auths":{"other.example":{}},"psFormat":"table {{.ID}}","credHelpers":{"gcr.io":"gcloud"}}"#.write(
+            toFile: configPath, atomically: false, encoding: .utf8)
         for _ in 0..<2 {
-            let setup = try await world.authkit(["setup", "docker", "--registry", mapped, "--group", world.group, "--link-dir", bin.path], environment: environment)
+            let setup = try await world.authkit(
+                ["setup", "docker", "--registry", mapped, "--group", world.group, "--link-dir", bin.path], environment: environment)
             #expect(setup.status == 0, "\(setup.stderr)")
         }
-        let config = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: configPath))) as? [String: Any])
+        let config = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: configPath))) as? [String: Any])
         #expect((config["credHelpers"] as? [String: String]) == ["gcr.io": "gcloud", mapped: "authkit"])
         #expect(config["psFormat"] as? String == "table {{.ID}}" && config["auths"] != nil && config["credsStore"] == nil)
         let list = try await world.authkit(["setup", "--list"], environment: environment)
@@ -51,14 +54,17 @@ import Testing
         let pull = try await ProcessRunner.run(docker, ["pull", "-q", "\(mapped)/team/app"], environment: environment, timeout: 60)
         #expect(pull.status == 0, "\(pull.stderr)")
         // An unmapped one: "not found", and docker goes on anonymously.
-        let anonymous = try await ProcessRunner.run(docker, ["pull", "-q", "\(unmapped)/public/app"], environment: environment, timeout: 60)
+        let anonymous = try await ProcessRunner.run(
+            docker, ["pull", "-q", "\(unmapped)/public/app"], environment: environment, timeout: 60)
         #expect(anonymous.status == 0, "\(anonymous.stderr)")
         let pulls = try engine.requests().filter { $0.path == "/images/create" }
         #expect(pulls.first { $0.registry == mapped }.map { $0.live && $0.user == "oauth2" } == true, "\(pulls)")
         #expect(pulls.first { $0.registry == unmapped }.map { !$0.live && $0.user == nil } == true, "\(pulls)")
 
         // docker login stores (nothing) and logout erases (nothing): the sign-in stays.
-        let login = try await ProcessRunner.run(docker, ["login", "-u", "someone", "--password-stdin", mapped], environment: environment, stdin: "typed-password\n", timeout: 60)
+        let login = try await ProcessRunner.run(
+            docker, ["login", "-u", "someone", "--password-stdin", mapped], environment: environment, stdin: "typed-password\n", timeout: 60
+        )
         #expect(login.status == 0, "\(login.stderr)")
         let logout = try await ProcessRunner.run(docker, ["logout", mapped], environment: environment, timeout: 60)
         #expect(logout.status == 0, "\(logout.stderr)")
@@ -79,33 +85,45 @@ import Testing
         // The argv[0] form docker uses.
         let link = world.scratch.appendingPathComponent("docker-credential-authkit")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: TestPaths.product("authkit"))
-        let get = try await ProcessRunner.run(link, ["get"], environment: world.environment, stdin: "https://registry.example.com/v2/\n", timeout: 30)
+        let get = try await ProcessRunner.run(
+            link, ["get"], environment: world.environment, stdin: "https://registry.example.com/v2/\n", timeout: 30)
         #expect(get.status == 0, "\(get.stderr)")
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(get.stdout.utf8)) as? [String: String])
-        #expect(answer["ServerURL"] == "https://registry.example.com/v2/" && answer["Username"] == "ada" && answer["Secret"]?.isEmpty == false)
+        #expect(
+            answer["ServerURL"] == "https://registry.example.com/v2/" && answer["Username"] == "ada" && answer["Secret"]?.isEmpty == false)
         let notFound = try await ProcessRunner.run(link, ["get"], environment: world.environment, stdin: "evil.example\n", timeout: 30)
         #expect(notFound.status == 1 && notFound.stdout == "credentials not found in native keychain\n" && notFound.stderr.isEmpty)
         let list = try await ProcessRunner.run(link, ["list"], environment: world.environment, stdin: "", timeout: 30)
         #expect(list.stdout == #"{"registry.example.com":"ada"}"# + "\n")
         for action in ["store", "erase"] {
-            let result = try await ProcessRunner.run(link, [action], environment: world.environment, stdin: #"{"ServerURL":"registry.example.com","Username":"x","Secret":"y"}"#, timeout: 30)
+            let result = try await ProcessRunner.run(
+                link, [action], environment: world.environment, stdin: #"{"ServerURL":"registry.example.com","Username":"x","Secret":"y"}"#,
+                timeout: 30)
             #expect(result.status == 0 && result.stdout.isEmpty, "\(action): \(result.stderr)")
         }
         // With flags: any registry asked about.
         let flagged = try await world.authkit(["credential", "docker", "--group", world.group, "get"], stdin: "ghcr.io\n")
         #expect(flagged.status == 0 && flagged.stdout.contains(#""Username":"oauth2""#))
         // Bad input: one line, non-zero, empty stdout.
-        for (arguments, input) in [(["credential", "docker", "fetch"], "x\n"), (["credential", "docker", "get"], "\n"), (["credential", "docker", "get"], "a\u{0}b\n")] {
+        for (arguments, input) in [
+            (["credential", "docker", "fetch"], "x\n"), (["credential", "docker", "get"], "\n"),
+            (["credential", "docker", "get"], "a\u{0}b\n"),
+        ] {
             let result = try await world.authkit(arguments, stdin: input)
-            #expect(result.status != 0 && result.stdout.isEmpty && result.stderr.split(separator: "\n").count == 1, "\(arguments) \(result.stderr)")
+            #expect(
+                result.status != 0 && result.stdout.isEmpty && result.stderr.split(separator: "\n").count == 1,
+                "\(arguments) \(result.stderr)")
         }
         // A config.json that is not JSON is refused and left untouched.
         let dockerConfig = world.scratch.appendingPathComponent("docker-bad")
         try FileManager.default.createDirectory(at: dockerConfig, withIntermediateDirectories: true)
         try #"{"auths": {}, "auths": {}}"#.write(to: dockerConfig.appendingPathComponent("config.json"), atomically: false, encoding: .utf8)
-        let refused = try await world.authkit(["setup", "docker", "--registry", "r.example", "--link-dir", world.scratch.path], environment: ["DOCKER_CONFIG": dockerConfig.path])
+        let refused = try await world.authkit(
+            ["setup", "docker", "--registry", "r.example", "--link-dir", world.scratch.path],
+            environment: ["DOCKER_CONFIG": dockerConfig.path])
         #expect(refused.status == 2 && refused.stderr.contains("not valid JSON"), "\(refused.stderr)")
-        #expect(try String(contentsOf: dockerConfig.appendingPathComponent("config.json"), encoding: .utf8) == #"{"auths": {}, "auths": {}}"#)
+        #expect(
+            try String(contentsOf: dockerConfig.appendingPathComponent("config.json"), encoding: .utf8) == #"{"auths": {}, "auths": {}}"#)
         try await world.assertNoSecretsLeaked()
     }
 
@@ -133,7 +151,8 @@ import Testing
             ["setup", "git", "--host", "https://git.example/", "--group", "other"],
         ]
         for arguments in hostile {
-            let result = try await world.authkit(arguments + ["--link-dir", world.scratch.path].filter { _ in arguments[1] == "docker" }, environment: environment)
+            let result = try await world.authkit(
+                arguments + ["--link-dir", world.scratch.path].filter { _ in arguments[1] == "docker" }, environment: environment)
             #expect(result.status == 2, "\(arguments): \(result.status) \(result.stderr)")
             #expect(try String(contentsOf: config, encoding: .utf8) == before, "\(arguments) changed the config file")
         }

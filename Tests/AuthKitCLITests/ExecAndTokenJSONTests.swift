@@ -14,7 +14,9 @@ import Testing
         try token.stdout.trimmingCharacters(in: .whitespacesAndNewlines).write(to: expected, atomically: false, encoding: .utf8)
         // The child sees the token in the variable, and no process's argv holds it.
         let script = #"[ "$GITHUB_TOKEN" = "$(cat "$1")" ] && ! grep -qa "$GITHUB_TOKEN" /proc/$$/cmdline && exit 7"#
-        let result = try await world.authkit(["exec", "--group", world.group, "--env", "GITHUB_TOKEN", "--", "/bin/sh", "-c", script, "sh", expected.path])
+        let result = try await world.authkit([
+            "exec", "--group", world.group, "--env", "GITHUB_TOKEN", "--", "/bin/sh", "-c", script, "sh", expected.path,
+        ])
         #expect(result.status == 7, "\(result.status): \(result.stderr)")
         #expect(result.stdout.isEmpty)
         // The default variable; authkit is replaced by the command, whose status is the result.
@@ -73,12 +75,16 @@ import Testing
         #expect(object["token_type"] as? String == "Bearer" && object["account"] as? String == "ada@example.test")
         #expect(object["issuer"] as? String == world.provider.issuer.absoluteString)
         #expect((object["expires_in"] as? Int ?? 0) > 3000)
-        let active = try await world.provider.issued()["items"].array.filter { $0["kind"] == "access_token" }.compactMap { $0["value"].string }
+        let active = try await world.provider.issued()["items"].array.filter { $0["kind"] == "access_token" }.compactMap {
+            $0["value"].string
+        }
         #expect((object["access_token"] as? String).map(active.contains) == true)
 
         let id = try await world.authkit(["token", "--id-token", "--group", world.group])
         #expect(id.status == 0, "\(id.stderr)")
-        let idTokens = try await world.provider.issued()["items"].array.filter { $0["kind"] == "id_token" }.compactMap { $0["value"].string }
+        let idTokens = try await world.provider.issued()["items"].array.filter { $0["kind"] == "id_token" }.compactMap {
+            $0["value"].string
+        }
         #expect(idTokens.contains(id.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
         // An id_token that must outlive the one stored: refreshed (the provider sends one on refresh).
         try await world.provider.clearLog()

@@ -24,7 +24,8 @@ import Glibc
         let path = kind == "fifo" ? fifo : kind
         // A hang shows as the 20 s bound running out (a FIFO's open would block for ever);
         // the time itself is not measured here (the full suite loads two cores).
-        let result = try await ProcessRunner.run(TestPaths.product("authkit"), ["status"], environment: ["AUTHKIT_CONFIG": path, "HOME": directory.path], timeout: 20)
+        let result = try await ProcessRunner.run(
+            TestPaths.product("authkit"), ["status"], environment: ["AUTHKIT_CONFIG": path, "HOME": directory.path], timeout: 20)
         #expect(!result.timedOut, "authkit hung on \(path)")
         #expect(result.status == 2, "\(result.status): \(result.stderr)")
         #expect(result.stderr.contains("not a regular file"), "\(result.stderr)")
@@ -35,7 +36,9 @@ import Glibc
         let (directory, fifo) = try Self.fifo()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = kind == "fifo" ? fifo : kind
-        let result = try await ProcessRunner.run(TestPaths.product("authkit"), ["jwt", "verify", "--signature-only", "--jwks", path, "a.b.c"], environment: ["HOME": directory.path], timeout: 20)
+        let result = try await ProcessRunner.run(
+            TestPaths.product("authkit"), ["jwt", "verify", "--signature-only", "--jwks", path, "a.b.c"],
+            environment: ["HOME": directory.path], timeout: 20)
         #expect(!result.timedOut, "authkit hung on \(path)")
         #expect(result.status == 2, "\(result.status): \(result.stderr)")
         #expect(result.stderr.contains("not a regular file"), "\(result.stderr)")

@@ -14,21 +14,27 @@ import Testing
         let world = try await CLIHarness.start(agent: agent)
         defer { world.stop() }
         try await world.signIn(user: "ada")
-        let sts = try await offThePool { try GoogleSTSStandIn(acceptTokensFrom: world.provider, clientID: CLIHarness.clientID, audience: Self.audience) }
+        let sts = try await offThePool {
+            try GoogleSTSStandIn(acceptTokensFrom: world.provider, clientID: CLIHarness.clientID, audience: Self.audience)
+        }
         defer { sts.stop() }
         let file = world.scratch.appendingPathComponent("gcloud.json").path
         let setup = try await world.authkit(
             ["setup", "gcloud", "--audience", Self.audience, "--token-url", sts.tokenURL, "--group", world.group, "--output", file])
         #expect(setup.status == 0, "\(setup.stderr)")
         let config = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any])
-        #expect(config["type"] as? String == "external_account" && config["subject_token_type"] as? String == "urn:ietf:params:oauth:token-type:id_token")
+        #expect(
+            config["type"] as? String == "external_account"
+                && config["subject_token_type"] as? String == "urn:ietf:params:oauth:token-type:id_token")
 
         var environment = world.environment
         environment["GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES"] = "1"
         let client = TestPaths.packageRoot.appendingPathComponent("Tests/Peers/google_auth_client.py")
         let clientEnvironment = environment
         func google() async throws -> ProcessResult {
-            let result = try await offThePool { try ProcessRunner.run(TestPaths.python, [client.path, file], environment: clientEnvironment, timeout: 120) }
+            let result = try await offThePool {
+                try ProcessRunner.run(TestPaths.python, [client.path, file], environment: clientEnvironment, timeout: 120)
+            }
             world.recordExternal("google-auth", [file], result)
             return result
         }
@@ -41,11 +47,14 @@ import Testing
         // is the contract's failure, with the message, and a non-zero exit.
         let direct = try await world.authkit(["credential", "gcloud", "--group", world.group], environment: environment)
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(direct.stdout.utf8)) as? [String: Any])
-        #expect(direct.status == 0 && answer["success"] as? Bool == true && answer["version"] as? Int == 1 && answer["expiration_time"] is Int)
+        #expect(
+            direct.status == 0 && answer["success"] as? Bool == true && answer["version"] as? Int == 1 && answer["expiration_time"] is Int)
         let saml = try await world.authkit(
             ["credential", "gcloud", "--group", world.group],
             environment: environment.merging(["GOOGLE_EXTERNAL_ACCOUNT_TOKEN_TYPE": "urn:ietf:params:oauth:token-type:saml2"]) { $1 })
-        #expect(saml.status == 2 && saml.stdout.contains(#""success":false"#) && saml.stderr.contains("id_tokens only"), "\(saml.stdout)\(saml.stderr)")
+        #expect(
+            saml.status == 2 && saml.stdout.contains(#""success":false"#) && saml.stderr.contains("id_tokens only"),
+            "\(saml.stdout)\(saml.stderr)")
 
         // Signed out: google-auth reports authkit's message; the STS gets nothing.
         #expect(try await world.authkit(["logout", "--group", world.group]).status == 0)

@@ -29,8 +29,10 @@ import Testing
             environment["GIT_AUTHOR_EMAIL"] = "ada@example.test"
             environment["GIT_COMMITTER_NAME"] = "Ada"
             environment["GIT_COMMITTER_EMAIL"] = "ada@example.test"
-            environment["PATH"] = TestPaths.product("authkit").deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
-            let git = GitWorld(world: world, server: try GitTestServer(acceptTokensFrom: world.provider, root: root), environment: environment, home: home)
+            environment["PATH"] =
+                TestPaths.product("authkit").deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+            let git = GitWorld(
+                world: world, server: try GitTestServer(acceptTokensFrom: world.provider, root: root), environment: environment, home: home)
             // A bare repository with one commit.
             let seed = world.scratch.appendingPathComponent("seed")
             try git.run(["init", "-q", "--bare", root.appendingPathComponent("repo.git").path])
@@ -52,7 +54,8 @@ import Testing
 
         @discardableResult
         func run(_ arguments: [String], stdin: String? = nil, expectSuccess: Bool = true) throws -> ProcessResult {
-            let result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/git"), arguments, environment: environment, stdin: stdin, timeout: 60)
+            let result = try ProcessRunner.run(
+                URL(fileURLWithPath: "/usr/bin/git"), arguments, environment: environment, stdin: stdin, timeout: 60)
             if expectSuccess {
                 #expect(result.status == 0, "git \(arguments.joined(separator: " ")): \(result.stderr)")
             }
@@ -72,7 +75,8 @@ import Testing
             #expect(setup.status == 0, "\(setup.stderr)")
         }
         let helpers = try git.run(["config", "--global", "--get-all", "credential.\(git.url).helper"])
-        #expect(helpers.stdout.split(separator: "\n", omittingEmptySubsequences: false).count == 3, "\(helpers.stdout)")  // "", helper, trailing
+        // "", helper, trailing
+        #expect(helpers.stdout.split(separator: "\n", omittingEmptySubsequences: false).count == 3, "\(helpers.stdout)")
         let list = try await world.authkit(["setup", "--list"], environment: git.environment)
         #expect(list.status == 0 && list.stdout.contains("git      set up for \(git.url)"), "\(list.stdout) \(list.stderr)")
 
@@ -83,7 +87,8 @@ import Testing
         try git.run(["-C", clone.path, "add", "NOTES"])
         try git.run(["-C", clone.path, "commit", "-q", "-m", "second"])
         try git.run(["-C", clone.path, "push", "-q", "origin", "HEAD:main"])
-        #expect(try await git.server.requests().contains { $0.method == "POST" && $0.path.hasSuffix("git-receive-pack") && $0.status == 200 })
+        #expect(
+            try await git.server.requests().contains { $0.method == "POST" && $0.path.hasSuffix("git-receive-pack") && $0.status == 200 })
         #expect(try await git.server.requests().allSatisfy { $0.user == nil || $0.user == "oauth2" })
 
         // The server stops taking the token: git fails this once and calls erase; the sign-in
@@ -114,7 +119,8 @@ import Testing
         let world = git.world
         let config = world.configDirectory
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-        try "[credential \"\(git.url)\"]\ngroup = \(world.group)\nusername = ada\n".write(to: config.appendingPathComponent("config"), atomically: false, encoding: .utf8)
+        try "[credential \"\(git.url)\"]\ngroup = \(world.group)\nusername = ada\n".write(
+            to: config.appendingPathComponent("config"), atomically: false, encoding: .utf8)
         let store = git.home.appendingPathComponent("git-credentials")
         try "https://someone:other-secret@other.example\n".write(to: store, atomically: false, encoding: .utf8)
         // git runs `!`-helpers through the shell, and a bare word `authkit` as git-credential-authkit.
@@ -126,7 +132,8 @@ import Testing
         #expect(mapped.stdout.contains("username=ada\n"), "\(mapped.stdout)")
         #expect(mapped.stdout.contains("password="))
         let other = try git.run(["credential", "fill"], stdin: "protocol=https\nhost=other.example\n\n")
-        #expect(other.stdout.contains("username=someone\npassword=other-secret"), "the next helper must answer other hosts: \(other.stdout)")
+        #expect(
+            other.stdout.contains("username=someone\npassword=other-secret"), "the next helper must answer other hosts: \(other.stdout)")
 
         // Directly: an unmapped host, e.g. a malicious remote in a cloned repository.
         let unmapped = try await world.authkit(["credential", "git", "get"], stdin: "protocol=https\nhost=evil.example\n\n")
@@ -134,7 +141,9 @@ import Testing
         // Why nothing: AUTHKIT_LOG=debug says that no mapping matched (and which one did).
         let why = try await world.authkit(
             ["credential", "git", "get"], environment: ["AUTHKIT_LOG": "debug"], stdin: "protocol=https\nhost=evil.example:9999\n\n")
-        #expect(why.stdout.isEmpty && why.stderr.contains("no [credential] mapping") && why.stderr.contains("https://evil.example:9999"), "\(why.stderr)")
+        #expect(
+            why.stdout.isEmpty && why.stderr.contains("no [credential] mapping") && why.stderr.contains("https://evil.example:9999"),
+            "\(why.stderr)")
         let matched = try await world.authkit(
             ["credential", "git", "get"], environment: ["AUTHKIT_LOG": "debug"], stdin: "protocol=http\nhost=\(host)\n\n")
         #expect(matched.stderr.contains("[credential \"\(git.url)\"]"), "\(matched.stderr)")
@@ -149,10 +158,12 @@ import Testing
         try await world.signIn(user: "ada")
         let flags = ["credential", "git", "--group", world.group]
         // git ≥ 2.46 announces authtype: a Bearer credential instead of Basic.
-        let bearer = try await world.authkit(flags + ["get"], stdin: "capability[]=authtype\nprotocol=https\nhost=dev.azure.com\nwwwauth[]=Bearer realm=x\n\n")
+        let bearer = try await world.authkit(
+            flags + ["get"], stdin: "capability[]=authtype\nprotocol=https\nhost=dev.azure.com\nwwwauth[]=Bearer realm=x\n\n")
         #expect(bearer.status == 0, "\(bearer.stderr)")
         let lines = bearer.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 4 && lines[0] == "capability[]=authtype" && lines[1] == "authtype=Bearer" && lines[2].hasPrefix("credential="))
+        #expect(
+            lines.count == 4 && lines[0] == "capability[]=authtype" && lines[1] == "authtype=Bearer" && lines[2].hasPrefix("credential="))
         #expect(lines[3].hasPrefix("password_expiry_utc="))
         let token = String(lines[2].dropFirst("credential=".count))
         // store: nothing; erase with another password: nothing; the token still served.
@@ -177,7 +188,8 @@ import Testing
         }
         // Run by hand on a terminal, a plug-in never reads it: one line, at once.
         let tty = try await ProcessRunner.run(
-            URL(fileURLWithPath: "/usr/bin/script"), ["-qec", "\(TestPaths.product("authkit").path) credential git --group \(world.group) get", "/dev/null"],
+            URL(fileURLWithPath: "/usr/bin/script"),
+            ["-qec", "\(TestPaths.product("authkit").path) credential git --group \(world.group) get", "/dev/null"],
             environment: world.environment, timeout: 20)
         #expect(!tty.timedOut && tty.status != 0, "a plug-in waited on the terminal")
         #expect(tty.stdout.contains("standard input, which is a terminal"), "\(tty.stdout)")
@@ -185,7 +197,10 @@ import Testing
         #expect(try await world.authkit(flags + ["get"], stdin: "protocol=https\nhost=x").status == 0)
         // Debug logging never reaches stdout.
         let debug = try await world.authkit(flags + ["get"], environment: ["AUTHKIT_LOG": "debug"], stdin: "protocol=https\nhost=x\n\n")
-        #expect(debug.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("username=") || $0.hasPrefix("password=") || $0.hasPrefix("password_expiry_utc=") })
+        #expect(
+            debug.stdout.split(separator: "\n").allSatisfy {
+                $0.hasPrefix("username=") || $0.hasPrefix("password=") || $0.hasPrefix("password_expiry_utc=")
+            })
         #expect(try await world.authkit(["token", "--group", world.group]).status == 0)
         try await world.assertNoSecretsLeaked()
     }

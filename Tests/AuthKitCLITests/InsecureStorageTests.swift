@@ -26,7 +26,8 @@ import Testing
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout.contains("    storage:        PLAIN FILE "))
         #expect(status.stdout.contains("WARNING: the tokens are in a plain file, not encrypted"))
-        let json = try PeerJSON(data: Data(try await world.authkit(["status", "--group", world.group, "--insecure-storage", "--json"]).stdout.utf8))
+        let json = try PeerJSON(
+            data: Data(try await world.authkit(["status", "--group", world.group, "--insecure-storage", "--json"]).stdout.utf8))
         #expect(json["accounts"][0]["storage"]["kind"] == .string("plain-file"))
         #expect(json["accounts"][0]["storage"]["encrypted"] == .bool(false))
         #expect(json["accounts"][0]["storage"]["path"].string?.hasPrefix(world.stateDirectory.path) == true)

@@ -115,7 +115,10 @@ import Testing
         arguments[arguments.firstIndex(of: recorded.audience) ?? 0] = "com.example.other"
         let audience = try authkit(arguments + [recorded.token])
         #expect(audience.status == 6)
-        #expect(audience.stderr == "authkit: token rejected: the token is not meant for client id com.example.other (aud); check the configured client id\n")
+        #expect(
+            audience.stderr
+                == "authkit: token rejected: the token is not meant for client id com.example.other (aud); check the configured client id\n"
+        )
         let nonce = try authkit(recorded.validArguments + ["--nonce", "another-nonce", recorded.token])
         #expect(nonce.status == 6)
         #expect(nonce.stderr.hasPrefix("authkit: token rejected: the token's nonce is not the one sent"))
@@ -128,7 +131,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: recorded.directory) }
         let malformed = try authkit(recorded.validArguments + ["not-a-token"])
         #expect(malformed.status == 5)
-        #expect(malformed.stderr == "authkit: token rejected: the token is malformed: a compact JWS has three parts separated by dots; this token has 1\n")
+        #expect(
+            malformed.stderr
+                == "authkit: token rejected: the token is malformed: a compact JWS has three parts separated by dots; this token has 1\n")
         let payload = recorded.token.split(separator: ".")[1]
         let none = try authkit(recorded.validArguments + ["eyJhbGciOiJub25lIn0.\(payload)."])
         #expect(none.status == 5)

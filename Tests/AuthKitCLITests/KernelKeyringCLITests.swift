@@ -31,7 +31,9 @@ import Testing
         }
         try await world.provider.clearLog()
         let results = try await withThrowingTaskGroup(of: ProcessResult.self) { tasks in
-            for _ in 0..<8 { tasks.addTask { try await world.authkit(["token", "--group", group], environment: ["AUTHKIT_STORAGE": "kernel-keyring"]) } }
+            for _ in 0..<8 {
+                tasks.addTask { try await world.authkit(["token", "--group", group], environment: ["AUTHKIT_STORAGE": "kernel-keyring"]) }
+            }
             return try await tasks.reduce(into: []) { $0.append($1) }
         }
         #expect(results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
@@ -63,7 +65,9 @@ import Testing
     /// keyctl blocked: one line naming the alternatives, exit 3.
     @Test func aBlockedKeyctlExitsThree() async throws {
         let helper = try NoKeyctl.build()
-        let result = try await ProcessRunner.run(helper, [TestPaths.product("authkit").path, "token", "--storage", "kernel-keyring", "--group", "com.example.x"], environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
+        let result = try await ProcessRunner.run(
+            helper, [TestPaths.product("authkit").path, "token", "--storage", "kernel-keyring", "--group", "com.example.x"],
+            environment: ["HOME": NSTemporaryDirectory()], timeout: 30)
         #expect(result.status == 3, "\(result.status): \(result.stderr)")
         #expect(result.stderr.contains("kernel keyring cannot be used here") && result.stderr.contains("--storage"), "\(result.stderr)")
         #expect(result.stdout.isEmpty)
@@ -72,7 +76,9 @@ import Testing
 
 extension TerminalSafetyTests {
     /// The stored record in the kernel keyring, rewritten as another process of the user could.
-    static func tamperKernel(group: String, issuer: String, account: String = "ada@example.test", _ change: (inout [String: Any]) -> Void) throws {
+    static func tamperKernel(group: String, issuer: String, account: String = "ada@example.test", _ change: (inout [String: Any]) -> Void)
+        throws
+    {
         let probe = try PrivateSecretService.probeExecutable()
         let key = ["--group", group, "--issuer", issuer, "--client-id", CLIHarness.clientID, "--account", account]
         let lookup = try ProcessRunner.run(probe, ["--kernel-keyring", "--show-secret", "lookup"] + key, timeout: 30)

@@ -13,7 +13,9 @@ import Testing
         if FileManager.default.isExecutableFile(atPath: debian.path) { found.append(debian) }
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
             let candidate = URL(fileURLWithPath: String(directory)).appendingPathComponent("kubectl")
-            if FileManager.default.isExecutableFile(atPath: candidate.path), candidate.resolvingSymlinksInPath() != debian.resolvingSymlinksInPath() {
+            if FileManager.default.isExecutableFile(atPath: candidate.path),
+                candidate.resolvingSymlinksInPath() != debian.resolvingSymlinksInPath()
+            {
                 found.append(candidate)
                 break
             }
@@ -61,7 +63,8 @@ import Testing
             environment["HOME"] = world.scratch.path
 
             for type in ["access-token", "id-token"] {
-                let setup = try await world.authkit(["setup", "kubectl", "--context", "test", "--group", world.group, "--token-type", type], environment: environment)
+                let setup = try await world.authkit(
+                    ["setup", "kubectl", "--context", "test", "--group", world.group, "--token-type", type], environment: environment)
                 #expect(setup.status == 0, "\(kubectl.path): \(setup.stderr)")
                 // An old static token would be sent instead of the sign-in's: it goes, and
                 // setup says so (without showing it).
@@ -81,20 +84,26 @@ import Testing
         // An expired access token: the plug-in refreshes (once) and kubectl goes on. (Counted
         // from before setup: Google Cloud SDK's kubectl, a dispatcher, may ask the API server
         // for its version during `kubectl config`, which runs the plug-in first.)
-        try TerminalSafetyTests.tamper(world, account: "ada@example.test") { $0["access_token_expires_at"] = Date().timeIntervalSince1970 - 10 }
+        try TerminalSafetyTests.tamper(world, account: "ada@example.test") {
+            $0["access_token_expires_at"] = Date().timeIntervalSince1970 - 10
+        }
         try await world.provider.clearLog()
         let kubeconfig = world.scratch.appendingPathComponent("kubeconfig-0")
         var environment = world.environment
         environment["KUBECONFIG"] = kubeconfig.path
         environment["HOME"] = world.scratch.path
         let setupEnvironment = environment.merging(["PATH": kubectls[0].deletingLastPathComponent().path + ":/usr/bin:/bin"]) { $1 }
-        let setup = try await world.authkit(["setup", "kubectl", "--context", "test", "--group", world.group], environment: setupEnvironment)
+        let setup = try await world.authkit(
+            ["setup", "kubectl", "--context", "test", "--group", world.group], environment: setupEnvironment)
         #expect(setup.status == 0)
         // --print checks what the real run checks: an unknown context is the same error.
         let printed = try await world.authkit(["setup", "kubectl", "--context", "test", "--print"], environment: setupEnvironment)
-        #expect(printed.status == 0 && printed.stdout.hasPrefix("# user ada of context test\nexec:\n"), "\(printed.stdout) \(printed.stderr)")
+        #expect(
+            printed.status == 0 && printed.stdout.hasPrefix("# user ada of context test\nexec:\n"), "\(printed.stdout) \(printed.stderr)")
         let unknown = try await world.authkit(["setup", "kubectl", "--context", "nosuch", "--print"], environment: setupEnvironment)
-        #expect(unknown.status == 2 && unknown.stdout.isEmpty && unknown.stderr.contains("kubectl knows no context") && unknown.stderr.contains("nosuch"), "\(unknown.stderr)")
+        #expect(
+            unknown.status == 2 && unknown.stdout.isEmpty && unknown.stderr.contains("kubectl knows no context")
+                && unknown.stderr.contains("nosuch"), "\(unknown.stderr)")
         let refreshed = try await ProcessRunner.run(kubectls[0], ["get", "--raw", "/api"], environment: environment, timeout: 60)
         #expect(refreshed.status == 0, "\(refreshed.stderr)")
         let grants = try await world.provider.log().grantTypes
@@ -130,11 +139,16 @@ import Testing
         let id = try await world.authkit(plugin + ["--token-type", "id-token"])
         let idToken = try #require((try CLIOutput.jsonObject(id.stdout))["status"] as? [String: Any])["token"] as? String
         #expect(idToken?.split(separator: ".").count == 3)
-        let issuedIDTokens = try await world.provider.issued()["items"].array.filter { $0["kind"] == "id_token" }.compactMap { $0["value"].string }
+        let issuedIDTokens = try await world.provider.issued()["items"].array.filter { $0["kind"] == "id_token" }.compactMap {
+            $0["value"].string
+        }
         #expect(idToken.map(issuedIDTokens.contains) == true, "an id_token the provider issued")
         let bare = try await world.authkit(plugin)
         #expect((try CLIOutput.jsonObject(bare.stdout))["apiVersion"] as? String == "client.authentication.k8s.io/v1beta1")
-        for (what, info) in [("not JSON", "{not json"), ("unknown apiVersion", #"{"apiVersion":"client.authentication.k8s.io/v2"}"#), ("no apiVersion", "{}")] {
+        for (what, info) in [
+            ("not JSON", "{not json"), ("unknown apiVersion", #"{"apiVersion":"client.authentication.k8s.io/v2"}"#),
+            ("no apiVersion", "{}"),
+        ] {
             let result = try await world.authkit(plugin, environment: ["KUBERNETES_EXEC_INFO": info])
             #expect(result.status == 2, "\(what): \(result.status)")
             #expect(result.stdout.isEmpty && result.stderr.split(separator: "\n").count == 1, "\(what): \(result.stderr)")

@@ -27,7 +27,8 @@ import Glibc
 
         let environment = ["HOME": home.path, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
         // logout takes the group's lock (with the plain-file store: no session bus needed).
-        let logout = try UnprivilegedUser.run(TestPaths.product("authkit"), ["logout", "--insecure-storage", "--group", "com.example.lock"], environment: environment)
+        let logout = try UnprivilegedUser.run(
+            TestPaths.product("authkit"), ["logout", "--insecure-storage", "--group", "com.example.lock"], environment: environment)
         #expect(logout.status == 0, "\(logout.status): \(logout.stderr)")
         let lockDirectory = home.path + "/.local/state/authkit/locks"
         #expect(stat(lockDirectory, &info) == 0, "no lock directory in the user's home")

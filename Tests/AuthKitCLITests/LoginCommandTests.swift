@@ -27,7 +27,8 @@ import Testing
         #expect(opened.count == 1)
         let url = try #require(CLIOutput.authorizationURL(in: text))
         let query = Dictionary(
-            (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") }) { a, _ in a }
+            (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") }
+        ) { a, _ in a }
         #expect(query["code_challenge_method"] == "S256")
         #expect(query["state"]?.isEmpty == false)
         #expect(query["nonce"]?.isEmpty == false)
@@ -82,7 +83,8 @@ import Testing
         let arguments = world.loginArguments(["--paste"])
         let login = try world.start(arguments, environment: world.browserEnvironment())
         let url = try #require(await login.waitForStderr { CLIOutput.authorizationURL(in: $0) }, "no URL shown: \(login.stderrSoFar)")
-        #expect(await login.waitForStderr { $0.contains("paste it here") ? true : nil } == true, "no paste instructions: \(login.stderrSoFar)")
+        #expect(
+            await login.waitForStderr { $0.contains("paste it here") ? true : nil } == true, "no paste instructions: \(login.stderrSoFar)")
         // The browser on "another machine" signs in and ends on an address that does not load.
         let redirect = try await offThePool { try ScriptedBrowser(user: "alan", for: world.provider).finalRedirect(for: url) }
         var components = try #require(URLComponents(url: redirect, resolvingAgainstBaseURL: false))
@@ -92,8 +94,9 @@ import Testing
         // Noise first: ignored, and the wait goes on. The forged one carries the real code.
         login.send("this is not an address\n")
         login.send(forged.absoluteString + "\n")
-        #expect(await login.waitForStderr { $0.components(separatedBy: "Ignored: ").count >= 3 ? true : nil } == true,
-                "both bad pastes should be reported as ignored: \(login.stderrSoFar)")
+        #expect(
+            await login.waitForStderr { $0.components(separatedBy: "Ignored: ").count >= 3 ? true : nil } == true,
+            "both bad pastes should be reported as ignored: \(login.stderrSoFar)")
         login.send(redirect.absoluteString + "\n")
         let result = try await world.finish(login, arguments)
         #expect(result.status == 0, "\(result.stderr)")
@@ -113,7 +116,9 @@ import Testing
         let login = try world.start(arguments, environment: world.browserEnvironment())
         let device = try #require(await login.waitForStderr { CLIOutput.deviceCode(in: $0) }, "no device code shown: \(login.stderrSoFar)")
         #expect(await login.waitForStderr { $0.contains("Waiting for the code to be approved (") ? true : nil } == true)
-        let approval = try await offThePool { try ScriptedBrowser(user: "grace", for: world.provider).approveDevice(verificationURI: device.uri, userCode: device.code) }
+        let approval = try await offThePool {
+            try ScriptedBrowser(user: "grace", for: world.provider).approveDevice(verificationURI: device.uri, userCode: device.code)
+        }
         #expect(approval.status == 0, "\(approval.stderr)")
         let result = try await world.finish(login, arguments)
         #expect(result.status == 0, "\(result.stderr)")
@@ -174,13 +179,13 @@ import Testing
         let template = try #require(world.provider.process.ready["issuer_template"].string)
         try FileManager.default.createDirectory(at: world.configDirectory, withIntermediateDirectories: true)
         try """
-            # like the built-in microsoft profile, against the test provider
-            [profile contoso]
-            issuer = \(template)
-            tenant = organizations
-            client_id = \(CLIHarness.clientID)
-            group = \(world.group)
-            """.write(to: world.configDirectory.appendingPathComponent("config"), atomically: false, encoding: .utf8)
+        # like the built-in microsoft profile, against the test provider
+        [profile contoso]
+        issuer = \(template)
+        tenant = organizations
+        client_id = \(CLIHarness.clientID)
+        group = \(world.group)
+        """.write(to: world.configDirectory.appendingPathComponent("config"), atomically: false, encoding: .utf8)
         let login = try await world.authkit(["login", "--profile", "contoso"], environment: world.browserEnvironment(), timeout: 60)
         #expect(login.status == 0, "\(login.stderr)")
         #expect(login.stderr.contains("  tenant:  \(tenant)\n"))
@@ -201,7 +206,8 @@ import Testing
         let environment = world.environment.merging(world.browserEnvironment()) { _, new in new }
             .merging(["LC_ALL": "C.UTF-8"]) { _, new in new }.filter { $0.key != "NO_COLOR" }
         let result = try await offThePool {
-            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"], environment: environment, timeout: 60)
+            try ProcessRunner.run(
+                URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"], environment: environment, timeout: 60)
         }
         #expect(!result.timedOut)
         #expect(result.status == 0, "\(result.stdout)")
@@ -215,8 +221,9 @@ import Testing
         // The same terminal under a non-UTF-8 locale, or with NO_COLOR, gets ASCII only.
         for setting in [["LC_ALL": "C"], ["LC_ALL": "C.UTF-8", "NO_COLOR": "1"]] {
             let plain = try await offThePool {
-                try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
-                                      environment: environment.merging(setting) { _, new in new }, timeout: 60)
+                try ProcessRunner.run(
+                    URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"],
+                    environment: environment.merging(setting) { _, new in new }, timeout: 60)
             }
             #expect(plain.status == 0, "\(setting): \(plain.stdout)")
             #expect(plain.stdout.contains("Signed in as Ada Lovelace (ada@example.test)"), "\(plain.stdout)")
@@ -251,7 +258,10 @@ import Testing
     @Test func anUnknownClientIDFailsFastWithExitSeven() async throws {
         let world = try await CLIHarness.start()
         defer { world.stop() }
-        let arguments = ["login", "--issuer", world.provider.issuer.absoluteString, "--client-id", "no-such-client", "--group", world.group, "--no-browser"]
+        let arguments = [
+            "login", "--issuer", world.provider.issuer.absoluteString, "--client-id", "no-such-client", "--group", world.group,
+            "--no-browser",
+        ]
         let started = Date()
         let login = try await world.authkit(arguments, environment: world.browserEnvironment(user: "ada"), timeout: 30)
         #expect(Date().timeIntervalSince(started) < 10)

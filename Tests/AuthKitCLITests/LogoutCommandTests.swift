@@ -19,11 +19,16 @@ import Testing
         // The hint is the whole command that restores this sign-in (no config file here: the
         // issuer and client come from the removed record), and it works as printed.
         let hinted = try #require(lines.last?.split(separator: ": ", maxSplits: 1).last.map(String.init), "\(logout.stderr)")
-        #expect(hinted == "authkit login --group \(world.group) --issuer \(world.provider.issuer.absoluteString) --client-id \(CLIHarness.clientID)")
+        #expect(
+            hinted
+                == "authkit login --group \(world.group) --issuer \(world.provider.issuer.absoluteString) --client-id \(CLIHarness.clientID)"
+        )
         let log = try await world.provider.log()
         #expect(log.count(endpoint: "revocation") == 1)
         let issued = try await world.provider.issued()["items"].array
-        #expect(issued.filter { $0["kind"] == .string("refresh_token") }.allSatisfy { $0["active"] == .bool(false) }, "the provider no longer honours it")
+        #expect(
+            issued.filter { $0["kind"] == .string("refresh_token") }.allSatisfy { $0["active"] == .bool(false) },
+            "the provider no longer honours it")
 
         // Gone for everyone, at once: no cache anywhere.
         let after = try await world.example()
@@ -41,7 +46,8 @@ import Testing
         #expect(try await world.provider.log().count(endpoint: "revocation") == 1)
 
         // The hinted command, as printed, signs the same sign-in in again.
-        let restored = try await world.authkit(Array(hinted.split(separator: " ").dropFirst().map(String.init)), environment: world.browserEnvironment(), timeout: 60)
+        let restored = try await world.authkit(
+            Array(hinted.split(separator: " ").dropFirst().map(String.init)), environment: world.browserEnvironment(), timeout: 60)
         #expect(restored.status == 0, "the hinted command: \(restored.stderr)")
         #expect(try await world.authkit(["token", "--group", world.group]).status == 0)
         try await world.assertNoSecretsLeaked()
@@ -98,7 +104,10 @@ import Testing
         defer { world.stop() }
         try await world.signIn()
         let other = try await world.authkit(
-            ["login", "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--group", "org.example.other"],
+            [
+                "login", "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--group",
+                "org.example.other",
+            ],
             environment: world.browserEnvironment(user: "grace"), timeout: 60)
         #expect(other.status == 0, "\(other.stderr)")
         let logout = try await world.authkit(["logout", "--group", "org.example.other", "--all"])

@@ -16,7 +16,8 @@ import Testing
         // 1. No config at all: login says what it needs, exit 2, nothing attempted.
         let bare = try await world.authkit(["login", "--group", world.group], environment: browser)
         #expect(bare.status == 2)
-        #expect(bare.stderr == "authkit: login: 'issuer': no issuer: pass --issuer, set AUTHKIT_ISSUER or choose a profile\n", "\(bare.stderr)")
+        #expect(
+            bare.stderr == "authkit: login: 'issuer': no issuer: pass --issuer, set AUTHKIT_ISSUER or choose a profile\n", "\(bare.stderr)")
         #expect(bare.stdout.isEmpty)
 
         // 2. Nobody signed in yet: status says so, exit 1.
@@ -33,9 +34,14 @@ import Testing
         #expect(wrong.status == 7, "\(wrong.status): \(wrong.stderr)")
         #expect(wrongSeconds < 10, "the provider said invalid_client: no waiting (\(wrongSeconds) s)")
         let wrongLines = wrong.stderr.split(separator: "\n").filter { $0.hasPrefix("authkit:") || $0.hasPrefix("hint:") }
-        #expect(wrongLines.first?.hasPrefix("authkit: the provider does not accept the client id 'my-cli-typo' (invalid_client") == true, "\(wrong.stderr)")
-        #expect(wrongLines.count == 2 && wrongLines.last == "hint: check --client-id and, for a confidential client, its secret: the provider's app registration must list this client",
-                "\(wrong.stderr)")
+        #expect(
+            wrongLines.first?.hasPrefix("authkit: the provider does not accept the client id 'my-cli-typo' (invalid_client") == true,
+            "\(wrong.stderr)")
+        #expect(
+            wrongLines.count == 2
+                && wrongLines.last
+                    == "hint: check --client-id and, for a confidential client, its secret: the provider's app registration must list this client",
+            "\(wrong.stderr)")
         #expect(!wrong.stderr.contains("/authorize"), "no URL was shown")
 
         // 4. The right one: signed in, told who and where.
@@ -43,7 +49,9 @@ import Testing
         #expect(login.status == 0, "\(login.stderr)")
         #expect(login.stderr.contains("Signed in as Ada Lovelace (ada@example.test)\n"), "\(login.stderr)")
         #expect(login.stderr.contains("  stored:  Secret Service"), "\(login.stderr)")
-        #expect(!login.stderr.contains("default collection") && !login.stderr.contains("could not be created"), "no storage jargon: \(login.stderr)")
+        #expect(
+            !login.stderr.contains("default collection") && !login.stderr.contains("could not be created"),
+            "no storage jargon: \(login.stderr)")
         let token = try await world.authkit(["token", "--group", world.group])
         #expect(token.status == 0 && token.stdout.split(separator: ".").count == 3 || token.stdout.count > 16, "\(token.stderr)")
         #expect(token.stderr.isEmpty)
@@ -55,7 +63,9 @@ import Testing
         #expect(locked.status == 3, "\(locked.status): \(locked.stderr)")
         #expect(locked.stdout.isEmpty)
         let lockedLines = locked.stderr.split(separator: "\n")
-        #expect(lockedLines.count <= 2 && lockedLines.first?.hasPrefix("authkit: the keyring collection 'Login' is locked") == true, "\(locked.stderr)")
+        #expect(
+            lockedLines.count <= 2 && lockedLines.first?.hasPrefix("authkit: the keyring collection 'Login' is locked") == true,
+            "\(locked.stderr)")
         #expect(lockedLines.dropFirst().allSatisfy { $0.hasPrefix("hint: ") })
         started = Date()
         let relogin = try await world.authkit(world.loginArguments(), environment: browser, timeout: 60)

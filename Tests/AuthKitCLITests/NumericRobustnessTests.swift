@@ -14,7 +14,10 @@ import Testing
         let world = try await CLIHarness.start()
         defer { world.stop() }
         try await world.signIn(user: "ada")
-        let key = ["--group", world.group, "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--account", "ada@example.test"]
+        let key = [
+            "--group", world.group, "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--account",
+            "ada@example.test",
+        ]
         for value in Self.values {
             try TerminalSafetyTests.tamper(world, account: "ada@example.test") { $0[field] = value }
             for (arguments, environment) in [
@@ -22,7 +25,9 @@ import Testing
                 (["token", "--group", world.group], [:]), (["token", "--group", world.group], ["AUTHKIT_LOG": "debug"]),
             ] {
                 let result = try await world.authkit(arguments, environment: environment)
-                #expect(result.status < 128 && result.status >= 0, "\(field)=\(value): `\(arguments.joined(separator: " "))` died with \(result.status): \(result.stderr)")
+                #expect(
+                    result.status < 128 && result.status >= 0,
+                    "\(field)=\(value): `\(arguments.joined(separator: " "))` died with \(result.status): \(result.stderr)")
                 #expect([0, 1, 3, 4].contains(result.status), "\(field)=\(value): \(arguments) exit \(result.status): \(result.stderr)")
             }
             #expect(try world.keyring.probe(["lookup"] + key).status == 0, "\(field)=\(value): the sign-in was removed")

@@ -27,13 +27,16 @@ import Testing
         let authFile = config + "/containers/auth.json"
         // An auth file of the user's own, kept as it is apart from credHelpers.
         try FileManager.default.createDirectory(atPath: config + "/containers", withIntermediateDirectories: true)
-        try #"{"auths":{"other.example":{"auth":"dXNlcjpwYXNz"}},"credHelpers":{"quay.io":"other"}}"#.write(toFile: authFile, atomically: false, encoding: .utf8)
+        try #"{"auths":{"other.example":{"auth":"dXNlcjpwYXNz"}},"credHelpers":{"quay.io":"other"}}"#.write(
+            toFile: authFile, atomically: false, encoding: .utf8)
         for _ in 0..<2 {
             let setup = try await world.authkit(
-                ["setup", "podman", "--registry", mapped.registry, "--group", world.group, "--link-dir", bin.path], environment: environment)
+                ["setup", "podman", "--registry", mapped.registry, "--group", world.group, "--link-dir", bin.path], environment: environment
+            )
             #expect(setup.status == 0, "\(setup.stderr)")
         }
-        let written = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: authFile))) as? [String: Any])
+        let written = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: authFile))) as? [String: Any])
         #expect((written["credHelpers"] as? [String: String]) == ["quay.io": "other", mapped.registry: "authkit"])
         #expect((written["auths"] as? [String: Any])?["other.example"] != nil)
         let list = try await world.authkit(["setup", "--list"], environment: environment)
@@ -48,8 +51,11 @@ import Testing
         let inspect = try await run(["inspect", "--tls-verify=false", "--raw", "docker://\(mapped.registry)/team/app:latest"])
         #expect(inspect.status == 0 && inspect.stdout.contains("schemaVersion"), "\(inspect.stderr)")
         let out = world.scratch.appendingPathComponent("copied")
-        let copy = try await run(["copy", "--insecure-policy", "--src-tls-verify=false", "docker://\(mapped.registry)/team/app:latest", "dir:\(out.path)"])
-        #expect(copy.status == 0 && FileManager.default.fileExists(atPath: out.appendingPathComponent("manifest.json").path), "\(copy.stderr)")
+        let copy = try await run([
+            "copy", "--insecure-policy", "--src-tls-verify=false", "docker://\(mapped.registry)/team/app:latest", "dir:\(out.path)",
+        ])
+        #expect(
+            copy.status == 0 && FileManager.default.fileExists(atPath: out.appendingPathComponent("manifest.json").path), "\(copy.stderr)")
         let requests = try await mapped.requests().filter { $0.path.hasPrefix("/v2/team/") }
         #expect(!requests.isEmpty && requests.allSatisfy { $0.status == 200 && $0.live && $0.user == "oauth2" }, "\(requests)")
 

@@ -35,7 +35,8 @@ import Testing
         for name in ["aks-prod", "oidc-cluster"] {
             contexts += "- context: {cluster: c, user: \(name)-user}\n  name: \(name)\n"
         }
-        try "apiVersion: v1\nkind: Config\nclusters:\n- cluster: {server: \"https://127.0.0.1:1\"}\n  name: c\ncontexts:\n\(contexts)users:\n- name: aks-prod-user\n  user: {}\n- name: oidc-cluster-user\n  user: {}\n"
+        try
+            "apiVersion: v1\nkind: Config\nclusters:\n- cluster: {server: \"https://127.0.0.1:1\"}\n  name: c\ncontexts:\n\(contexts)users:\n- name: aks-prod-user\n  user: {}\n- name: oidc-cluster-user\n  user: {}\n"
             .write(to: kubeconfig, atomically: false, encoding: .utf8)
         var environment = [
             "HOME": world.scratch.path, "GIT_CONFIG_GLOBAL": world.scratch.appendingPathComponent("gitconfig").path,
@@ -52,7 +53,9 @@ import Testing
             #expect(result.status == 0, "`\(command)`: \(result.stderr)")
         }
         let config = try String(contentsOfFile: environment["AUTHKIT_CONFIG"]!, encoding: .utf8)
-        #expect(config.contains("[credential \"https://dev.azure.com\"]\nprofile = microsoft\nscopes = 499b84ac-1321-427f-aa17-267ca6975798/.default"))
+        #expect(
+            config.contains(
+                "[credential \"https://dev.azure.com\"]\nprofile = microsoft\nscopes = 499b84ac-1321-427f-aa17-267ca6975798/.default"))
         #expect(config.contains("[registry \"registry.example.com\"]\nprofile = work"))
         let git = try String(contentsOfFile: environment["GIT_CONFIG_GLOBAL"]!, encoding: .utf8)
         #expect(git.contains("[credential \"https://dev.azure.com\"]") && git.contains("credential git"))

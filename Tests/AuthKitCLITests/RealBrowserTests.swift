@@ -148,7 +148,8 @@ import Testing
         let world = try await CLIHarness.start()
         defer { world.stop() }
         let reportFile = world.scratch.appendingPathComponent("chromium.json")
-        let login = try await world.authkit(world.loginArguments(Self.bounded), environment: try environment(world, report: reportFile), timeout: 90)
+        let login = try await world.authkit(
+            world.loginArguments(Self.bounded), environment: try environment(world, report: reportFile), timeout: 90)
         #expect(login.status == 0, "\(login.stderr)")
         #expect(login.stderr.contains("Signed in as Ada Lovelace (ada@example.test)"))
         let (report, text) = try await report(at: reportFile)
@@ -184,7 +185,8 @@ import Testing
         defer { world.stop() }
         let reportFile = world.scratch.appendingPathComponent("chromium.json")
         let login = try await world.authkit(
-            world.loginArguments(Self.bounded), environment: try environment(world, scenario: "forged-state", report: reportFile), timeout: 90)
+            world.loginArguments(Self.bounded), environment: try environment(world, scenario: "forged-state", report: reportFile),
+            timeout: 90)
         #expect(login.status == 0, "the forged callback does not end the sign-in: \(login.stderr)")
         let (report, text) = try await report(at: reportFile)
         #expect(report.ok, "\(report.error ?? "")")

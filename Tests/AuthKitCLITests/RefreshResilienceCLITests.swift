@@ -11,7 +11,9 @@ import Glibc
 @Suite struct RefreshResilienceCLITests {
     /// Marks the stored access token expired, so the next `authkit token` refreshes.
     static func expire(_ world: CLIHarness) throws {
-        try TerminalSafetyTests.tamper(world, account: "ada@example.test") { $0["access_token_expires_at"] = Date().timeIntervalSince1970 - 10 }
+        try TerminalSafetyTests.tamper(world, account: "ada@example.test") {
+            $0["access_token_expires_at"] = Date().timeIntervalSince1970 - 10
+        }
     }
 
     @Test func aRefusedIDTokenSaysSoOnceAndTheNextCallHeals() async throws {

@@ -8,7 +8,8 @@ import Testing
     static let select = "displayName,userPrincipalName,mail,businessPhones,mobilePhone"
 
     static func filter(_ literal: String) -> String {
-        ["displayName", "givenName", "surname", "mail", "userPrincipalName"].map { "startswith(\($0),'\(literal)')" }.joined(separator: " or ")
+        ["displayName", "givenName", "surname", "mail", "userPrincipalName"].map { "startswith(\($0),'\(literal)')" }.joined(
+            separator: " or ")
     }
 
     /// Terminal columns (wide East Asian characters take two), to check the table's alignment.
@@ -93,11 +94,14 @@ import Testing
         #expect(CLIOutput.lines(json.stdout).count == 3 && json.stdout.hasPrefix("{"))
         // Adrian King has neither mail nor phone: empty fields, not a dash.
         let adrian = try await world.authkit(["search", "Adrian", "--group", world.group])
-        #expect(adrian.stdout == "Adrian King\tadrian.king@contoso.test\t\t\n" || adrian.stdout.hasPrefix("Adrian King\t") && adrian.stdout.hasSuffix("\t\t\n"),
-                "\(adrian.stdout)")
+        #expect(
+            adrian.stdout == "Adrian King\tadrian.king@contoso.test\t\t\n"
+                || adrian.stdout.hasPrefix("Adrian King\t") && adrian.stdout.hasSuffix("\t\t\n"),
+            "\(adrian.stdout)")
 
         for width in [60, 40] {
-            let table = try await world.authkit(["search", "m", "--group", world.group, "--format", "table"], environment: ["COLUMNS": "\(width)"])
+            let table = try await world.authkit(
+                ["search", "m", "--group", world.group, "--format", "table"], environment: ["COLUMNS": "\(width)"])
             #expect(table.status == 0, "\(table.stderr)")
             let lines = CLIOutput.lines(table.stdout)
             #expect(lines.count > 3)
@@ -268,7 +272,8 @@ import Testing
         #expect(nobody.stderr.contains("hint: run `authkit login --group \(world.group)` to sign in\n"))
 
         // Signed in without a Graph URL (no profile with graph_url): a usage error that says what to set.
-        let login = try await world.authkit(world.loginArguments(), environment: ScriptedBrowser(user: "ada", for: world.provider).environment, timeout: 60)
+        let login = try await world.authkit(
+            world.loginArguments(), environment: ScriptedBrowser(user: "ada", for: world.provider).environment, timeout: 60)
         #expect(login.status == 0, "\(login.stderr)")
         let noGraph = try await world.authkit(["search", "ada", "--group", world.group])
         #expect(noGraph.status == 2, "\(noGraph.stderr)")

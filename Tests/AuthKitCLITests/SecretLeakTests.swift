@@ -11,7 +11,10 @@ import Testing
     @Test func scannerFindsWholeAndShortenedSecrets() {
         let opaque = LeakScanner.Secret(kind: "refresh_token", value: "Zq3vL9xR2mT8wK4pN6yB1cD5fG7hJ0sA-_eUoIiYtRw")
         let jwt = LeakScanner.Secret(
-            kind: "id_token", value: "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJhZGEiLCJub25jZSI6Im4xMjM0NTY3ODkwIn0.c2lnbmF0dXJlLWJ5dGVzLWhlcmUtMTIzNDU2Nzg5MA")
+            kind: "id_token",
+            value:
+                "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJhZGEiLCJub25jZSI6Im4xMjM0NTY3ODkwIn0.c2lnbmF0dXJlLWJ5dGVzLWhlcmUtMTIzNDU2Nzg5MA"
+        )
         let sources = [
             ("clean", "Signed in as Ada Lovelace"),
             ("whole", "error: \(opaque.value) was rejected"),
@@ -36,7 +39,10 @@ import Testing
         // Browser sign-in of a confidential client, its secret from the environment.
         let confidentialGroup = "org.example.confidential"
         let viaSecret = try await world.authkit(
-            ["login", "--issuer", world.provider.issuer.absoluteString, "--client-id", confidential.clientID, "--group", confidentialGroup, "--json"],
+            [
+                "login", "--issuer", world.provider.issuer.absoluteString, "--client-id", confidential.clientID, "--group",
+                confidentialGroup, "--json",
+            ],
             environment: world.browserEnvironment(user: "alan").merging(["AUTHKIT_CLIENT_SECRET": secret]) { _, new in new }, timeout: 60)
         #expect(viaSecret.status == 0, "\(viaSecret.stderr)")
 
@@ -50,17 +56,23 @@ import Testing
         #expect(try await world.finish(paste, pasteArguments).status == 0)
 
         // Device code in a third group.
-        let deviceArguments = ["login", "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID,
-                               "--group", "org.example.device", "--device-code"]
+        let deviceArguments = [
+            "login", "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID,
+            "--group", "org.example.device", "--device-code",
+        ]
         let device = try world.start(deviceArguments)
         let code = try #require(await device.waitForStderr { CLIOutput.deviceCode(in: $0) })
-        #expect(try await offThePool { try ScriptedBrowser(user: "grace", for: world.provider).approveDevice(verificationURI: code.uri, userCode: code.code) }.status == 0)
+        #expect(
+            try await offThePool {
+                try ScriptedBrowser(user: "grace", for: world.provider).approveDevice(verificationURI: code.uri, userCode: code.code)
+            }.status == 0)
         #expect(try await world.finish(device, deviceArguments).status == 0)
 
         // Reading, refreshing, Graph with a 401 and a 403, every status form.
         for arguments in [
             ["status", "--group", world.group], ["status", "--group", world.group, "--json"], ["token", "--group", world.group],
-            ["token", "--group", world.group, "--min-ttl", "7200", "--allow-shorter"], ["token", "--group", confidentialGroup, "--min-ttl", "7200", "--allow-shorter"],
+            ["token", "--group", world.group, "--min-ttl", "7200", "--allow-shorter"],
+            ["token", "--group", confidentialGroup, "--min-ttl", "7200", "--allow-shorter"],
         ] {
             try await world.authkit(arguments)
         }

@@ -29,7 +29,8 @@ import Testing
         let signedIn = try await world.example()
         #expect(signedIn.status == 0, "\(signedIn.stdout)")
         #expect(signedIn.stdout.hasPrefix("Signed in as Seán O'Brien (sean@example.test) at \(world.provider.issuer.absoluteString)\n"))
-        let minutes = signedIn.stdout.components(separatedBy: "Access token valid for ").dropFirst().first?.split(separator: " ").first.flatMap { Int($0) }
+        let minutes = signedIn.stdout.components(separatedBy: "Access token valid for ").dropFirst().first?.split(separator: " ").first
+            .flatMap { Int($0) }
         #expect((30...60).contains(minutes ?? -1), "the provider grants an hour: \(signedIn.stdout)")
         #expect(!signedIn.stdout.contains("just refreshed"))
 

@@ -7,7 +7,8 @@ import Testing
 /// token` with a valid stored token) never loads them. Neither may creep back into the link.
 @Suite struct StartupTests {
     @Test func libcryptoAndLibcurlAreNotLinkedButOpenedOnFirstUse() throws {
-        let ldd = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/ldd"), [TestPaths.product("authkit").path], environment: [:], timeout: 30)
+        let ldd = try ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/ldd"), [TestPaths.product("authkit").path], environment: [:], timeout: 30)
         #expect(ldd.status == 0, "\(ldd.stderr)")
         #expect(ldd.stdout.contains("libsecret"), "\(ldd.stdout)")
         #expect(!ldd.stdout.contains("libcrypto"), "libcrypto must stay out of every start: \(ldd.stdout)")

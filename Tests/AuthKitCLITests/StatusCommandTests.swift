@@ -101,7 +101,9 @@ import Testing
             if line.hasSuffix("59 min") {
                 #expect(lines[index].hasPrefix("    access token:   expires in "), "\(lines[index])")
             } else if line.hasSuffix(" ") {
-                #expect(lines[index].hasPrefix(line) && (lines[index].hasSuffix("just now") || lines[index].hasSuffix(" ago")), "\(lines[index])")
+                #expect(
+                    lines[index].hasPrefix(line) && (lines[index].hasSuffix("just now") || lines[index].hasSuffix(" ago")),
+                    "\(lines[index])")
             } else {
                 #expect(lines[index] == line)
             }
@@ -180,7 +182,9 @@ import Testing
             "HOME": home.path, "PATH": "/usr/bin:/bin", "XDG_RUNTIME_DIR": home.path,
             "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(home.path)/no-bus-here",
         ]
-        let text = try await offThePool { try ProcessRunner.run(TestPaths.product("authkit"), ["status"], environment: environment, timeout: 30) }
+        let text = try await offThePool {
+            try ProcessRunner.run(TestPaths.product("authkit"), ["status"], environment: environment, timeout: 30)
+        }
         #expect(text.status == 3, "\(text.stderr)")
         #expect(text.stdout.isEmpty)
         #expect(text.stderr.contains("no D-Bus session bus"))
@@ -188,7 +192,9 @@ import Testing
         #expect(text.stderr.contains("--insecure-storage"))
 
         let noAddress = environment.filter { $0.key != "DBUS_SESSION_BUS_ADDRESS" }
-        let json = try await offThePool { try ProcessRunner.run(TestPaths.product("authkit"), ["status", "--json"], environment: noAddress, timeout: 30) }
+        let json = try await offThePool {
+            try ProcessRunner.run(TestPaths.product("authkit"), ["status", "--json"], environment: noAddress, timeout: 30)
+        }
         #expect(json.status == 3, "\(json.stderr)")
         let report = try PeerJSON(data: Data(json.stdout.utf8))
         Self.checkSchema(report)
@@ -197,7 +203,9 @@ import Testing
         #expect(report["error"].string?.contains("no D-Bus session bus") == true)
         #expect(json.stderr.contains("no D-Bus session bus"))
 
-        let token = try await offThePool { try ProcessRunner.run(TestPaths.product("authkit"), ["token"], environment: environment, timeout: 30) }
+        let token = try await offThePool {
+            try ProcessRunner.run(TestPaths.product("authkit"), ["token"], environment: environment, timeout: 30)
+        }
         #expect(token.status == 3)
         #expect(token.stdout.isEmpty)
     }
@@ -205,7 +213,9 @@ import Testing
     @Test func noSecretServiceOnTheBusExitsThree() async throws {
         let bus = try await offThePool { try PrivateSecretService(provider: .none) }
         defer { bus.stop() }
-        let result = try await offThePool { try ProcessRunner.run(TestPaths.product("authkit"), ["status"], environment: bus.environment, timeout: 30) }
+        let result = try await offThePool {
+            try ProcessRunner.run(TestPaths.product("authkit"), ["status"], environment: bus.environment, timeout: 30)
+        }
         #expect(result.status == 3, "\(result.stderr)")
         #expect(result.stderr.contains("Secret Service"), "\(result.stderr)")
     }
@@ -234,8 +244,9 @@ import Testing
 
     @Test func readmeDocumentsEveryJSONField() throws {
         let readme = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.components(separatedBy: "### `status --json`").dropFirst().first?.components(separatedBy: "\n#").first,
-                                   "README has no \"### `status --json`\" section")
+        let section = try #require(
+            readme.components(separatedBy: "### `status --json`").dropFirst().first?.components(separatedBy: "\n#").first,
+            "README has no \"### `status --json`\" section")
         var documented: Set<String> = []
         for line in section.split(separator: "\n") where line.hasPrefix("| `") {
             let cell = line.dropFirst(3)

@@ -38,7 +38,10 @@ import Glibc
     /// The stored record of `account`, rewritten by `change` through SecretStore, as another
     /// process of the same user could.
     static func tamper(_ world: CLIHarness, account: String, _ change: (inout [String: Any]) -> Void) throws {
-        let key = ["--group", world.group, "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--account", account]
+        let key = [
+            "--group", world.group, "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--account",
+            account,
+        ]
         let lookup = try world.keyring.probe(["--show-secret", "lookup"] + key)
         try #require(lookup.status == 0, "lookup failed: \(lookup.stdout) \(lookup.stderr)")
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(lookup.stdout.utf8)) as? [String: Any])
@@ -71,8 +74,9 @@ import Glibc
         #expect(status.stdout.contains("ada@example.test"))
         let json = try await world.authkit(["status", "--json", "--group", world.group])
         Self.expectClean(json, "status --json")
-        #expect(json.stdout.contains(#"\u001b[2J\u001b]52;c;ZXZpbA==\u0007\u009b31m\u202egpj.exe\u2066\r\nX-Injected: yes\u0000\u007f\u2028y"#),
-                "status --json does not escape the stored name: \(json.stdout)")
+        #expect(
+            json.stdout.contains(#"\u001b[2J\u001b]52;c;ZXZpbA==\u0007\u009b31m\u202egpj.exe\u2066\r\nX-Injected: yes\u0000\u007f\u2028y"#),
+            "status --json does not escape the stored name: \(json.stdout)")
 
         // The refresh would send the refresh token to http://evil.example: refused before any
         // connection, with the URL shown encoded.
@@ -100,7 +104,10 @@ import Glibc
         let world = try await CLIHarness.start()
         defer { world.stop() }
         try await world.signIn(user: "ada")
-        let key = ["--group", world.group, "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--account", "ada@example.test"]
+        let key = [
+            "--group", world.group, "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--account",
+            "ada@example.test",
+        ]
         let lookup = try world.keyring.probe(["--show-secret", "lookup"] + key)
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(lookup.stdout.utf8)) as? [String: Any])
         var secret = try #require((answer["item"] as? [String: Any])?["secret"] as? String)
@@ -197,7 +204,9 @@ import Glibc
         chmod(config.path, 0o666)
         let result = try await world.authkit(["status", "--profile", "evil"], environment: ["AUTHKIT_CONFIG": config.path])
         #expect(result.status == 2, "\(result.status): \(result.stderr)")
-        #expect(result.stderr.contains("authkit does not use this file") && result.stderr.contains("chmod go-w \(config.path)"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("authkit does not use this file") && result.stderr.contains("chmod go-w \(config.path)"),
+            "\(result.stderr)")
         chmod(config.path, 0o644)
         let fixed = try await world.authkit(["status", "--profile", "evil"], environment: ["AUTHKIT_CONFIG": config.path])
         #expect(fixed.status != 2, "\(fixed.stderr)")
@@ -211,7 +220,10 @@ import Glibc
             ("--account", ["token", "--group", world.group, "--account", Self.corpus], [:]),
             ("--profile", ["status", "--profile", Self.corpus], [:]),
             ("--group", ["status", "--group", Self.corpus], [:]),
-            ("AUTHKIT_ISSUER", ["login", "--client-id", "c", "--no-browser", "--timeout", "1"], ["AUTHKIT_ISSUER": "https://" + Self.corpus]),
+            (
+                "AUTHKIT_ISSUER", ["login", "--client-id", "c", "--no-browser", "--timeout", "1"],
+                ["AUTHKIT_ISSUER": "https://" + Self.corpus]
+            ),
             ("AUTHKIT_PROFILE", ["status"], ["AUTHKIT_PROFILE": Self.corpus]),
             ("search text", ["search", Self.corpus, "--group", world.group], [:]),
         ]
@@ -231,7 +243,8 @@ import Glibc
         let arguments = world.loginArguments(["--no-browser", "--timeout", "20"])
         let login = try world.start(arguments, environment: world.browserEnvironment(user: "ada"))
         let url = try #require(await login.waitForStderr { CLIOutput.authorizationURL(in: $0) }, "no URL shown: \(login.stderrSoFar)")
-        let redirect = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "redirect_uri" }?.value)
+        let redirect = try #require(
+            URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "redirect_uri" }?.value)
         let name = "%1B%5D52%3Bc%3BZXZpbA%3D%3D%07%9B2J%E2%80%AE"
         let forged = try #require(URL(string: redirect + "?\(name)=1&\(name)=2&state=x"))
         _ = try? await offThePool { try Data(contentsOf: forged) }

@@ -73,7 +73,8 @@ import Testing
         let stored = try await world.authkit(["token", "--group", world.group], environment: debug)
         #expect(stored.status == 0, "\(stored.stderr)")
         #expect(stored.stderr.contains("access token from the store"), "\(stored.stderr)")
-        let refreshed = try await world.authkit(["token", "--group", world.group, "--min-ttl", "86400", "--allow-shorter"], environment: debug)
+        let refreshed = try await world.authkit(
+            ["token", "--group", world.group, "--min-ttl", "86400", "--allow-shorter"], environment: debug)
         #expect(refreshed.status == 0, "\(refreshed.stderr)")
         for line in ["access token needs a refresh", "holding the group's lock", "refreshing", "refreshed and stored"] {
             #expect(refreshed.stderr.contains(line), "missing '\(line)' in \(refreshed.stderr)")
@@ -116,7 +117,9 @@ import Testing
         let result = try await world.authkit(["token", "--group", world.group])
         #expect(result.status == 1)
         #expect(result.stdout.isEmpty, "$(authkit token) must be empty, not an error text")
-        #expect(result.stderr == "authkit: nobody is signed in in the group \(world.group); run `authkit login --group \(world.group)` to sign in\n")
+        #expect(
+            result.stderr
+                == "authkit: nobody is signed in in the group \(world.group); run `authkit login --group \(world.group)` to sign in\n")
     }
 
     @Test(arguments: CLIHarness.Storage.allCases)
@@ -125,7 +128,8 @@ import Testing
         defer { world.stop() }
         try await world.provider.configure(["access_token_ttl": 30])
         try await world.signIn()
-        try await world.provider.setFault(.error("invalid_grant", description: "refresh token revoked by an administrator", grantType: "refresh_token"))
+        try await world.provider.setFault(
+            .error("invalid_grant", description: "refresh token revoked by an administrator", grantType: "refresh_token"))
         let result = try await world.authkit(["token", "--group", world.group, "--min-ttl", "120"])
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stdout.isEmpty)

@@ -9,25 +9,29 @@ struct TokenFastPathTests {
         return try #require(command as? TokenCommand).request
     }
 
-    @Test("whatever the fast path accepts, ArgumentParser parses to the same request", arguments: [
-        ["token"],
-        ["token", "--group", "com.example.shared"],
-        ["token", "--group=com.example.shared", "--min-ttl=120"],
-        ["token", "--min-ttl", "0", "--scope", "User.Read", "--scope", "Mail.Read"],
-        ["token", "--insecure-storage", "--account", "ada@example.test", "--profile", "work"],
-        ["token", "--profile=microsoft", "--scope=https://graph.microsoft.com/.default", "--min-ttl", "86400"],
-    ])
+    @Test(
+        "whatever the fast path accepts, ArgumentParser parses to the same request",
+        arguments: [
+            ["token"],
+            ["token", "--group", "com.example.shared"],
+            ["token", "--group=com.example.shared", "--min-ttl=120"],
+            ["token", "--min-ttl", "0", "--scope", "User.Read", "--scope", "Mail.Read"],
+            ["token", "--insecure-storage", "--account", "ada@example.test", "--profile", "work"],
+            ["token", "--profile=microsoft", "--scope=https://graph.microsoft.com/.default", "--min-ttl", "86400"],
+        ])
     func agreesWithArgumentParser(_ arguments: [String]) throws {
         let fast = try #require(TokenFastPath.parse(arguments))
         #expect(fast == (try parsedByArgumentParser(arguments)))
     }
 
-    @Test("anything unusual is left to ArgumentParser (help, errors, other commands)", arguments: [
-        ["token", "--help"], ["token", "-h"], ["token", "--bogus"], ["token", "--group"], ["token", "--group", "--min-ttl", "5"],
-        ["token", "--min-ttl", "-5"], ["token", "--min-ttl", "abc"], ["token", "--min-ttl", "86401"],
-        ["token", "--group", "a", "--group", "b"], ["token", "--insecure-storage=yes"], ["token", "extra"],
-        ["status"], [], ["login", "token"],
-    ])
+    @Test(
+        "anything unusual is left to ArgumentParser (help, errors, other commands)",
+        arguments: [
+            ["token", "--help"], ["token", "-h"], ["token", "--bogus"], ["token", "--group"], ["token", "--group", "--min-ttl", "5"],
+            ["token", "--min-ttl", "-5"], ["token", "--min-ttl", "abc"], ["token", "--min-ttl", "86401"],
+            ["token", "--group", "a", "--group", "b"], ["token", "--insecure-storage=yes"], ["token", "extra"],
+            ["status"], [], ["login", "token"],
+        ])
     func declines(_ arguments: [String]) {
         #expect(TokenFastPath.parse(arguments) == nil)
     }

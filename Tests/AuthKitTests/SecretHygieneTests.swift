@@ -64,7 +64,13 @@ struct SecretHygieneTests {
         #expect(try await authkit(["token", "--group", group, "--scope", "User.ReadBasic.All"]).status != 0)
         // The refresh token used up behind authkit's back: login needed.
         try await provider.configure(["access_token_ttl": 1])
-        #expect(try await authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout", "60"], extra: browser).status == 0)
+        #expect(
+            try await authkit(
+                [
+                    "login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout",
+                    "60",
+                ], extra: browser
+            ).status == 0)
         try await Task.sleep(for: .seconds(1.1))
         let stored = try await provider.issued()["items"].array.last { $0["kind"] == "refresh_token" }?["value"].string
         let used = try await TestHTTP.postForm(
@@ -74,17 +80,42 @@ struct SecretHygieneTests {
         let refused = try await signIn.execToken()
         #expect(refused.status == 1, "\(refused.stderr)")
         // The person denies; the provider reports an error at the token endpoint.
-        #expect(try await authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout", "60"],
-                            extra: ScriptedBrowser(deny: true, for: provider).environment).status != 0)
+        #expect(
+            try await authkit(
+                [
+                    "login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout",
+                    "60",
+                ],
+                extra: ScriptedBrowser(deny: true, for: provider).environment
+            ).status != 0)
         try await provider.setFault(.error("invalid_grant", description: "The code was already used"))
-        #expect(try await authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout", "60"], extra: browser).status != 0)
+        #expect(
+            try await authkit(
+                [
+                    "login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout",
+                    "60",
+                ], extra: browser
+            ).status != 0)
         try await provider.setFault(.idTokenBadSignature)
-        #expect(try await authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout", "60"], extra: browser).status != 0)
+        #expect(
+            try await authkit(
+                [
+                    "login", "--issuer", provider.issuer.absoluteString, "--client-id", public_.clientID, "--group", group, "--timeout",
+                    "60",
+                ], extra: browser
+            ).status != 0)
         // The confidential client, its secret from the environment.
         try await provider.configure(["access_token_ttl": 3600])
         let secretEnvironment = browser.merging(["AUTHKIT_CLIENT_SECRET": try #require(confidential.clientSecret)]) { $1 }
-        #expect(try await authkit(["login", "--issuer", provider.issuer.absoluteString, "--client-id", confidential.clientID, "--group", group, "--timeout", "60"], extra: secretEnvironment).status == 0)
-        #expect(try await authkit(["token", "--group", group, "--min-ttl", "7200", "--allow-shorter"], extra: secretEnvironment).status == 0)
+        #expect(
+            try await authkit(
+                [
+                    "login", "--issuer", provider.issuer.absoluteString, "--client-id", confidential.clientID, "--group", group,
+                    "--timeout", "60",
+                ], extra: secretEnvironment
+            ).status == 0)
+        #expect(
+            try await authkit(["token", "--group", group, "--min-ttl", "7200", "--allow-shorter"], extra: secretEnvironment).status == 0)
         // Sign-out with revocation.
         let logout = try await authkit(["logout", "--group", group, "--all"])
         #expect(logout.status == 0, "\(logout.stderr)")

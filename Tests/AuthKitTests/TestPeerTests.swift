@@ -81,10 +81,16 @@ struct TestPeerTests {
 
     @Test("Discovery is well formed and the JWKS holds the signing key")
     func discoveryIsWellFormed() async throws {
-        let provider = try OIDCTestProvider.start(options: { var o = OIDCTestProvider.Options(); o.jwksExtra = ["ES256", "EdDSA"]; return o }())
+        let provider = try OIDCTestProvider.start(
+            options: {
+                var o = OIDCTestProvider.Options(); o.jwksExtra = ["ES256", "EdDSA"]; return o
+            }())
         let discovery = try await provider.discovery()
         #expect(discovery["issuer"].string == provider.issuer.absoluteString)
-        for key in ["authorization_endpoint", "token_endpoint", "jwks_uri", "userinfo_endpoint", "revocation_endpoint", "device_authorization_endpoint"] {
+        for key in [
+            "authorization_endpoint", "token_endpoint", "jwks_uri", "userinfo_endpoint", "revocation_endpoint",
+            "device_authorization_endpoint",
+        ] {
             #expect(discovery[key].string?.hasPrefix(provider.issuer.absoluteString) == true, "\(key)")
         }
         #expect(discovery["code_challenge_methods_supported"] == ["S256"])
@@ -249,11 +255,14 @@ struct TestPeerTests {
         let client = try #require(provider.publicClient)
         let discovery = try await provider.discovery()
         let endpoint = try #require(discovery["device_authorization_endpoint"].string.flatMap(URL.init(string:)))
-        let device = try await TestHTTP.postForm(endpoint, [("client_id", client.clientID), ("scope", "openid profile offline_access")]).json()
+        let device = try await TestHTTP.postForm(endpoint, [("client_id", client.clientID), ("scope", "openid profile offline_access")])
+            .json()
         let deviceCode = try #require(device["device_code"].string)
         let userCode = try #require(device["user_code"].string)
         #expect(device["interval"] == 5)
-        let poll = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode), ("client_id", client.clientID)]
+        let poll = [
+            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode), ("client_id", client.clientID),
+        ]
 
         let pending = try await tokenRequest(provider, poll)
         #expect(try pending.json()["error"] == "authorization_pending")
@@ -277,11 +286,15 @@ struct TestPeerTests {
         }
         let denied = try await start()
         #expect(try ScriptedBrowser(deny: true).approveDevice(verificationURI: verification, userCode: denied.user).status == 0)
-        let deniedPoll = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", denied.device), ("client_id", client.clientID)]
+        let deniedPoll = [
+            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", denied.device), ("client_id", client.clientID),
+        ]
         #expect(try await tokenRequest(provider, deniedPoll).json()["error"] == "access_denied")
         try await provider.configure(["device_expires_in": 0])
         let expired = try await start()
-        let expiredPoll = [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", expired.device), ("client_id", client.clientID)]
+        let expiredPoll = [
+            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", expired.device), ("client_id", client.clientID),
+        ]
         #expect(try await tokenRequest(provider, expiredPoll).json()["error"] == "expired_token")
     }
 
@@ -386,7 +399,8 @@ struct TestPeerTests {
 
         // Lost answer: the refresh is done at the provider, so the old refresh token is spent.
         try await provider.setFault(.closeAfterProcessing(grantType: "refresh_token"))
-        let current = try #require(try await provider.issued()["items"].array.last { $0["kind"] == "refresh_token" && $0["active"] == true }?["value"].string)
+        let current = try #require(
+            try await provider.issued()["items"].array.last { $0["kind"] == "refresh_token" && $0["active"] == true }?["value"].string)
         await #expect(throws: TestHTTPError.self) { try await refresh(provider, current, clientID: client.clientID) }
         #expect(try await refresh(provider, current, clientID: client.clientID).status == 400)
 
@@ -444,13 +458,18 @@ struct TestPeerTests {
 
         let anySecret = try await tokenRequest(
             mock,
-            [("grant_type", "authorization_code"), ("code", try await code()), ("redirect_uri", redirectURI),
-             ("code_verifier", TestPKCE().verifier)],
+            [
+                ("grant_type", "authorization_code"), ("code", try await code()), ("redirect_uri", redirectURI),
+                ("code_verifier", TestPKCE().verifier),
+            ],
             basicAuth: ("any-client", "whatever"))
         #expect(anySecret.status == 200, "the mock accepts any secret and a WRONG verifier: \(anySecret.text)")
         let tokens = try anySecret.json()
         let refreshToken = try #require(tokens["refresh_token"].string)
-        let renew = { try await tokenRequest(mock, [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], basicAuth: ("any-client", "x")) }
+        let renew = {
+            try await tokenRequest(
+                mock, [("grant_type", "refresh_token"), ("refresh_token", refreshToken)], basicAuth: ("any-client", "x"))
+        }
         let first = try await renew()
         #expect(first.status == 200)
         #expect(try first.json()["refresh_token"].isNull, "no rotation")
@@ -477,7 +496,8 @@ struct TestPeerTests {
         #expect(try refused.json()["access_token"].isNull)
 
         let right = try await authorize(provider, clientID: client.clientID, pkce: pkce, scope: "openid")
-        let response = try await exchange(provider, code: try #require(right.query["code"]), clientID: client.clientID, verifier: pkce.verifier)
+        let response = try await exchange(
+            provider, code: try #require(right.query["code"]), clientID: client.clientID, verifier: pkce.verifier)
         #expect(response.status == 200, "\(response.text)")
         let payload = try #require(TestPKCE.unverifiedJWTParts(try response.json()["id_token"].string ?? "")?.payload)
         #expect(payload["nonce"].string == right.nonce)
@@ -503,7 +523,8 @@ struct TestPeerTests {
             ("state", "s-123"), ("nonce", "n-123"), ("code_challenge", pkce.challenge), ("code_challenge_method", "S256"),
         ]
         let url = try #require(URL(string: provider.issuer.absoluteString + "/authorize?" + TestHTTP.formEncode(fields)))
-        let result = try await ProcessRunner.run(ScriptedBrowser.wrapper, [url.absoluteString], extraEnvironment: browser.environment, timeout: 40)
+        let result = try await ProcessRunner.run(
+            ScriptedBrowser.wrapper, [url.absoluteString], extraEnvironment: browser.environment, timeout: 40)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!result.stderr.contains("code="), "the browser must not print the authorization code")
         let opened = try String(contentsOf: directory.appendingPathComponent("opened.txt"), encoding: .utf8)
@@ -534,7 +555,9 @@ struct TestPeerTests {
 extension TestPeerTests {
     @Suite("Graph fixture server", .serialized)
     struct Graph {
-        private func users(_ graph: GraphFixtureServer, _ query: [(String, String)], bearer: String? = "test-token") async throws -> TestHTTPResponse {
+        private func users(_ graph: GraphFixtureServer, _ query: [(String, String)], bearer: String? = "test-token") async throws
+            -> TestHTTPResponse
+        {
             let url = try #require(URL(string: graph.graphBaseURL.absoluteString + "/users?" + TestHTTP.formEncode(query)))
             return try await TestHTTP.get(url, headers: bearer.map { ["Authorization": "Bearer \($0)"] } ?? [:])
         }
@@ -563,9 +586,11 @@ extension TestPeerTests {
         @Test("Paging follows @odata.nextLink to every match exactly once")
         func paging() async throws {
             let graph = try GraphFixtureServer.start()
-            var next: URL? = URL(string: graph.graphBaseURL.absoluteString + "/users?" + TestHTTP.formEncode([
-                ("$filter", "startswith(givenName,'a') or startswith(displayName,'山')"), ("$top", "3"), ("$select", "displayName"),
-            ]))
+            var next: URL? = URL(
+                string: graph.graphBaseURL.absoluteString + "/users?"
+                    + TestHTTP.formEncode([
+                        ("$filter", "startswith(givenName,'a') or startswith(displayName,'山')"), ("$top", "3"), ("$select", "displayName"),
+                    ]))
             try #require(next != nil)
             var names: [String] = []
             var pages = 0

@@ -3,15 +3,16 @@ import TestSupport
 import Testing
 
 @Suite struct Base64URLTests {
-    @Test(arguments: [
-        ("", []),
-        ("Zg", Array("f".utf8)),
-        ("Zm8", Array("fo".utf8)),
-        ("Zm9v", Array("foo".utf8)),
-        ("Zm9vYg", Array("foob".utf8)),
-        ("_-8", [0xFF, 0xEF]),
-        ("AQAB", [0x01, 0x00, 0x01]),
-    ] as [(String, [UInt8])])
+    @Test(
+        arguments: [
+            ("", []),
+            ("Zg", Array("f".utf8)),
+            ("Zm8", Array("fo".utf8)),
+            ("Zm9v", Array("foo".utf8)),
+            ("Zm9vYg", Array("foob".utf8)),
+            ("_-8", [0xFF, 0xEF]),
+            ("AQAB", [0x01, 0x00, 0x01]),
+        ] as [(String, [UInt8])])
     func decodesKnownValues(text: String, bytes: [UInt8]) throws {
         #expect(try Base64URL.decode(text) == bytes)
         #expect(Base64URL.encode(bytes) == text)

@@ -25,8 +25,10 @@ import Testing
         init() throws {
             var tokens: [String] = []
             var keys: [String] = []
-            for file in ["rfc/rfc7515-a2-rs256.json", "rfc/rfc7515-a3-es256.json", "rfc/rfc8037-a4-eddsa.json",
-                         "rfc/rfc7520-4.2-ps384.json", "rfc/rfc7520-4.3-es512.json", "real-world/microsoft-1.json"] {
+            for file in [
+                "rfc/rfc7515-a2-rs256.json", "rfc/rfc7515-a3-es256.json", "rfc/rfc8037-a4-eddsa.json",
+                "rfc/rfc7520-4.2-ps384.json", "rfc/rfc7520-4.3-es512.json", "real-world/microsoft-1.json",
+            ] {
                 let fixture = try fixtureJSON(file)
                 tokens.append(try #require(fixture["token"]?.stringValue))
                 for key in fixture["jwks"]?["keys"]?.arrayValue ?? [] { keys.append(key.serialized()) }

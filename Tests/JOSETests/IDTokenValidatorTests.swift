@@ -12,8 +12,10 @@ import Testing
         keys = try keySet([try signer.jwk()])
     }
 
-    func validate(_ changes: [(String, JSONValue?)], nonce: String? = StandardClaims.nonce,
-                  validator: IDTokenValidator = StandardClaims.validator()) throws(JOSEError) -> ValidatedIDToken {
+    func validate(
+        _ changes: [(String, JSONValue?)], nonce: String? = StandardClaims.nonce,
+        validator: IDTokenValidator = StandardClaims.validator()
+    ) throws(JOSEError) -> ValidatedIDToken {
         let token: String
         do {
             token = try signer.token(claims: StandardClaims.object(changes))
@@ -42,7 +44,9 @@ import Testing
         #expect(throws: JOSEError.expired(bySeconds: 120)) { try validate([("exp", .number(JSONNumber(StandardClaims.now - 120)))]) }
         var strict = StandardClaims.validator()
         strict.leeway = .zero
-        #expect(throws: JOSEError.expired(bySeconds: 0)) { try validate([("exp", .number(JSONNumber(StandardClaims.now)))], validator: strict) }
+        #expect(throws: JOSEError.expired(bySeconds: 0)) {
+            try validate([("exp", .number(JSONNumber(StandardClaims.now)))], validator: strict)
+        }
     }
 
     @Test func refusesATokenNotYetValid() {
@@ -51,7 +55,9 @@ import Testing
     }
 
     @Test func refusesATokenIssuedInTheFuture() {
-        #expect(throws: JOSEError.issuedInFuture(bySeconds: 3000)) { try validate([("iat", .number(JSONNumber(StandardClaims.now + 3000)))]) }
+        #expect(throws: JOSEError.issuedInFuture(bySeconds: 3000)) {
+            try validate([("iat", .number(JSONNumber(StandardClaims.now + 3000)))])
+        }
     }
 
     @Test(arguments: ["iss", "sub", "aud", "exp", "iat"])
@@ -66,7 +72,9 @@ import Testing
 
     @Test func refusesTheWrongAudience() {
         #expect(throws: JOSEError.wrongAudience(expected: StandardClaims.clientID)) { try validate([("aud", "other-client")]) }
-        #expect(throws: JOSEError.wrongAudience(expected: StandardClaims.clientID)) { try validate([("aud", ["a", "b"]), ("azp", "client-1")]) }
+        #expect(throws: JOSEError.wrongAudience(expected: StandardClaims.clientID)) {
+            try validate([("aud", ["a", "b"]), ("azp", "client-1")])
+        }
         #expect(throws: JOSEError.invalidClaim("aud holds a value that is not a string")) { try validate([("aud", ["client-1", 5])]) }
         #expect(throws: JOSEError.invalidClaim("aud is not a string or an array of strings")) { try validate([("aud", 5)]) }
     }
@@ -74,7 +82,9 @@ import Testing
     @Test func checksTheAuthorizedParty() throws {
         // Several audiences: azp is required and must be the client.
         #expect(throws: JOSEError.missingClaim("azp")) { try validate([("aud", ["client-1", "api"])]) }
-        #expect(throws: JOSEError.authorizedPartyMismatch(expected: "client-1")) { try validate([("aud", ["client-1", "api"]), ("azp", "api")]) }
+        #expect(throws: JOSEError.authorizedPartyMismatch(expected: "client-1")) {
+            try validate([("aud", ["client-1", "api"]), ("azp", "api")])
+        }
         #expect(try validate([("aud", ["client-1", "api"]), ("azp", "client-1")]).claims.audience == ["client-1", "api"])
         // One audience: azp, when present, must still be the client.
         #expect(throws: JOSEError.authorizedPartyMismatch(expected: "client-1")) { try validate([("azp", "someone-else")]) }
@@ -102,7 +112,8 @@ import Testing
 
     /// A claim named twice could be read differently by two parsers; the token is refused.
     @Test func refusesDuplicateClaims() throws {
-        let payload = Array(#"{"iss":"https://issuer.example.com","sub":"a","aud":"client-1","exp":1700003600,"iat":1699999990,"sub":"admin"}"#.utf8)
+        let payload = Array(
+            #"{"iss":"https://issuer.example.com","sub":"a","aud":"client-1","exp":1700003600,"iat":1699999990,"sub":"admin"}"#.utf8)
         let token = try signer.token(payload: payload)
         do {
             _ = try StandardClaims.validator().validate(token, keys: keys, nonce: nil)

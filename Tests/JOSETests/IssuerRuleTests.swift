@@ -40,10 +40,11 @@ import Testing
         #expect(throws: JOSEError.wrongIssuer(expected: Self.template)) { try validate(iss: Self.template, tid: .string(Self.tenant)) }
     }
 
-    @Test(arguments: [
-        nil, "", "a/b", "x?y", "x#y", "{tenantid}", "%2F", "evil.example.com/..", "a b", "ü", "..", "a@b", "a:b",
-        String(repeating: "a", count: 65),
-    ] as [String?])
+    @Test(
+        arguments: [
+            nil, "", "a/b", "x?y", "x#y", "{tenantid}", "%2F", "evil.example.com/..", "a b", "ü", "..", "a@b", "a:b",
+            String(repeating: "a", count: 65),
+        ] as [String?])
     func refusesAnUnsafeOrMissingTid(tid: String?) {
         // An attacker-chosen tid must not be able to reshape the expected issuer into its own.
         let iss = "https://login.microsoftonline.com/\(tid ?? "")/v2.0"

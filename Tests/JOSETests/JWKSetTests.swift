@@ -18,7 +18,10 @@ import Testing
         #expect(set.keys.map(\.keyID) == ["good", "ec"])
         #expect(set.skipped.map(\.index) == [0, 2, 3, 5, 6])
         #expect(set.skipped.map(\.keyID) == ["secret", "broken", "small", nil, "enc"])
-        #expect(set.skipped.map(\.reason) == [.symmetricKey, .malformedMember("n"), .rsaModulusTooSmall(bits: 1024), .notAnObject, .notForSignatures])
+        #expect(
+            set.skipped.map(\.reason) == [
+                .symmetricKey, .malformedMember("n"), .rsaModulusTooSmall(bits: 1024), .notAnObject, .notForSignatures,
+            ])
         #expect(set[keyID: "ec"]?.keyType == .ec)
         #expect(set[keyID: "secret"] == nil)
         #expect(set.keys(withID: "good").count == 1)

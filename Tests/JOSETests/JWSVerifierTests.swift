@@ -7,12 +7,13 @@ import Testing
 
     // MARK: Every algorithm, both ways
 
-    @Test(arguments: [
-        ("RS256", TestKeys.rsa), ("RS384", TestKeys.rsa), ("RS512", TestKeys.rsa),
-        ("PS256", TestKeys.rsa), ("PS384", TestKeys.rsa), ("PS512", TestKeys.rsa),
-        ("ES256", TestKeys.p256), ("ES384", TestKeys.p384), ("ES512", TestKeys.p521),
-        ("EdDSA", TestKeys.ed25519),
-    ] as [(String, Result<TestSigningKey, any Error>)])
+    @Test(
+        arguments: [
+            ("RS256", TestKeys.rsa), ("RS384", TestKeys.rsa), ("RS512", TestKeys.rsa),
+            ("PS256", TestKeys.rsa), ("PS384", TestKeys.rsa), ("PS512", TestKeys.rsa),
+            ("ES256", TestKeys.p256), ("ES384", TestKeys.p384), ("ES512", TestKeys.p521),
+            ("EdDSA", TestKeys.ed25519),
+        ] as [(String, Result<TestSigningKey, any Error>)])
     func verifiesEveryAlgorithmAndRefusesTampering(alg: String, key: Result<TestSigningKey, any Error>) throws {
         let signer = try TestSigner(key, alg: alg)
         let keys = try keySet([try signer.jwk()])
@@ -37,7 +38,8 @@ import Testing
         // A signature one byte short, one byte long, or empty.
         for changed in [Array(signature.dropLast()), signature + [0], []] {
             #expect(throws: JOSEError.badSignature) {
-                try JWSVerifier(allowedAlgorithms: [algorithm]).verify("\(parts[0]).\(parts[1]).\(TestBase64URL.encode(changed))", keys: keys)
+                try JWSVerifier(allowedAlgorithms: [algorithm]).verify(
+                    "\(parts[0]).\(parts[1]).\(TestBase64URL.encode(changed))", keys: keys)
             }
         }
     }
@@ -110,7 +112,8 @@ import Testing
         #expect(throws: JOSEError.algorithmNotAllowed(.es256, allowed: [.ps256, .rs256])) {
             try JWSVerifier(allowedAlgorithms: [.rs256, .ps256]).verify(token, keys: keys)
         }
-        _ = try JWSVerifier(allowedAlgorithms: JWSAlgorithm.allowlist(advertised: ["ES256", "none", "HS256", "XYZ"])).verify(token, keys: keys)
+        _ = try JWSVerifier(allowedAlgorithms: JWSAlgorithm.allowlist(advertised: ["ES256", "none", "HS256", "XYZ"])).verify(
+            token, keys: keys)
         #expect(JWSAlgorithm.allowlist(advertised: ["ES256", "none", "HS256"]) == [.rs256, .es256])
     }
 
@@ -159,7 +162,8 @@ import Testing
         let url = JSONValue.string("https://attacker.example/keys.json")
         let forged = try TestSigner(TestKeys.rsaOther, kid: "provider").token(claims: StandardClaims.object(), header: [(member, url)])
         #expect(throws: JOSEError.badSignature) { try JWSVerifier().verify(forged, keys: keys) }
-        let elsewhere = try TestSigner(TestKeys.rsaOther, kid: "attacker-kid").token(claims: StandardClaims.object(), header: [(member, url)])
+        let elsewhere = try TestSigner(TestKeys.rsaOther, kid: "attacker-kid").token(
+            claims: StandardClaims.object(), header: [(member, url)])
         #expect(throws: JOSEError.unknownKeyID("attacker-kid")) { try JWSVerifier().verify(elsewhere, keys: keys) }
         // The provider's own token with such a header still verifies: the member is ignored, not obeyed.
         let genuine = try provider.token(claims: StandardClaims.object(), header: [(member, url)])

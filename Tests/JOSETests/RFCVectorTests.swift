@@ -30,7 +30,8 @@ import Testing
             #expect(throws: JOSEError.self) { try JWSVerifier(allowedAlgorithms: []).verify(token, keys: keys) }
             // And only over these exact bytes.
             var changed = Array(token.utf8)
-            let middle = token.utf8.firstIndex(of: UInt8(ascii: ".")).map { token.utf8.distance(from: token.utf8.startIndex, to: $0) + 3 } ?? 0
+            let middle =
+                token.utf8.firstIndex(of: UInt8(ascii: ".")).map { token.utf8.distance(from: token.utf8.startIndex, to: $0) + 3 } ?? 0
             changed[middle] = changed[middle] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
             #expect(throws: JOSEError.self) { try verifier.verify(String(decoding: changed, as: UTF8.self), keys: keys) }
         case "forbiddenAlgorithm":
@@ -45,7 +46,8 @@ import Testing
     /// RFC 7515 A.2 as an id_token-like JWT: its claims are {"iss":"joe","exp":1300819380,…}.
     @Test func rfc7515ClaimsAreReadable() throws {
         let fixture = try fixtureJSON("rfc/rfc7515-a2-rs256.json")
-        let verified = try JWSVerifier().verify(try #require(fixture["token"]?.stringValue), keys: JWKSet(json: try #require(fixture["jwks"])))
+        let verified = try JWSVerifier().verify(
+            try #require(fixture["token"]?.stringValue), keys: JWKSet(json: try #require(fixture["jwks"])))
         let claims = try JWTClaims(payload: verified.payload)
         #expect(claims.issuer == "joe")
         #expect(claims.expirationSeconds == 1_300_819_380)

@@ -45,19 +45,25 @@ import Testing
 
         // After its lifetime (and the leeway) it is refused, as are a wrong client and nonce.
         #expect(throws: JOSEError.expired(bySeconds: 600)) {
-            try recorded.validator(.exact(recorded.issuer), at: recorded.expiresAt + 600).validate(recorded.token, keys: recorded.keys, nonce: recorded.nonce)
+            try recorded.validator(.exact(recorded.issuer), at: recorded.expiresAt + 600).validate(
+                recorded.token, keys: recorded.keys, nonce: recorded.nonce)
         }
         #expect(throws: JOSEError.wrongAudience(expected: "another-client")) {
-            try IDTokenValidator(issuer: .exact(recorded.issuer), clientID: "another-client", clock: { Date(timeIntervalSince1970: Double(recorded.issuedAt)) })
-                .validate(recorded.token, keys: recorded.keys, nonce: recorded.nonce)
+            try IDTokenValidator(
+                issuer: .exact(recorded.issuer), clientID: "another-client",
+                clock: { Date(timeIntervalSince1970: Double(recorded.issuedAt)) }
+            )
+            .validate(recorded.token, keys: recorded.keys, nonce: recorded.nonce)
         }
         #expect(throws: recorded.nonce == nil ? JOSEError.missingClaim("nonce") : JOSEError.nonceMismatch) {
-            try recorded.validator(.exact(recorded.issuer), at: recorded.issuedAt).validate(recorded.token, keys: recorded.keys, nonce: "not-the-nonce")
+            try recorded.validator(.exact(recorded.issuer), at: recorded.issuedAt).validate(
+                recorded.token, keys: recorded.keys, nonce: "not-the-nonce")
         }
         // The key set without the token's key: a rotation the caller must refetch for.
         let others = JWKSet(keys: recorded.keys.keys.filter { $0.keyID != recorded.kid })
         do {
-            _ = try recorded.validator(.exact(recorded.issuer), at: recorded.issuedAt).validate(recorded.token, keys: others, nonce: recorded.nonce)
+            _ = try recorded.validator(.exact(recorded.issuer), at: recorded.issuedAt).validate(
+                recorded.token, keys: others, nonce: recorded.nonce)
             Issue.record("accepted without its key")
         } catch {
             #expect(error.isUnknownKeyID)
@@ -68,7 +74,8 @@ import Testing
         let recorded = try Recorded("google-2.json")
         #expect(recorded.issuer == "accounts.google.com")
         #expect(throws: JOSEError.wrongIssuer(expected: "https://accounts.google.com")) {
-            try recorded.validator(.exact("https://accounts.google.com"), at: recorded.issuedAt).validate(recorded.token, keys: recorded.keys, nonce: nil)
+            try recorded.validator(.exact("https://accounts.google.com"), at: recorded.issuedAt).validate(
+                recorded.token, keys: recorded.keys, nonce: nil)
         }
     }
 
@@ -79,7 +86,8 @@ import Testing
         #expect(validated.claims.tenantID == "30aa0e58-719c-44f0-b5bb-e131f1f68ab3")
         // The same token against the v1 template is refused.
         #expect(throws: JOSEError.wrongIssuer(expected: "https://sts.windows.net/{tenantid}/")) {
-            try recorded.validator(.template("https://sts.windows.net/{tenantid}/"), at: recorded.issuedAt).validate(recorded.token, keys: recorded.keys, nonce: nil)
+            try recorded.validator(.template("https://sts.windows.net/{tenantid}/"), at: recorded.issuedAt).validate(
+                recorded.token, keys: recorded.keys, nonce: nil)
         }
     }
 

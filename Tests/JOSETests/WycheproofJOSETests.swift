@@ -72,7 +72,8 @@ import Testing
         }
         #expect(count == document["numberOfTests"]?.int64Value.map(Int.init), "not every vector was run")
         #expect(refusedHMAC > 0)
-        #expect(failures.isEmpty, "\(file): \(failures.count) of \(count) vectors gave the wrong verdict: \(failures.joined(separator: "; "))")
+        #expect(
+            failures.isEmpty, "\(file): \(failures.count) of \(count) vectors gave the wrong verdict: \(failures.joined(separator: "; "))")
     }
 
     /// The group's public key(s) as a JWK set; for symmetric groups (no public half) the

@@ -68,7 +68,8 @@ import Testing
             }
         }
         #expect(count == document["numberOfTests"]?.int64Value.map(Int.init), "not every vector was run")
-        #expect(failures.isEmpty, "\(file): \(failures.count) of \(count) vectors gave the wrong verdict: \(failures.joined(separator: "; "))")
+        #expect(
+            failures.isEmpty, "\(file): \(failures.count) of \(count) vectors gave the wrong verdict: \(failures.joined(separator: "; "))")
     }
 
     static func algorithm(document: JSONValue, group: JSONValue) throws -> JWSAlgorithm {
@@ -79,7 +80,8 @@ import Testing
         case "RSASSA-PSS":
             return ["SHA-256": .ps256, "SHA-384": .ps384, "SHA-512": .ps512][sha ?? ""] ?? .ps256
         case "ECDSA":
-            return ["secp256r1": .es256, "secp384r1": .es384, "secp521r1": .es512][group["publicKey"]?["curve"]?.stringValue ?? ""] ?? .es256
+            return ["secp256r1": .es256, "secp384r1": .es384, "secp521r1": .es512][group["publicKey"]?["curve"]?.stringValue ?? ""]
+                ?? .es256
         case "EDDSA":
             return .edDSA
         default:

@@ -172,42 +172,42 @@ func key() throws(SecretStoreError) -> ItemKey {
 let showSecret = flags.contains("--show-secret")
 let repetitions = max(1, Int(options["--repeat"] ?? "1") ?? 1)
 for attempt in 1...repetitions {
-let last = attempt == repetitions
-do throws(SecretStoreError) {
-    switch command {
-    case "save":
-        let location = try await store.save(readStandardInput(), for: try key(), label: options["--label"] ?? "")
-        print(#"{"saved":true,"location":\#(json(location))}"#)
-    case "lookup":
-        guard let item = try await store.item(for: try key()) else {
-            print(#"{"found":false}"#)
-            if last { exit(1) } else { continue }
+    let last = attempt == repetitions
+    do throws(SecretStoreError) {
+        switch command {
+        case "save":
+            let location = try await store.save(readStandardInput(), for: try key(), label: options["--label"] ?? "")
+            print(#"{"saved":true,"location":\#(json(location))}"#)
+        case "lookup":
+            guard let item = try await store.item(for: try key()) else {
+                print(#"{"found":false}"#)
+                if last { exit(1) } else { continue }
+            }
+            print(#"{"found":true,"item":\#(json(item, showSecret: showSecret))}"#)
+        case "list":
+            let query = ItemQuery(
+                group: try group(), issuer: options["--issuer"], clientID: options["--client-id"],
+                account: options["--account"], kind: options["--kind"])
+            let items = try await store.items(matching: query, loadSecrets: flags.contains("--secrets"))
+            print(#"{"items":[\#(items.map { json($0, showSecret: showSecret) }.joined(separator: ","))]}"#)
+        case "delete":
+            let deleted = try await store.delete(try key())
+            print(#"{"deleted":\#(deleted)}"#)
+            if !deleted && last { exit(1) }
+        case "delete-all":
+            let count = try await store.deleteAll(in: try group())
+            print(#"{"deleted":\#(count)}"#)
+        case "status":
+            let status = try await store.storageStatus(for: try group())
+            print(
+                #"{"location":\#(json(status.location)),"groupCollectionExists":\#(status.groupCollectionExists),"provider":\#(status.provider.map(json) ?? "null"),"itemCount":\#(status.itemCount),"description":\#(json(status.description))}"#
+            )
+        default:
+            print(#"{"error":"usage","message":"commands: save lookup list delete delete-all status"}"#)
+            exit(2)
         }
-        print(#"{"found":true,"item":\#(json(item, showSecret: showSecret))}"#)
-    case "list":
-        let query = ItemQuery(
-            group: try group(), issuer: options["--issuer"], clientID: options["--client-id"],
-            account: options["--account"], kind: options["--kind"])
-        let items = try await store.items(matching: query, loadSecrets: flags.contains("--secrets"))
-        print(#"{"items":[\#(items.map { json($0, showSecret: showSecret) }.joined(separator: ","))]}"#)
-    case "delete":
-        let deleted = try await store.delete(try key())
-        print(#"{"deleted":\#(deleted)}"#)
-        if !deleted && last { exit(1) }
-    case "delete-all":
-        let count = try await store.deleteAll(in: try group())
-        print(#"{"deleted":\#(count)}"#)
-    case "status":
-        let status = try await store.storageStatus(for: try group())
-        print(
-            #"{"location":\#(json(status.location)),"groupCollectionExists":\#(status.groupCollectionExists),"provider":\#(status.provider.map(json) ?? "null"),"itemCount":\#(status.itemCount),"description":\#(json(status.description))}"#
-        )
-    default:
-        print(#"{"error":"usage","message":"commands: save lookup list delete delete-all status"}"#)
-        exit(2)
+    } catch {
+        print(#"{"error":\#(json(kindName(of: error))),"message":\#(json(error.description))}"#)
+        if last { exit(exitCode(for: error)) }
     }
-} catch {
-    print(#"{"error":\#(json(kindName(of: error))),"message":\#(json(error.description))}"#)
-    if last { exit(exitCode(for: error)) }
-}
 }

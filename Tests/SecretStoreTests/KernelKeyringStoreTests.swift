@@ -62,8 +62,10 @@ import Glibc
         try await store.save(Array(#"{"shared":true}"#.utf8), for: key(group))
         let result = try await ProcessRunner.run(
             URL(fileURLWithPath: "/usr/bin/keyctl"),
-            ["session", "-", probe.path, "--kernel-keyring", "--show-secret", "lookup", "--group", group.name,
-             "--issuer", "https://login.example/tenant/v2.0", "--client-id", "client-1", "--account", "ada@example.test"], timeout: 30)
+            [
+                "session", "-", probe.path, "--kernel-keyring", "--show-secret", "lookup", "--group", group.name,
+                "--issuer", "https://login.example/tenant/v2.0", "--client-id", "client-1", "--account", "ada@example.test",
+            ], timeout: 30)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains(#"\"shared\":true"#), "\(result.stdout)")
     }
@@ -72,7 +74,8 @@ import Glibc
     @Test func aBlockedSyscallIsAClearError() async throws {
         let probe = try #require(Self.probe)
         let helper = try NoKeyctl.build()
-        let result = try await ProcessRunner.run(helper, [probe.path, "--kernel-keyring", "list", "--group", "com.example.blocked"], timeout: 30)
+        let result = try await ProcessRunner.run(
+            helper, [probe.path, "--kernel-keyring", "list", "--group", "com.example.blocked"], timeout: 30)
         #expect(result.stdout.contains("kernelKeyringUnavailable"), "\(result.stdout) \(result.stderr)")
         #expect(result.stdout.contains("seccomp") && result.stdout.contains("--storage secret-service"))
     }
@@ -102,7 +105,8 @@ import Glibc
         defer { _ = try? probeAsUser(["delete-all", "--group", group]) }
         let small = try probeAsUser(["save"] + key, stdin: #"{"v":"small"}"#)
         #expect(small.status == 0, "\(small.stdout) \(small.stderr)")
-        let maxBytes = Int((try? String(contentsOfFile: "/proc/sys/kernel/keys/maxbytes", encoding: .utf8))?.filter(\.isNumber) ?? "") ?? 20000
+        let maxBytes =
+            Int((try? String(contentsOfFile: "/proc/sys/kernel/keys/maxbytes", encoding: .utf8))?.filter(\.isNumber) ?? "") ?? 20000
         let huge = #"{"v":""# + String(repeating: "x", count: min(maxBytes + 1000, 32000)) + #""}"#
         let refused = try probeAsUser(["save"] + key, stdin: huge)
         #expect(refused.stdout.contains("kernelKeyringQuota") || refused.stdout.contains("providerFailure"), "\(refused.stdout)")
@@ -125,7 +129,10 @@ import Glibc
 
     /// The group keyring's id (hex, as /proc/keys writes it).
     static func keyringID(_ group: SecretGroup) throws -> String {
-        let line = try #require(try procKeys().split(separator: "\n").first { $0.hasSuffix("authkit:\(group.name): 1") || $0.contains("authkit:\(group.name):") })
+        let line = try #require(
+            try procKeys().split(separator: "\n").first {
+                $0.hasSuffix("authkit:\(group.name): 1") || $0.contains("authkit:\(group.name):")
+            })
         return String(line.split(separator: " ")[0])
     }
 
@@ -165,7 +172,9 @@ import Glibc
         let items = try await store.items(matching: ItemQuery(group: group), loadSecrets: true)
         let exposed = try #require(items.first)
         #expect(exposed.secret == nil, "an exposed record is not read")
-        guard case .exposed(let detail) = exposed.problem else { Issue.record("not reported: \(String(describing: exposed.problem))"); return }
+        guard case .exposed(let detail) = exposed.problem else {
+            Issue.record("not reported: \(String(describing: exposed.problem))"); return
+        }
         #expect(detail.contains("0x1f1f1f1f"))
         #expect(try await store.item(for: ada) == nil)
 
@@ -206,7 +215,10 @@ import Glibc
     /// dead keys only in the background. quotaAndOtherUsersAsAnUnprivilegedUser covers the
     /// real refusal of a save.)
     @Test func aFullQuotaIsNamedAsSuch() {
-        for error in [KernelKeyringStore.failure(operation: "create the group's keyring", errno: EDQUOT), KernelKeyringStore.quotaExceeded(bytes: nil)] {
+        for error in [
+            KernelKeyringStore.failure(operation: "create the group's keyring", errno: EDQUOT),
+            KernelKeyringStore.quotaExceeded(bytes: nil),
+        ] {
             guard case .kernelKeyringQuota = error else { Issue.record("\(error)"); continue }
             #expect(error.summary.hasPrefix("the kernel keyring is full: nothing more fits the user's kernel key quota"))
             #expect(!error.description.contains("Secret Service"))

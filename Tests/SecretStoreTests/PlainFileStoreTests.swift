@@ -147,8 +147,10 @@ import TestSupport
     @Test func corruptEntryIsReportedAndKeptAcrossSaves() async throws {
         try await withDirectory { directory in
             let file = directory + "/com.example.shared.json"
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let text = #"{"schema":"io.github.authkit.Token","group":"com.example.shared","items":[{"issuer":"i","client_id":"c","kind":"tokens","label":"odd","secret":"s","extra":true}]}"#
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let text =
+                #"{"schema":"io.github.authkit.Token","group":"com.example.shared","items":[{"issuer":"i","client_id":"c","kind":"tokens","label":"odd","secret":"s","extra":true}]}"#
             _ = FileManager.default.createFile(atPath: file, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
             let store = PlainFileStore(directory: directory)
             let items = try await store.items(matching: ItemQuery(group: group), loadSecrets: true)
@@ -165,12 +167,16 @@ import TestSupport
     @Test func fileWithAMemberNamedTwiceIsCorruptAndLeftInPlace() async throws {
         try await withDirectory { directory in
             let file = directory + "/com.example.shared.json"
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             // Two secrets for one item: which one a reader sees would depend on the parser.
-            let text = #"{"schema":"io.github.authkit.Token","group":"com.example.shared","items":[{"issuer":"https://idp.example","client_id":"client-1","account":"ada@contoso.com","kind":"tokens","format":"1","label":"l","secret":"first","secret":"second"}]}"#
+            let text =
+                #"{"schema":"io.github.authkit.Token","group":"com.example.shared","items":[{"issuer":"https://idp.example","client_id":"client-1","account":"ada@contoso.com","kind":"tokens","format":"1","label":"l","secret":"first","secret":"second"}]}"#
             #expect(FileManager.default.createFile(atPath: file, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]))
             let store = PlainFileStore(directory: directory)
-            await #expect(throws: SecretStoreError.plainFileCorrupt(path: file, reason: "not valid JSON: duplicate member name ‘secret’ at byte 215")) {
+            await #expect(
+                throws: SecretStoreError.plainFileCorrupt(path: file, reason: "not valid JSON: duplicate member name ‘secret’ at byte 215")
+            ) {
                 try await store.item(for: key())
             }
             await #expect(throws: SecretStoreError.self) { try await store.save(Array("y".utf8), for: key()) }

@@ -16,13 +16,17 @@ struct SecretServiceStoreTests {
     }
 
     static func attributes(group: String = group, account: String = "ada@contoso.com") -> [String] {
-        ["xdg:schema", "io.github.authkit.Token", "group", group, "issuer", issuer, "client_id", "client-1",
-         "account", account, "kind", "tokens"]
+        [
+            "xdg:schema", "io.github.authkit.Token", "group", group, "issuer", issuer, "client_id", "client-1",
+            "account", account, "kind", "tokens",
+        ]
     }
 
     @discardableResult
-    static func save(_ service: PrivateSecretService, _ secret: String = record, group: String = group,
-                     account: String = "ada@contoso.com") throws -> [String: Any] {
+    static func save(
+        _ service: PrivateSecretService, _ secret: String = record, group: String = group,
+        account: String = "ada@contoso.com"
+    ) throws -> [String: Any] {
         let result = try service.probe(["save"] + key(group: group, account: account), stdin: secret)
         #expect(result.status == 0, "save failed: \(result.stdout) \(result.stderr)")
         return try json(result)
@@ -180,8 +184,10 @@ struct SecretServiceStoreTests {
         defer { service.stop() }
         // Written by another program with our schema: a secret that is not UTF-8, and one lacking `account`.
         try service.peer(["write-item", "bad secret", "fffe00"] + Self.pairs(Self.attributes()))
-        try service.peer(["write-item", "no account", Self.hex("{}"), "xdg:schema=io.github.authkit.Token",
-                          "group=\(Self.group)", "issuer=\(Self.issuer)", "client_id=client-1", "kind=tokens"])
+        try service.peer([
+            "write-item", "no account", Self.hex("{}"), "xdg:schema=io.github.authkit.Token",
+            "group=\(Self.group)", "issuer=\(Self.issuer)", "client_id=client-1", "kind=tokens",
+        ])
         let listed = try Self.json(try service.probe(["list", "--group", Self.group, "--secrets"]))
         let items = try #require(listed["items"] as? [[String: Any]])
         #expect(items.count == 2)
@@ -217,8 +223,9 @@ struct SecretServiceStoreTests {
         #expect(gone.status == 1)
         #expect(try Self.json(gone)["found"] as? Bool == false)
         // The other way round: another program writes, SecretStore reads; SecretStore deletes, secret-tool sees it gone.
-        let stored = try service.secretTool(["store", "--label=by secret-tool"] + Self.attributes() + ["format", "1"],
-                                            stdin: "{\"from\":\"secret-tool\"}")
+        let stored = try service.secretTool(
+            ["store", "--label=by secret-tool"] + Self.attributes() + ["format", "1"],
+            stdin: "{\"from\":\"secret-tool\"}")
         #expect(stored.status == 0)
         let looked = try Self.json(try service.probe(["lookup", "--show-secret"] + Self.key()))
         #expect((looked["item"] as? [String: Any])?["secret"] as? String == "{\"from\":\"secret-tool\"}")
@@ -280,10 +287,12 @@ struct SecretServiceStoreTests {
         let result = try service.secretTool(["search", "--all", "group", Self.group])
         #expect(result.status == 0)
         let text = result.stdout + result.stderr
-        for line in ["schema = io.github.authkit.Token", "attribute.group = com.example.shared",
-                     "attribute.issuer = \(Self.issuer)", "attribute.client_id = client-1",
-                     "attribute.account = ada@contoso.com", "attribute.kind = tokens", "attribute.format = 1",
-                     "label = authkit: ada@contoso.com @ login.microsoftonline.com (com.example.shared)"] {
+        for line in [
+            "schema = io.github.authkit.Token", "attribute.group = com.example.shared",
+            "attribute.issuer = \(Self.issuer)", "attribute.client_id = client-1",
+            "attribute.account = ada@contoso.com", "attribute.kind = tokens", "attribute.format = 1",
+            "label = authkit: ada@contoso.com @ login.microsoftonline.com (com.example.shared)",
+        ] {
             #expect(text.contains(line), "missing ‘\(line)’ in: \(text)")
         }
     }
@@ -326,7 +335,8 @@ struct SecretServiceStoreTests {
         let badGroup = try service.probe(["lookup", "--group", "com example/x", "--issuer", "i", "--client-id", "c", "--account", "a"])
         #expect(badGroup.status == 10)
         #expect(try Self.json(badGroup)["error"] as? String == "invalidGroup")
-        let emptyAccount = try service.probe(["save", "--group", Self.group, "--issuer", "i", "--client-id", "c", "--account", ""], stdin: "{}")
+        let emptyAccount = try service.probe(
+            ["save", "--group", Self.group, "--issuer", "i", "--client-id", "c", "--account", ""], stdin: "{}")
         #expect(emptyAccount.status == 10)
         #expect(try Self.json(emptyAccount)["error"] as? String == "invalidKey")
     }

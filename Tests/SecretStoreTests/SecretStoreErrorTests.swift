@@ -24,8 +24,9 @@ import Testing
     }
 
     @Test func plainFileErrorsAreActionable() {
-        #expect(SecretStoreError.plainFilePermissions(path: "/x", mode: 0o644, expected: 0o600).description
-            .contains("chmod 0600 /x"))
+        #expect(
+            SecretStoreError.plainFilePermissions(path: "/x", mode: 0o644, expected: 0o600).description
+                .contains("chmod 0600 /x"))
         #expect(SecretStoreError.plainFileIO(path: "/x", operation: "read", errno: 13).description.contains("EACCES"))
         #expect(SecretStoreError.plainFileCorrupt(path: "/x", reason: "r").description.contains("left as it is"))
     }

@@ -15,7 +15,10 @@ import Testing
             "n": .number(JSONNumber(UInt64(1_763_750_000))), "m": -1, "b": true, "z": nil, "a": [.string("")],
         ]
         let text = value.serialized()
-        #expect(text == #"{"s":"quote \" backslash \\ newline \n return \r tab \t \b\f nul \u0000 é ✓ 𝄞","n":1763750000,"m":-1,"b":true,"z":null,"a":[""]}"#)
+        #expect(
+            text
+                == #"{"s":"quote \" backslash \\ newline \n return \r tab \t \b\f nul \u0000 é ✓ 𝄞","n":1763750000,"m":-1,"b":true,"z":null,"a":[""]}"#
+        )
         #expect(try JSONValue(parsing: text) == value)
     }
 

@@ -21,11 +21,14 @@ import Testing
     let decoder = StrictJSONDecoder()
 
     @Test func decodesNestedOptionalArraysAndDictionaries() throws {
-        let text = #"{"access_token":"a","expires_in":3600,"scopes":["x","y"],"ratio":0.5,"nested":{"id":18446744073709551615},"extra":{"k":{"id":1,"label":null}},"flag":true,"unknown":[1,{"deep":null}]}"#
+        let text =
+            #"{"access_token":"a","expires_in":3600,"scopes":["x","y"],"ratio":0.5,"nested":{"id":18446744073709551615},"extra":{"k":{"id":1,"label":null}},"flag":true,"unknown":[1,{"deep":null}]}"#
         let answer = try decoder.decode(Answer.self, from: Array(text.utf8))
-        #expect(answer == Answer(
-            access_token: "a", expires_in: 3600, scopes: ["x", "y"], ratio: 0.5, nested: Nested(id: .max, label: nil),
-            extra: ["k": Nested(id: 1, label: nil)], flag: true))
+        #expect(
+            answer
+                == Answer(
+                    access_token: "a", expires_in: 3600, scopes: ["x", "y"], ratio: 0.5, nested: Nested(id: .max, label: nil),
+                    extra: ["k": Nested(id: 1, label: nil)], flag: true))
         // Absent and null optionals are both nil.
         let minimal = try decoder.decode(Answer.self, from: Array(#"{"access_token":"a","scopes":[],"expires_in":null}"#.utf8))
         #expect(minimal.expires_in == nil && minimal.nested == nil)
@@ -68,7 +71,8 @@ import Testing
     }
 
     @Test func integersAtTheEdgesAndFiniteDoubles() throws {
-        let top = try decoder.decode(Answer.self, from: Array(#"{"access_token":"a","scopes":[],"expires_in":9223372036854775807,"ratio":1e300}"#.utf8))
+        let top = try decoder.decode(
+            Answer.self, from: Array(#"{"access_token":"a","scopes":[],"expires_in":9223372036854775807,"ratio":1e300}"#.utf8))
         #expect(top.expires_in == .max && top.ratio == 1e300)
         #expect(throws: DecodingError.self) {
             try decoder.decode(Answer.self, from: Array(#"{"access_token":"a","scopes":[],"ratio":-1e400}"#.utf8))

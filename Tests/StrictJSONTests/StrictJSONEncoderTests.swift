@@ -31,10 +31,14 @@ import Testing
         #expect(try StrictJSONDecoder().decode(Record.self, from: bytes) == record)
         let text = String(decoding: bytes, as: UTF8.self)
         // Sorted keys, nil members left out (as Foundation's encoder does), escapes for controls.
-        #expect(text.hasPrefix(#"{"big":18446744073709551615,"count":-3,"expires":1700000000.5,"extra":{"k":{"value":9223372036854775807}},"flag":true,"name":"#))
+        #expect(
+            text.hasPrefix(
+                #"{"big":18446744073709551615,"count":-3,"expires":1700000000.5,"extra":{"k":{"value":9223372036854775807}},"flag":true,"name":"#
+            ))
         #expect(!text.contains("nothing"))
         #expect(text.contains(#"\u001b]52;c;x\u0007 \u202eevil"#))
-        #expect(!text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || (0x202A...0x202E).contains($0.value) })
+        #expect(
+            !text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || (0x202A...0x202E).contains($0.value) })
     }
 
     @Test func keepsDocumentOrderWithoutSortedKeys() throws {
@@ -68,14 +72,17 @@ import Testing
     @Test func nilMembersAreLeftOutByDefaultAndNullWhenAsked() throws {
         let report = Report(accessTokenExpiresAt: nil, clientID: "c", tenantID: nil, signedIn: nil, nested: nil)
         #expect(try StrictJSONEncoder(options: [.sortedKeys]).encodeString(report) == #"{"clientID":"c","plain":1,"urlPath":"/"}"#)
-        #expect(try StrictJSONEncoder(options: [.sortedKeys], nilEncoding: .null).encodeString(report)
-            == #"{"accessTokenExpiresAt":null,"clientID":"c","nested":null,"plain":1,"signedIn":null,"tenantID":null,"urlPath":"/"}"#)
+        #expect(
+            try StrictJSONEncoder(options: [.sortedKeys], nilEncoding: .null).encodeString(report)
+                == #"{"accessTokenExpiresAt":null,"clientID":"c","nested":null,"plain":1,"signedIn":null,"tenantID":null,"urlPath":"/"}"#)
     }
 
     @Test func snakeCaseNamesAsFoundationDoes() throws {
         let report = Report(accessTokenExpiresAt: "t", clientID: "c", tenantID: 5, signedIn: true, nested: Inner(value: 2))
-        #expect(try StrictJSONEncoder(options: [.sortedKeys], keyEncoding: .snakeCase).encodeString(report)
-            == #"{"access_token_expires_at":"t","client_id":"c","nested":{"value":2},"plain":1,"signed_in":true,"tenant_id":5,"url_path":"/"}"#)
+        #expect(
+            try StrictJSONEncoder(options: [.sortedKeys], keyEncoding: .snakeCase).encodeString(report)
+                == #"{"access_token_expires_at":"t","client_id":"c","nested":{"value":2},"plain":1,"signed_in":true,"tenant_id":5,"url_path":"/"}"#
+        )
         #expect(EncodingSettings.snakeCased("URLPath") == "url_path")
         #expect(EncodingSettings.snakeCased("idTokenVerifiedAt") == "id_token_verified_at")
         #expect(EncodingSettings.snakeCased("already_snake") == "already_snake")

@@ -37,7 +37,8 @@ public final class GraphFixtureServer: Sendable {
     /// Starts the server. With `acceptTokensFrom`, only access tokens that provider issued
     /// (and that are still active) are accepted. `users` replaces `Fixtures/graph/users.json`
     /// (a JSON object with a `value` array), e.g. with enough users to span several pages.
-    public static func start(acceptTokensFrom provider: OIDCTestProvider? = nil, users: URL? = nil) throws(PeerError) -> GraphFixtureServer {
+    public static func start(acceptTokensFrom provider: OIDCTestProvider? = nil, users: URL? = nil) throws(PeerError) -> GraphFixtureServer
+    {
         var arguments: [String] = []
         if let provider { arguments += ["--accept-tokens-from", provider.baseURL.absoluteString] }
         if let users { arguments += ["--users", users.path] }

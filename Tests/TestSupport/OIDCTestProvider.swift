@@ -99,7 +99,9 @@ public final class OIDCTestProvider: Sendable {
     }
 
     /// Starts a provider and waits until it serves.
-    public static func start(_ implementation: Implementation = .authlib, options: Options = Options()) throws(PeerError) -> OIDCTestProvider {
+    public static func start(_ implementation: Implementation = .authlib, options: Options = Options()) throws(PeerError)
+        -> OIDCTestProvider
+    {
         var arguments: [String] = []
         switch implementation {
         case .authlib:
@@ -226,7 +228,9 @@ public struct ProviderFault: Sendable {
     // the redirect back to the client
     public static let authorizeWrongIssuer = ProviderFault(kind: "authorize_wrong_iss")
     public static let authorizeNoIssuer = ProviderFault(kind: "authorize_no_iss")
-    public static func authorizeError(_ error: String = "access_denied", description: String = "The user said no (test fault)") -> ProviderFault {
+    public static func authorizeError(_ error: String = "access_denied", description: String = "The user said no (test fault)")
+        -> ProviderFault
+    {
         ProviderFault(kind: "authorize_error", ["error": .string(error), "error_description": .string(description)])
     }
 
@@ -259,7 +263,8 @@ public struct ProviderFault: Sendable {
         return ProviderFault(kind: "close", parameters, count: count)
     }
     public static func delay(_ endpoint: String, milliseconds: Int, count: Int = 1, untilCleared: Bool = false) -> ProviderFault {
-        ProviderFault(kind: "delay", ["endpoint": .string(endpoint), "ms": .number(Double(milliseconds))], count: count, untilCleared: untilCleared)
+        ProviderFault(
+            kind: "delay", ["endpoint": .string(endpoint), "ms": .number(Double(milliseconds))], count: count, untilCleared: untilCleared)
     }
     /// Merges `patch` into the endpoint's JSON answer (`null` removes a member).
     public static func patchJSON(_ endpoint: String, _ patch: [String: PeerJSON], count: Int = 1) -> ProviderFault {

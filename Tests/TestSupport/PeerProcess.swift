@@ -11,7 +11,8 @@ public enum PeerError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .pythonMissing(let python):
-            return "the test peers' Python (\(python.path)) is missing: run ./scripts/test (it creates .venv with Tests/Peers/requirements.txt)"
+            return
+                "the test peers' Python (\(python.path)) is missing: run ./scripts/test (it creates .venv with Tests/Peers/requirements.txt)"
         case .scriptMissing(let script):
             return "test peer script \(script.path) is missing from the checkout"
         case .launchFailed(let peer, let reason):
@@ -85,7 +86,9 @@ public final class PeerProcess: @unchecked Sendable {
             return .notReady(peer: name, reason: reason, log: Self.tail(of: [stderrURL, logURL]))
         }
         guard let line else {
-            throw failure(process.isRunning ? "no ready line within \(Int(readyTimeout)) s" : "it exited with status \(process.termination?.status ?? -1)")
+            throw failure(
+                process.isRunning
+                    ? "no ready line within \(Int(readyTimeout)) s" : "it exited with status \(process.termination?.status ?? -1)")
         }
         guard let ready = try? PeerJSON(data: Data(line.utf8)), ready["ready"].bool == true,
             let base = ready["base_url"].string, let baseURL = URL(string: base)

@@ -51,26 +51,28 @@ public final class PrivateSecretService: @unchecked Sendable {
         }
         root = try TestPaths.makeTemporaryDirectory(prefix: "authkit-keyring")
         let home = root.appendingPathComponent("home"), run = root.appendingPathComponent("run")
-        for directory in [home, run, home.appendingPathComponent(".local/share"), home.appendingPathComponent(".config"),
-                          home.appendingPathComponent(".cache"), home.appendingPathComponent(".local/state")] {
+        for directory in [
+            home, run, home.appendingPathComponent(".local/share"), home.appendingPathComponent(".config"),
+            home.appendingPathComponent(".cache"), home.appendingPathComponent(".local/state"),
+        ] {
             try FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         let config = root.appendingPathComponent("bus.conf")
         try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:dir=\(run.path)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.write(to: config, atomically: false, encoding: .utf8)
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:dir=\(run.path)</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """.write(to: config, atomically: false, encoding: .utf8)
 
         let bus = try TestProcess(
             URL(fileURLWithPath: "/usr/bin/dbus-daemon"), ["--config-file=\(config.path)", "--nofork", "--print-address=1"],
@@ -119,12 +121,15 @@ public final class PrivateSecretService: @unchecked Sendable {
         while Date() < deadline {
             let reply = try ProcessRunner.run(
                 URL(fileURLWithPath: "/usr/bin/dbus-send"),
-                ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.NameHasOwner",
-                 "string:org.freedesktop.secrets"], environment: environment, timeout: 5)
+                [
+                    "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.NameHasOwner",
+                    "string:org.freedesktop.secrets",
+                ], environment: environment, timeout: 5)
             if reply.stdout.contains("boolean true") { return }
             Thread.sleep(forTimeInterval: 0.02)
         }
-        let log = (try? String(contentsOf: root.appendingPathComponent(provider == .hung ? "hung.log" : "keyring.log"), encoding: .utf8)) ?? ""
+        let log =
+            (try? String(contentsOf: root.appendingPathComponent(provider == .hung ? "hung.log" : "keyring.log"), encoding: .utf8)) ?? ""
         stop()
         throw HarnessError.startFailed("nothing took org.freedesktop.secrets within 15 s: \(log)")
     }

@@ -46,8 +46,10 @@ public final class KubeAPIServerStandIn: Sendable {
         let certificate = directory.appendingPathComponent("apiserver.crt"), key = directory.appendingPathComponent("apiserver.key")
         let openssl = try ProcessRunner.run(
             URL(fileURLWithPath: "/usr/bin/openssl"),
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.path, "-out", certificate.path, "-days", "1",
-             "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], timeout: 60)
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.path, "-out", certificate.path, "-days", "1",
+                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            ], timeout: 60)
         guard openssl.status == 0 else { throw HarnessError("openssl could not make a test certificate: \(openssl.stderr)") }
         var arguments = ["--cert", certificate.path, "--key", key.path, "--accept-tokens-from", provider.baseURL.absoluteString]
         if let idTokenAudience { arguments += ["--id-token-audience", idTokenAudience] }
@@ -86,7 +88,10 @@ public final class DockerEngineStandIn: Sendable {
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
                 throw HarnessError("docker-engine recorded a line that is not an object")
             }
-            return (object["path"] as? String ?? "", object["registry"] as? String ?? "", object["user"] as? String, object["live"] as? Bool ?? false)
+            return (
+                object["path"] as? String ?? "", object["registry"] as? String ?? "", object["user"] as? String,
+                object["live"] as? Bool ?? false
+            )
         }
     }
 }
@@ -148,7 +153,8 @@ public final class AWSStandIn: Sendable {
 
     public init(acceptTokensFrom provider: OIDCTestProvider, audience: String) throws {
         process = try PeerProcess(
-            name: "aws", script: "aws_sts.py", arguments: ["--accept-tokens-from", provider.baseURL.absoluteString, "--audience", audience],
+            name: "aws", script: "aws_sts.py",
+            arguments: ["--accept-tokens-from", provider.baseURL.absoluteString, "--audience", audience],
             readyTimeout: 60)
         endpoint = process.baseURL.absoluteString
     }
@@ -184,6 +190,8 @@ public final class GoogleSTSStandIn: Sendable {
 
     /// (accepted, the access token issued — for the leak scan, never printed).
     public func exchanges() async throws -> [(accepted: Bool, accessToken: String?)] {
-        try await process.control("GET", "/_test/exchanges")["exchanges"].array.map { ($0["accepted"].bool ?? false, $0["access_token"].string) }
+        try await process.control("GET", "/_test/exchanges")["exchanges"].array.map {
+            ($0["accepted"].bool ?? false, $0["access_token"].string)
+        }
     }
 }

@@ -25,7 +25,8 @@ public enum TestPaths {
         if let override = ProcessInfo.processInfo.environment["AUTHKIT_BUILD_DIR"], !override.isEmpty {
             return URL(fileURLWithPath: override, isDirectory: true)
         }
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? CommandLine.arguments[0]
         var url = URL(fileURLWithPath: executable).deletingLastPathComponent()
         // swift-testing / XCTest bundles on Linux live directly in the products folder, but be

@@ -17,7 +17,9 @@ public final class TestSSHServer: @unchecked Sendable {
     /// Why the server cannot run here, or nil.
     public static var unavailableReason: String? {
         guard getuid() == 0 else { return "sshd must start as root to switch to \(user)" }
-        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/sshd") else { return "openssh-server is missing: run ./scripts/bootstrap" }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/sshd") else {
+            return "openssh-server is missing: run ./scripts/bootstrap"
+        }
         guard getpwnam(user) != nil else { return "the user \(user) does not exist: run ./scripts/bootstrap as root" }
         return nil
     }
@@ -30,11 +32,13 @@ public final class TestSSHServer: @unchecked Sendable {
         mkdir("/run/sshd", 0o755)
         for name in ["host_key", "client_key"] {
             let keygen = try ProcessRunner.run(
-                URL(fileURLWithPath: "/usr/bin/ssh-keygen"), ["-q", "-t", "ed25519", "-N", "", "-f", directory.appendingPathComponent(name).path],
+                URL(fileURLWithPath: "/usr/bin/ssh-keygen"),
+                ["-q", "-t", "ed25519", "-N", "", "-f", directory.appendingPathComponent(name).path],
                 environment: [:], timeout: 30)
             guard keygen.status == 0 else { throw HarnessError("ssh-keygen: \(keygen.stderr)") }
         }
-        try FileManager.default.copyItem(at: directory.appendingPathComponent("client_key.pub"), to: directory.appendingPathComponent("authorized_keys"))
+        try FileManager.default.copyItem(
+            at: directory.appendingPathComponent("client_key.pub"), to: directory.appendingPathComponent("authorized_keys"))
         chmod(directory.appendingPathComponent("authorized_keys").path, 0o644)
         var lastError = ""
         for _ in 0..<5 {

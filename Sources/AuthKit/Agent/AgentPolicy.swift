@@ -27,7 +27,9 @@ package struct AgentPolicy: Sendable, Equatable {
         switch request.op {
         case .hello, .token, .rejected: break
         case .idToken:
-            guard idTokens else { return .failure(.refused("this forwarded agent socket does not hand out id_tokens (authkit agent forward --id-token)")) }
+            guard idTokens else {
+                return .failure(.refused("this forwarded agent socket does not hand out id_tokens (authkit agent forward --id-token)"))
+            }
         case .forget, .stop:
             return .failure(.refused("a forwarded agent socket only hands out tokens"))
         }

@@ -172,7 +172,8 @@ package final class AgentServer: Sendable {
         if case .success(let live) = AgentSocket.connect(path) {
             let owner = AgentSocket.peer(live)
             Glibc.close(live)
-            throw Failure("an agent already serves \(path)" + (owner.map { " (pid \($0.pid))" } ?? "") + "; stop it first (authkit agent stop)")
+            throw Failure(
+                "an agent already serves \(path)" + (owner.map { " (pid \($0.pid))" } ?? "") + "; stop it first (authkit agent stop)")
         }
         unlink(path)
     }
@@ -255,7 +256,8 @@ final class AgentConnectionHandler: ChannelInboundHandler, Sendable {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if error is AgentLineDecoder.Oversized {
-            let reply = AgentMessage.encode(AgentResponse.failure(.badRequest("the message is longer than \(AgentMessage.maximumLineBytes) bytes")))
+            let reply = AgentMessage.encode(
+                AgentResponse.failure(.badRequest("the message is longer than \(AgentMessage.maximumLineBytes) bytes")))
             context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: reply)), promise: nil)
         }
         context.close(promise: nil)

@@ -35,15 +35,17 @@ package actor AgentSessions {
             let session = try session(group: key.group, storage: key.storage)
             if key.idToken {
                 let token = try await session.validIDToken(account: key.account, minimumLifetime: .seconds(minTTL))
-                return .success(AgentStateMachine.Token(
-                    value: token.value, expiresAt: Int64(token.expiresAt.timeIntervalSince1970), account: token.account,
-                    scopes: [], refreshed: token.refreshed))
+                return .success(
+                    AgentStateMachine.Token(
+                        value: token.value, expiresAt: Int64(token.expiresAt.timeIntervalSince1970), account: token.account,
+                        scopes: [], refreshed: token.refreshed))
             }
             let token = try await session.validAccessToken(
                 account: key.account, minimumLifetime: .seconds(minTTL), scopes: key.scopes.isEmpty ? nil : key.scopes)
-            return .success(AgentStateMachine.Token(
-                value: token.value, expiresAt: Int64(token.expiresAt.timeIntervalSince1970), account: token.account,
-                scopes: token.scopes, refreshed: token.refreshed))
+            return .success(
+                AgentStateMachine.Token(
+                    value: token.value, expiresAt: Int64(token.expiresAt.timeIntervalSince1970), account: token.account,
+                    scopes: token.scopes, refreshed: token.refreshed))
         } catch {
             return .failure(AgentFailure(error))
         }

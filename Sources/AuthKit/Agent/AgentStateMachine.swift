@@ -104,7 +104,10 @@ package struct AgentStateMachine: Sendable {
         }
         guard request.version == AgentMessage.version else {
             return [
-                .reply(connection, .failure(.badRequest("protocol version \(request.version) is not spoken here (this agent speaks \(AgentMessage.version))"))),
+                .reply(
+                    connection,
+                    .failure(
+                        .badRequest("protocol version \(request.version) is not spoken here (this agent speaks \(AgentMessage.version))"))),
                 .close(connection),
             ]
         }

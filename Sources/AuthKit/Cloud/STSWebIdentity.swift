@@ -42,13 +42,17 @@ package enum STSWebIdentity {
     package static func endpoint(environment: [String: String]) throws(Failure) -> URL {
         for name in ["AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL"] {
             guard let text = environment[name], !text.isEmpty else { continue }
-            do { return try EndpointPolicy.check(text, name: name) } catch { throw Failure(description: error.description, category: .usage) }
+            do { return try EndpointPolicy.check(text, name: name) } catch {
+                throw Failure(description: error.description, category: .usage)
+            }
         }
         if let region = environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"], !region.isEmpty {
             guard region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
                 throw Failure(description: "AWS_REGION ‘\(ProviderText.displayable(region))’ is not a region name", category: .usage)
             }
-            if let url = URL(string: "https://sts.\(region.lowercased()).amazonaws.com\(region.hasPrefix("cn-") ? ".cn" : "")/") { return url }
+            if let url = URL(string: "https://sts.\(region.lowercased()).amazonaws.com\(region.hasPrefix("cn-") ? ".cn" : "")/") {
+                return url
+            }
         }
         return URL(string: "https://sts.amazonaws.com/") ?? URL(fileURLWithPath: "/")
     }
@@ -86,8 +90,9 @@ package enum STSWebIdentity {
             let code = document.first("Code")?.text ?? "HTTP \(response.status)"
             let message = ProviderText.clean(document.first("Message")?.text) ?? ""
             // The id_token was refused: the role's trust policy, or the provider's keys.
-            let category: AuthKitError.Category = ["AccessDenied", "InvalidIdentityToken", "ExpiredTokenException", "IDPRejectedClaim"]
-                .contains(code) ? .configurationRejected : .provider
+            let category: AuthKitError.Category =
+                ["AccessDenied", "InvalidIdentityToken", "ExpiredTokenException", "IDPRejectedClaim"]
+                    .contains(code) ? .configurationRejected : .provider
             throw Failure(
                 description: "AWS STS refused AssumeRoleWithWebIdentity for \(ProviderText.displayable(roleARN)): "
                     + "\(ProviderText.displayable(code))\(message.isEmpty ? "" : ": " + message)",
@@ -100,7 +105,9 @@ package enum STSWebIdentity {
         let result = AWSCredentials(
             accessKeyID: key.trimmingWhitespace, secretAccessKey: secret.trimmingWhitespace, sessionToken: session.trimmingWhitespace,
             expiration: expiration)
-        guard result.isWellFormed else { throw Failure(description: "AWS STS's credentials contain characters no credential has", category: .provider) }
+        guard result.isWellFormed else {
+            throw Failure(description: "AWS STS's credentials contain characters no credential has", category: .provider)
+        }
         return result
     }
 }

@@ -147,7 +147,8 @@ package struct ConfigFile: Sendable, Equatable {
                     current = ("defaults", "defaults")
                 } else if let name = profileName(header) {
                     guard ProfileName.isValid(name) else {
-                        throw ConfigurationError(location: where_, problem: "‘\(name)’ is not a valid profile name (letters, digits, . _ -)")
+                        throw ConfigurationError(
+                            location: where_, problem: "‘\(name)’ is not a valid profile name (letters, digits, . _ -)")
                     }
                     guard profiles[name] == nil else {
                         throw ConfigurationError(location: where_, problem: "[profile \(name)] appears twice")
@@ -156,10 +157,14 @@ package struct ConfigFile: Sendable, Equatable {
                     current = ("profile", name)
                 } else if let (kind, name) = Self.quotedSection(header), kind == "credential" || kind == "registry" {
                     guard !name.isEmpty, !name.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
-                        throw ConfigurationError(location: where_, problem: "[\(kind) \"…\"] needs a \(kind == "credential" ? "URL" : "registry host") without spaces")
+                        throw ConfigurationError(
+                            location: where_,
+                            problem: "[\(kind) \"…\"] needs a \(kind == "credential" ? "URL" : "registry host") without spaces")
                     }
                     let existing = kind == "credential" ? credentials[name] : registries[name]
-                    guard existing == nil else { throw ConfigurationError(location: where_, problem: "[\(kind) \"\(name)\"] appears twice") }
+                    guard existing == nil else {
+                        throw ConfigurationError(location: where_, problem: "[\(kind) \"\(name)\"] appears twice")
+                    }
                     let section = Section(name: name, line: lineNumber, entries: [:])
                     if kind == "credential" { credentials[name] = section } else { registries[name] = section }
                     current = (kind, name)
@@ -185,9 +190,14 @@ package struct ConfigFile: Sendable, Equatable {
                 guard defaults?.entries[key] == nil else { throw ConfigurationError(location: where_, key: key, problem: "set twice") }
                 defaults?.entries[key] = entry
             } else if section.kind == "credential" || section.kind == "registry" {
-                let existing = section.kind == "credential" ? credentials[section.name]?.entries[key] : registries[section.name]?.entries[key]
+                let existing =
+                    section.kind == "credential" ? credentials[section.name]?.entries[key] : registries[section.name]?.entries[key]
                 guard existing == nil else { throw ConfigurationError(location: where_, key: key, problem: "set twice") }
-                if section.kind == "credential" { credentials[section.name]?.entries[key] = entry } else { registries[section.name]?.entries[key] = entry }
+                if section.kind == "credential" {
+                    credentials[section.name]?.entries[key] = entry
+                } else {
+                    registries[section.name]?.entries[key] = entry
+                }
             } else {
                 guard profiles[section.name]?.entries[key] == nil else {
                     profileProblems[section.name, default: []].append(ConfigurationError(location: where_, key: key, problem: "set twice"))
@@ -213,12 +223,14 @@ package struct ConfigFile: Sendable, Equatable {
         let key = line[..<equals].trimmingASCIIWhitespace()
         let value = try parseValue(line[line.index(after: equals)...], location: location, key: key)
         guard let section else {
-            throw ConfigurationError(location: location, key: key, problem: "a key outside any section; start with [defaults] or [profile NAME]")
+            throw ConfigurationError(
+                location: location, key: key, problem: "a key outside any section; start with [defaults] or [profile NAME]")
         }
         let allowed = section.kind == "defaults" ? defaultsKeys : section.kind == "profile" ? profileKeys : credentialKeys
         guard allowed.contains(key) else {
             let suggestion = allowed.sorted().first { Self.similar($0, key) }.map { " (did you mean \($0)?)" } ?? ""
-            throw ConfigurationError(location: location, key: key, problem: "unknown key\(suggestion); known keys: \(allowed.sorted().joined(separator: ", "))")
+            throw ConfigurationError(
+                location: location, key: key, problem: "unknown key\(suggestion); known keys: \(allowed.sorted().joined(separator: ", "))")
         }
         if key == "storage", allowed == credentialKeys, StorageChoice(rawValue: value) == nil {
             let known = StorageChoice.allCases.map(\.rawValue).joined(separator: ", ")
@@ -314,8 +326,10 @@ package struct ConfigFile: Sendable, Equatable {
 /// Profile names: letters, digits, `.`, `_`, `-`.
 enum ProfileName {
     static func isValid(_ name: String) -> Bool {
-        !name.isEmpty && name.count <= 64 && name.unicodeScalars.allSatisfy { scalar in
-            (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))) || "._-".unicodeScalars.contains(scalar)
-        }
+        !name.isEmpty && name.count <= 64
+            && name.unicodeScalars.allSatisfy { scalar in
+                (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)))
+                    || "._-".unicodeScalars.contains(scalar)
+            }
     }
 }

@@ -98,8 +98,9 @@ enum ConfigTrust {
             // In a directory others may write to (a sticky one such as /tmp), a link is theirs
             // to point anywhere unless it is ours.
             if directory.st_mode & (S_IWGRP | S_IWOTH) != 0, entry.st_uid != uid, entry.st_uid != 0 {
-                return .failure("the symbolic link \(next) belongs to \(userName(entry.st_uid) ?? "uid \(entry.st_uid)"), "
-                    + "so another user decides where it points; use a path of your own")
+                return .failure(
+                    "the symbolic link \(next) belongs to \(userName(entry.st_uid) ?? "uid \(entry.st_uid)"), "
+                        + "so another user decides where it points; use a path of your own")
             }
             if target.hasPrefix("/") { current = "/" }
             pending.append(contentsOf: target.split(separator: "/").reversed())

@@ -108,8 +108,10 @@ public struct ProfileResolver: Sendable {
         flags["group"] = overrides.group
         flags["storage"] = overrides.storage?.rawValue
         flags["login_hint"] = overrides.loginHint
-        let flagNames = ["issuer": "--issuer", "tenant": "--tenant", "client_id": "--client-id", "group": "--group",
-                         "storage": "--storage", "login_hint": "--login-hint"]
+        let flagNames = [
+            "issuer": "--issuer", "tenant": "--tenant", "client_id": "--client-id", "group": "--group",
+            "storage": "--storage", "login_hint": "--login-hint",
+        ]
         let environmentNames = [
             "issuer": "AUTHKIT_ISSUER", "tenant": "AUTHKIT_TENANT", "client_id": "AUTHKIT_CLIENT_ID",
             "client_secret": "AUTHKIT_CLIENT_SECRET", "scopes": "AUTHKIT_SCOPES", "group": "AUTHKIT_GROUP",
@@ -153,13 +155,15 @@ public struct ProfileResolver: Sendable {
         }
         if let tenant = value("tenant") {
             guard IssuerMatcher.isSafeTenant(tenant) else {
-                throw ConfigurationError(location: location("tenant"), key: "tenant", problem: "a tenant is a name or id without / ? # or spaces")
+                throw ConfigurationError(
+                    location: location("tenant"), key: "tenant", problem: "a tenant is a name or id without / ? # or spaces")
             }
             profile.tenant = tenant
         }
         if let clientID = value("client_id") {
             guard clientID.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }), clientID.count <= 256 else {
-                throw ConfigurationError(location: location("client_id"), key: "client_id", problem: "a client id has no spaces or control characters")
+                throw ConfigurationError(
+                    location: location("client_id"), key: "client_id", problem: "a client id has no spaces or control characters")
             }
             profile.clientID = clientID
         }
@@ -186,7 +190,9 @@ public struct ProfileResolver: Sendable {
         }
         if let path = value("redirect_path") {
             guard path.hasPrefix("/"), !path.contains("?"), !path.contains("#"), !path.contains(" ") else {
-                throw ConfigurationError(location: location("redirect_path"), key: "redirect_path", problem: "it must start with / and contain no ?, # or spaces")
+                throw ConfigurationError(
+                    location: location("redirect_path"), key: "redirect_path", problem: "it must start with / and contain no ?, # or spaces"
+                )
             }
             profile.redirectPath = path
         }
@@ -206,7 +212,8 @@ public struct ProfileResolver: Sendable {
         }
         if let storage = value("storage") {
             guard let choice = StorageChoice(rawValue: storage) else {
-                throw ConfigurationError(location: location("storage"), key: "storage", problem: "use secret-service, kernel-keyring or plain-file")
+                throw ConfigurationError(
+                    location: location("storage"), key: "storage", problem: "use secret-service, kernel-keyring or plain-file")
             }
             profile.storage = choice
         }
@@ -243,8 +250,10 @@ public struct ProfileResolver: Sendable {
 /// Group names: reverse-DNS style, as `SecretGroup` accepts them.
 enum GroupName {
     static func isValid(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 255 && name.unicodeScalars.allSatisfy { scalar in
-            (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar))) || "._-".unicodeScalars.contains(scalar)
-        }
+        !name.isEmpty && name.utf8.count <= 255
+            && name.unicodeScalars.allSatisfy { scalar in
+                (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)))
+                    || "._-".unicodeScalars.contains(scalar)
+            }
     }
 }

@@ -144,8 +144,10 @@ package enum CredentialMap {
             guard byte == UInt8(ascii: "%") else { out.append(byte); continue }
             guard let high = bytes.popFirst().flatMap(hex), let low = bytes.popFirst().flatMap(hex) else { return nil }
             let decoded = high << 4 | low
-            let unreserved = (0x41...0x5A).contains(decoded) || (0x61...0x7A).contains(decoded) || (0x30...0x39).contains(decoded)
-                || decoded == UInt8(ascii: "-") || decoded == UInt8(ascii: ".") || decoded == UInt8(ascii: "_") || decoded == UInt8(ascii: "~")
+            let unreserved =
+                (0x41...0x5A).contains(decoded) || (0x61...0x7A).contains(decoded) || (0x30...0x39).contains(decoded)
+                || decoded == UInt8(ascii: "-") || decoded == UInt8(ascii: ".") || decoded == UInt8(ascii: "_")
+                || decoded == UInt8(ascii: "~")
             if unreserved {
                 out.append(decoded)
             } else {
@@ -198,7 +200,8 @@ package enum CredentialMap {
         var text = Substring(server.trimmingASCIIWhitespace())
         if let scheme = text.firstRange(of: "://") {
             let name = text[..<scheme.lowerBound]
-            let isScheme = name.first.map { $0.isASCII && $0.isLetter } == true
+            let isScheme =
+                name.first.map { $0.isASCII && $0.isLetter } == true
                 && name.utf8.allSatisfy { byte in
                     (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
                         || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")

@@ -153,9 +153,10 @@ enum IssuerMatcher {
 
     /// A tenant id or domain: letters, digits, `-`, `.`, `_`; nothing that changes the path.
     static func isSafeTenant(_ tenant: some StringProtocol) -> Bool {
-        !tenant.isEmpty && tenant.count <= 128 && tenant.unicodeScalars.allSatisfy { scalar in
-            (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)))
-                || scalar == "-" || scalar == "." || scalar == "_"
-        } && tenant != "." && tenant != ".."
+        !tenant.isEmpty && tenant.count <= 128
+            && tenant.unicodeScalars.allSatisfy { scalar in
+                (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)))
+                    || scalar == "-" || scalar == "." || scalar == "_"
+            } && tenant != "." && tenant != ".."
     }
 }

@@ -238,8 +238,9 @@ final class ReceiverState: Sendable {
     /// A `303 See Other` to the page for `result`: the request's query (the code, the state)
     /// goes no further than this receiver.
     func redirect(to result: ResultPage) -> Reply {
-        Reply(status: .seeOther, title: "Sign-in response received",
-              message: "authkit has received the sign-in response.", location: resultPath(result))
+        Reply(
+            status: .seeOther, title: "Sign-in response received",
+            message: "authkit has received the sign-in response.", location: resultPath(result))
     }
 
     func attach(listener: any Channel) {
@@ -442,8 +443,9 @@ final class ReceiverState: Sendable {
             }
             guard requestPath == path else {
                 return refused(
-                    Reply(status: .notFound, title: "Not the sign-in callback",
-                          message: "authkit is waiting for the sign-in callback on another path."), nil)
+                    Reply(
+                        status: .notFound, title: "Not the sign-in callback",
+                        message: "authkit is waiting for the sign-in callback on another path."), nil)
             }
             let callback: AuthorizationCallback
             do throws(AuthorizationError) {

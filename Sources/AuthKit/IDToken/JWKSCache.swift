@@ -91,7 +91,7 @@ package actor JWKSCache {
         let version = entries[jwksURI]?.version ?? 0
         do {
             return try validator.validate(jws, keys: keys, nonce: nonce)
-        } catch where error.isUnknownKeyID {
+        } catch  where error.isUnknownKeyID {
             let miss = error
             let fresh: JWKSet
             if let running = inFlight[jwksURI] {
@@ -103,7 +103,9 @@ package actor JWKSCache {
                 fresh = entry.keys
             } else {
                 guard refetchWithinCooldown || mayRefetchAfterMiss(jwksURI) else {
-                    logger.debug("unknown kid within the refetch cooldown; key set not fetched again", metadata: ["jwks_uri": "\(jwksURI.absoluteString)"])
+                    logger.debug(
+                        "unknown kid within the refetch cooldown; key set not fetched again",
+                        metadata: ["jwks_uri": "\(jwksURI.absoluteString)"])
                     throw .idToken(miss)
                 }
                 logger.debug("unknown kid; fetching the key set again", metadata: ["jwks_uri": "\(jwksURI.absoluteString)"])
@@ -180,7 +182,8 @@ package actor JWKSCache {
         headers.add("Accept", "application/json, application/jwk-set+json")
         let response: HTTPResponse
         do {
-            response = try await transport.send(HTTPRequest(url: url, headers: headers, timeout: policy.timeout, maxResponseBytes: policy.maxBytes))
+            response = try await transport.send(
+                HTTPRequest(url: url, headers: headers, timeout: policy.timeout, maxResponseBytes: policy.maxBytes))
         } catch {
             return .failure(.transport(error))
         }

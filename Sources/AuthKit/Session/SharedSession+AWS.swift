@@ -38,7 +38,9 @@ extension SharedSession {
         do {
             let bytes = try StrictJSONEncoder().encode(credentials)
             _ = try await store.save(bytes, for: key, label: "authkit AWS credentials (\(record.account))")
-            logger.debug("AWS credentials from STS, kept in the store", metadata: ["expires_in_s": "\(Int(credentials.expiration - clock().timeIntervalSince1970))"])
+            logger.debug(
+                "AWS credentials from STS, kept in the store",
+                metadata: ["expires_in_s": "\(Int(credentials.expiration - clock().timeIntervalSince1970))"])
         } catch {
             // Not kept: the next call asks STS again. The credentials are good all the same.
             logger.debug("AWS credentials could not be kept in the store", metadata: ["error": "\(error)"])

@@ -12,7 +12,8 @@ extension SharedSession {
     }
 
     func currentAccount(among accounts: [String]) async -> String? {
-        guard let marks = try? await store.items(matching: ItemQuery(group: group, kind: Self.currentAccountKind), loadSecrets: false) else {
+        guard let marks = try? await store.items(matching: ItemQuery(group: group, kind: Self.currentAccountKind), loadSecrets: false)
+        else {
             return nil
         }
         return marks.map(\.key.account).first { mark in accounts.contains(mark) }

@@ -31,7 +31,9 @@ extension SharedSession {
             refreshed: false)
     }
 
-    func refreshUnderLock(key: ItemKey, scopes: [String]?, minimumLifetime: Duration, rejected: String?) async throws(AuthKitError) -> AccessToken {
+    func refreshUnderLock(key: ItemKey, scopes: [String]?, minimumLifetime: Duration, rejected: String?) async throws(AuthKitError)
+        -> AccessToken
+    {
         let held = try await acquireLock()
         defer { held.release() }
 
@@ -41,7 +43,9 @@ extension SharedSession {
             logger.debug("another process refreshed meanwhile", metadata: ["generation": "\(record.generation)"])
             return token
         }
-        guard let jwksURI = URL(string: record.jwksURI) else { throw .corruptRecord(account: record.account, reason: "its jwks_uri is invalid") }
+        guard let jwksURI = URL(string: record.jwksURI) else {
+            throw .corruptRecord(account: record.account, reason: "its jwks_uri is invalid")
+        }
         // The keys first: a key-set outage then fails this call before the provider has used
         // up the refresh token. (Should the answer's kid still be unknown, see below.)
         do { _ = try await keys.keys(for: jwksURI) } catch { throw .keys(error) }
@@ -54,10 +58,14 @@ extension SharedSession {
                     reason: "the access token expired and the provider issued no refresh token (include the offline_access scope)")
             }
             do {
-                logger.debug("refreshing", metadata: [
-                    "token_endpoint": "\(URL(string: record.tokenEndpoint)?.redactedOrigin ?? "?")", "generation": "\(record.generation)"])
+                logger.debug(
+                    "refreshing",
+                    metadata: [
+                        "token_endpoint": "\(URL(string: record.tokenEndpoint)?.redactedOrigin ?? "?")",
+                        "generation": "\(record.generation)",
+                    ])
                 response = try await tokenClient(for: record).refresh(refreshToken, scopes: scopes)
-            } catch where error.isInvalidGrant {
+            } catch  where error.isInvalidGrant {
                 logger.debug("refresh token refused (invalid_grant); reading the store again")
                 // A rotating refresh token may have been used by another process that did not
                 // take our lock; only a record that did not change means the sign-in is gone.
@@ -122,7 +130,8 @@ extension SharedSession {
                 let validator = IDTokenValidator(
                     issuer: .exact(original.issuer), clientID: original.clientID,
                     allowedAlgorithms: JWSAlgorithm.allowlist(advertised: original.idTokenAlgorithms), clock: clock)
-                let validated = try await keys.validate(idToken, validator: validator, jwksURI: jwksURI, nonce: nil, refetchWithinCooldown: true)
+                let validated = try await keys.validate(
+                    idToken, validator: validator, jwksURI: jwksURI, nonce: nil, refetchWithinCooldown: true)
                 if let reason = Self.refreshRule(validated.claims, original: original.idToken) {
                     throw AuthKitError.refreshRejected(reason)
                 }
@@ -160,9 +169,12 @@ extension SharedSession {
         updated.refreshProblem = nil
         updated.refreshProblemAt = nil
         try await write(updated, for: key)
-        logger.debug("refreshed and stored", metadata: [
-            "generation": "\(updated.generation)", "refresh_token_rotated": "\(rotated != nil)",
-            "expires_in_s": "\(response.expiresIn.map(String.init) ?? "?")"])
+        logger.debug(
+            "refreshed and stored",
+            metadata: [
+                "generation": "\(updated.generation)", "refresh_token_rotated": "\(rotated != nil)",
+                "expires_in_s": "\(response.expiresIn.map(String.init) ?? "?")",
+            ])
         let expires = response.expiresAt ?? now.addingTimeInterval(3600)
         return AccessToken(
             value: response.accessToken, expiresAt: expires, scopes: response.scopes ?? scopes ?? original.scopes,

@@ -120,8 +120,9 @@ public final class SharedSession: Sendable {
         account: String? = nil, minimumLifetime: Duration = .seconds(60), scopes: [String]? = nil,
         replacing rejected: AccessToken? = nil
     ) async throws(AuthKitError) -> AccessToken {
-        if let agent, let token = try await agent.accessToken(
-            self, account: account, minimumLifetime: minimumLifetime, scopes: scopes, replacing: rejected)
+        if let agent,
+            let token = try await agent.accessToken(
+                self, account: account, minimumLifetime: minimumLifetime, scopes: scopes, replacing: rejected)
         {
             return token
         }
@@ -130,18 +131,27 @@ public final class SharedSession: Sendable {
         if let token = Self.usableToken(record, scopes: wanted, lifetime: minimumLifetime, now: clock()),
             token.value != rejected?.value
         {
-            logger.debug("access token from the store", metadata: [
-                "account": "\(record.account)", "expires_in_s": "\(Int(clamping: token.expiresAt.timeIntervalSince(clock())))"])
+            logger.debug(
+                "access token from the store",
+                metadata: [
+                    "account": "\(record.account)", "expires_in_s": "\(Int(clamping: token.expiresAt.timeIntervalSince(clock())))",
+                ])
             return token
         }
-        logger.debug("access token needs a refresh", metadata: [
-            "account": "\(record.account)", "reason": "\(rejected == nil ? "expires within \(minimumLifetime)" : "rejected by a server")"])
+        logger.debug(
+            "access token needs a refresh",
+            metadata: [
+                "account": "\(record.account)",
+                "reason": "\(rejected == nil ? "expires within \(minimumLifetime)" : "rejected by a server")",
+            ])
         let key = item.key
-        let flightKey = "\(group.name)\u{0}\(key.issuer)\u{0}\(key.clientID)\u{0}\(key.account)\u{0}\(wanted?.joined(separator: " ") ?? "")\u{0}\(rejected == nil ? "" : "replace")"
+        let flightKey =
+            "\(group.name)\u{0}\(key.issuer)\u{0}\(key.clientID)\u{0}\(key.account)\u{0}\(wanted?.joined(separator: " ") ?? "")\u{0}\(rejected == nil ? "" : "replace")"
         let result = await RefreshCoordinator.shared.run(flightKey) {
             do throws(AuthKitError) {
-                return .success(try await self.refreshUnderLock(
-                    key: key, scopes: wanted, minimumLifetime: minimumLifetime, rejected: rejected?.value))
+                return .success(
+                    try await self.refreshUnderLock(
+                        key: key, scopes: wanted, minimumLifetime: minimumLifetime, rejected: rejected?.value))
             } catch {
                 return .failure(error)
             }
@@ -190,8 +200,10 @@ public final class SharedSession: Sendable {
             await removeDerived(of: entry.item.key)
             var issuer = entry.item.key.issuer
             if case .success(let record) = entry.record { issuer = record.configuredIssuer }
-            outcomes.append(SignOutOutcome(
-                account: entry.item.key.account, revocation: revocation, removed: removed, issuer: issuer, clientID: entry.item.key.clientID))
+            outcomes.append(
+                SignOutOutcome(
+                    account: entry.item.key.account, revocation: revocation, removed: removed, issuer: issuer,
+                    clientID: entry.item.key.clientID))
         }
         if account == nil {
             // Also whatever could not even be listed as ours (corrupt attributes).

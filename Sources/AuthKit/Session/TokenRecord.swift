@@ -153,10 +153,12 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
     package var debugDescription: String { description }
     /// `dump` and debuggers see who and until when, never a token or the client secret.
     package var customMirror: Mirror {
-        Mirror(self, children: [
-            "account": account, "issuer": issuer, "clientID": clientID, "generation": generation, "scopes": scopes,
-            "accessTokenExpiresAt": accessTokenExpiresAt as Any, "hasRefreshToken": refreshToken != nil,
-        ])
+        Mirror(
+            self,
+            children: [
+                "account": account, "issuer": issuer, "clientID": clientID, "generation": generation, "scopes": scopes,
+                "accessTokenExpiresAt": accessTokenExpiresAt as Any, "hasRefreshToken": refreshToken != nil,
+            ])
     }
 
     /// Decodes a stored record. Unknown fields are ignored (a newer authkit may add some);

@@ -92,10 +92,15 @@ public struct SignInFlow: Sendable {
         onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) async throws(AuthKitError) -> SignInResult {
         guard let issuer = profile.issuer else {
-            throw .configuration(ConfigurationError(location: "login", key: "issuer", problem: "no issuer: pass --issuer, set AUTHKIT_ISSUER or choose a profile"))
+            throw .configuration(
+                ConfigurationError(
+                    location: "login", key: "issuer", problem: "no issuer: pass --issuer, set AUTHKIT_ISSUER or choose a profile"))
         }
         guard let clientID = profile.clientID else {
-            throw .configuration(ConfigurationError(location: "login", key: "client_id", problem: "no client id: pass --client-id, set AUTHKIT_CLIENT_ID or choose a profile"))
+            throw .configuration(
+                ConfigurationError(
+                    location: "login", key: "client_id",
+                    problem: "no client id: pass --client-id, set AUTHKIT_CLIENT_ID or choose a profile"))
         }
         let discovery = DiscoveryClient(transport: transport)
         let metadata: ProviderMetadata
@@ -106,10 +111,13 @@ public struct SignInFlow: Sendable {
             throw .discovery(error)
         }
         onEvent(.discovered(issuer: metadata.issuer))
-        session.logger.debug("provider discovered", metadata: [
-            "issuer": "\(metadata.issuer)", "token_endpoint": "\(metadata.tokenEndpoint.absoluteString)",
-            "iss_parameter": "\(metadata.authorizationResponseIssParameterSupported)",
-            "device_grant": "\(metadata.deviceAuthorizationEndpoint != nil)", "revocation": "\(metadata.revocationEndpoint != nil)"])
+        session.logger.debug(
+            "provider discovered",
+            metadata: [
+                "issuer": "\(metadata.issuer)", "token_endpoint": "\(metadata.tokenEndpoint.absoluteString)",
+                "iss_parameter": "\(metadata.authorizationResponseIssParameterSupported)",
+                "device_grant": "\(metadata.deviceAuthorizationEndpoint != nil)", "revocation": "\(metadata.revocationEndpoint != nil)",
+            ])
 
         let client = OAuthClient(clientID: clientID, clientSecret: profile.clientSecret)
         let tokens = TokenEndpointClient(
@@ -137,7 +145,8 @@ public struct SignInFlow: Sendable {
         guard let iss = claims.issuer, let subject = claims.subject else { throw .missingIDToken }
 
         let now = clock()
-        let username = claims["preferred_username"]?.stringValue ?? claims["email"]?.stringValue
+        let username =
+            claims["preferred_username"]?.stringValue ?? claims["email"]?.stringValue
             ?? claims["upn"]?.stringValue ?? subject
         let account = ProviderText.clean(username, limit: 256) ?? subject
         let granted = response.scopes ?? profile.scopes
@@ -162,9 +171,12 @@ public struct SignInFlow: Sendable {
             record.generation = SharedSession.nextGeneration(previous.generation)
         }
         let location = try await session.save(record)
-        session.logger.debug("signed in and stored", metadata: [
-            "account": "\(record.account)", "algorithm": "\(validated.algorithm.rawValue)",
-            "kid": "\(validated.key.keyID ?? "-")", "location": "\(location)"])
+        session.logger.debug(
+            "signed in and stored",
+            metadata: [
+                "account": "\(record.account)", "algorithm": "\(validated.algorithm.rawValue)",
+                "kid": "\(validated.key.keyID ?? "-")", "location": "\(location)",
+            ])
         return SignInResult(account: Account(record: record, location: location), location: location, grantedScopes: record.scopes)
     }
 
@@ -196,8 +208,9 @@ public struct SignInFlow: Sendable {
     /// bad code.
     static func clientRejection(_ error: TokenEndpointError, clientID: String, exchange: Bool = false) -> AuthKitError? {
         guard case .oauth(let code, let description, _) = error else { return nil }
-        guard code == "invalid_client" || description?.contains("AADSTS700016") == true
-            || (exchange && code == "unauthorized_client")
+        guard
+            code == "invalid_client" || description?.contains("AADSTS700016") == true
+                || (exchange && code == "unauthorized_client")
         else { return nil }
         return .clientRejected(clientID: clientID, code: code, description: description)
     }
@@ -275,12 +288,15 @@ public struct SignInFlow: Sendable {
         receiver: LoopbackRedirectReceiver, expectation: CallbackExpectation, timeout: Duration,
         pasted: AsyncStream<String>?, onEvent: @escaping @Sendable (Event) -> Void
     ) async throws(AuthorizationError) -> AuthorizationGrant {
-        let result: Result<AuthorizationGrant, AuthorizationError> = await withTaskGroup(of: Result<AuthorizationGrant, AuthorizationError>?.self) { group in
+        let result: Result<AuthorizationGrant, AuthorizationError> = await withTaskGroup(
+            of: Result<AuthorizationGrant, AuthorizationError>?.self
+        ) { group in
             group.addTask {
                 do throws(AuthorizationError) {
-                    return .success(try await receiver.waitForCallback(expectation, timeout: timeout) { event in
-                        if case .refused(let error) = event { onEvent(.refused(error)) }
-                    })
+                    return .success(
+                        try await receiver.waitForCallback(expectation, timeout: timeout) { event in
+                            if case .refused(let error) = event { onEvent(.refused(error)) }
+                        })
                 } catch {
                     return .failure(error)
                 }
@@ -341,7 +357,9 @@ public struct SignInFlow: Sendable {
                 throw error
             }
         } catch {
-            if case .request(let request) = error, let rejection = Self.clientRejection(request, clientID: profile.clientID ?? "", exchange: true) {
+            if case .request(let request) = error,
+                let rejection = Self.clientRejection(request, clientID: profile.clientID ?? "", exchange: true)
+            {
                 throw rejection
             }
             throw .device(error)

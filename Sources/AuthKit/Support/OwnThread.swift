@@ -13,11 +13,13 @@ package enum OwnThread {
             pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
             var thread = pthread_t()
             let context = Unmanaged.passRetained(box).toOpaque()
-            let status = pthread_create(&thread, &attributes, { argument in
-                guard let argument else { return nil }
-                Unmanaged<Box>.fromOpaque(argument).takeRetainedValue().body()
-                return nil
-            }, context)
+            let status = pthread_create(
+                &thread, &attributes,
+                { argument in
+                    guard let argument else { return nil }
+                    Unmanaged<Box>.fromOpaque(argument).takeRetainedValue().body()
+                    return nil
+                }, context)
             pthread_attr_destroy(&attributes)
             if status != 0 {
                 // No thread to be had: run it here rather than not at all.

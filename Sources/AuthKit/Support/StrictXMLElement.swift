@@ -39,7 +39,9 @@ package struct StrictXMLElement: Sendable, Equatable {
 
     /// The document element of `bytes`.
     package init(parsing bytes: [UInt8], limits: Limits = Limits()) throws(ParseError) {
-        guard bytes.count <= limits.maximumBytes else { throw ParseError(reason: "the document is longer than \(limits.maximumBytes) bytes", offset: 0) }
+        guard bytes.count <= limits.maximumBytes else {
+            throw ParseError(reason: "the document is longer than \(limits.maximumBytes) bytes", offset: 0)
+        }
         var reader = XMLReader(bytes: bytes, limits: limits)
         self = try reader.document()
     }
@@ -111,7 +113,8 @@ private struct XMLReader {
         let start = index
         while !atEnd {
             let byte = bytes[index]
-            let isNameByte = (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+            let isNameByte =
+                (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
                 || byte == 0x5F || byte == 0x2D || byte == 0x2E || byte == 0x3A || byte >= 0x80
             guard isNameByte else { break }
             index += 1
@@ -199,10 +202,16 @@ private struct XMLReader {
                 case "apos": output.append(0x27)
                 default:
                     let number: UInt32?
-                    if reference.hasPrefix("#x") { number = UInt32(reference.dropFirst(2), radix: 16) }
-                    else if reference.hasPrefix("#") { number = UInt32(reference.dropFirst(1)) }
-                    else { throw error("the entity &\(reference); is not one of XML's five") }
-                    guard let number, number != 0, let scalar = Unicode.Scalar(number) else { throw error("an invalid character reference") }
+                    if reference.hasPrefix("#x") {
+                        number = UInt32(reference.dropFirst(2), radix: 16)
+                    } else if reference.hasPrefix("#") {
+                        number = UInt32(reference.dropFirst(1))
+                    } else {
+                        throw error("the entity &\(reference); is not one of XML's five")
+                    }
+                    guard let number, number != 0, let scalar = Unicode.Scalar(number) else {
+                        throw error("an invalid character reference")
+                    }
                     output.append(contentsOf: Array(String(Character(scalar)).utf8))
                 }
                 index = end + 1

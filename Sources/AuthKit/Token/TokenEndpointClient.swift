@@ -74,7 +74,7 @@ package struct TokenEndpointClient: Sendable {
             url ?? endpoint, fields: fields, headers: headers, timeout: timeout, maxResponseBytes: maxResponseBytes)
         do {
             return try await transport.send(request)
-        } catch where error.isSafeToRetry {
+        } catch  where error.isSafeToRetry {
             try? await Task.sleep(for: retryDelay)
             do {
                 return try await transport.send(request)

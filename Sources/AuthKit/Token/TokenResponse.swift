@@ -60,7 +60,8 @@ package struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStri
         }
         for (name, token) in [("access_token", accessToken), ("refresh_token", raw.refresh_token), ("id_token", raw.id_token)] {
             if let token, !Self.isTransportable(token) {
-                throw .malformedResponse("its \(name) contains spaces, control or non-ASCII characters, which no header or form can carry as they are")
+                throw .malformedResponse(
+                    "its \(name) contains spaces, control or non-ASCII characters, which no header or form can carry as they are")
             }
         }
         var scopes: [String]?
@@ -103,9 +104,12 @@ package struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStri
     }
     package var debugDescription: String { description }
     package var customMirror: Mirror {
-        Mirror(self, children: [
-            "expiresIn": expiresIn as Any, "scopes": scopes as Any, "hasRefreshToken": refreshToken != nil, "hasIDToken": idToken != nil,
-        ])
+        Mirror(
+            self,
+            children: [
+                "expiresIn": expiresIn as Any, "scopes": scopes as Any, "hasRefreshToken": refreshToken != nil,
+                "hasIDToken": idToken != nil,
+            ])
     }
 
     private struct Raw: Decodable {

@@ -84,7 +84,8 @@ public final class KernelKeyringStore: SecretStore {
             // A key whose permissions another process of the user widened is narrowed again;
             // one that cannot be is reported, and its record is not read.
             if itemProblem == nil, (try? Self.makePrivate(id, what: "the item")) == nil {
-                itemProblem = .exposed(Self.attributes(id).map { "owner uid \($0.uid), permissions \(Self.hex($0.permissions))" } ?? "unknown")
+                itemProblem = .exposed(
+                    Self.attributes(id).map { "owner uid \($0.uid), permissions \(Self.hex($0.permissions))" } ?? "unknown")
             }
             if loadSecrets, itemProblem == nil {
                 secret = try Self.read(id)
@@ -105,9 +106,13 @@ public final class KernelKeyringStore: SecretStore {
     {
         try key.validate()
         guard !secret.isEmpty else { throw .invalidSecret(reason: "it is empty") }
-        guard let keyring = try groupKeyring(key.group, create: true) else { throw .providerFailure(operation: "save", message: "no keyring") }
+        guard let keyring = try groupKeyring(key.group, create: true) else {
+            throw .providerFailure(operation: "save", message: "no keyring")
+        }
         let description = KeyDescription.description(for: key)
-        guard description.utf8.count < 4096 else { throw .invalidKey(field: "account", reason: "the key's fields are longer than the kernel allows (4 KiB)") }
+        guard description.utf8.count < 4096 else {
+            throw .invalidKey(field: "account", reason: "the key's fields are longer than the kernel allows (4 KiB)")
+        }
         // An existing key that others may read is not updated in place: it goes (its record
         // is exposed, and never read), and the record goes into a new key of ours.
         var removedExposed = false
@@ -171,7 +176,8 @@ public final class KernelKeyringStore: SecretStore {
         if let keyring { count = try Self.members(of: keyring).filter(Self.isOurs).count }
         let persistent = try Self.persistentKeyring()
         return StorageStatus(
-            location: .kernelKeyring(keyring: keyring ?? persistent, expirySeconds: Self.readNumber("/proc/sys/kernel/keys/persistent_keyring_expiry")),
+            location: .kernelKeyring(
+                keyring: keyring ?? persistent, expirySeconds: Self.readNumber("/proc/sys/kernel/keys/persistent_keyring_expiry")),
             groupCollectionExists: keyring != nil, provider: "Linux kernel keyring", itemCount: count)
     }
 
@@ -231,7 +237,9 @@ public final class KernelKeyringStore: SecretStore {
             let now = attributes(key).map { "owner uid \($0.uid), permissions \(hex($0.permissions))" } ?? "not readable"
             throw .kernelKeyringFailure(
                 operation: "keep \(what) to you alone",
-                message: "its permissions cannot be narrowed to \(hex(permissions)) (\(now)); remove it with `authkit logout` or `keyctl unlink`")
+                message:
+                    "its permissions cannot be narrowed to \(hex(permissions)) (\(now)); remove it with `authkit logout` or `keyctl unlink`"
+            )
         }
     }
 
@@ -294,7 +302,8 @@ public final class KernelKeyringStore: SecretStore {
         return .kernelKeyringQuota(
             detail: (bytes.map { "a record of \($0) bytes does not fit" } ?? "nothing more fits") + " the user's kernel key quota "
                 + "(kernel.keys.maxbytes = \(maxBytes.map(String.init) ?? "?"), kernel.keys.maxkeys = \(maxKeys.map(String.init) ?? "?")\(usage))"
-                + (bytes == nil ? "" : previousKept ? "; the previous record was kept" : "; the previous record, which others could read, was removed"))
+                + (bytes == nil
+                    ? "" : previousKept ? "; the previous record was kept" : "; the previous record, which others could read, was removed"))
     }
 
     static func readText(_ path: String) -> String? {
@@ -323,7 +332,8 @@ enum KeyDescription {
 
     static func key(from description: String, group: SecretGroup) -> (ItemKey, ItemProblem?) {
         let parts = description.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 5, parts[0] == prefix, let fields = Optional(parts.dropFirst().map(decode)), fields.allSatisfy({ $0 != nil }) else {
+        guard parts.count == 5, parts[0] == prefix, let fields = Optional(parts.dropFirst().map(decode)), fields.allSatisfy({ $0 != nil })
+        else {
             let key = ItemKey(group: group, issuer: "", clientID: "", account: "", kind: "")
             return (key, .missingAttributes(["issuer", "client_id", "account", "kind"]))
         }
@@ -336,7 +346,8 @@ enum KeyDescription {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"), UInt8(ascii: ":"), UInt8(ascii: "@"):
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"), UInt8(ascii: ":"),
+                UInt8(ascii: "@"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 let hex = Array("0123456789ABCDEF".utf8)

@@ -223,7 +223,9 @@ extension SecretServiceStore {
             guard target != nil else {
                 throw .providerFailure(
                     operation: "choose a collection",
-                    message: "the group collection could not be created (\(fallbackReason ?? "unknown reason")) and the provider has no default collection")
+                    message:
+                        "the group collection could not be created (\(fallbackReason ?? "unknown reason")) and the provider has no default collection"
+                )
             }
         }
         guard let target else { throw .providerFailure(operation: "choose a collection", message: "none found") }

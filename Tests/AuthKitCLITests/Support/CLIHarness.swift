@@ -61,7 +61,8 @@ final class CLIHarness: @unchecked Sendable {
         group: String = "com.example.shared", storage: Storage = .secretService, agent: Bool = false
     ) async throws -> CLIHarness {
         await WorldLimit.shared.acquire()
-        let group = storage == .kernelKeyring && group == "com.example.shared" ? "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))" : group
+        let group =
+            storage == .kernelKeyring && group == "com.example.shared" ? "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))" : group
         do {
             let world = try await offThePool { try CLIHarness(graph: withGraph, graphUsers: graphUsers, provider: options, group: group) }
             world.storage = storage
@@ -79,7 +80,8 @@ final class CLIHarness: @unchecked Sendable {
         group: String = "com.example.shared"
     ) throws {
         for name in ["authkit", "authkit-example"] where !FileManager.default.isExecutableFile(atPath: TestPaths.product(name).path) {
-            throw HarnessFailure("\(TestPaths.product(name).path) is missing: build with `swift build --build-tests`, or run ./scripts/test")
+            throw HarnessFailure(
+                "\(TestPaths.product(name).path) is missing: build with `swift build --build-tests`, or run ./scripts/test")
         }
         keyring = try PrivateSecretService()
         provider = try OIDCTestProvider.start(.authlib, options: options)
@@ -139,7 +141,8 @@ final class CLIHarness: @unchecked Sendable {
         }
         if storage == .kernelKeyring {
             // The kernel keyring outlives the world: remove the group's items.
-            _ = try? ProcessRunner.run(TestPaths.product("authkit"), ["logout", "--all", "--group", group], environment: environment, timeout: 30)
+            _ = try? ProcessRunner.run(
+                TestPaths.product("authkit"), ["logout", "--all", "--group", group], environment: environment, timeout: 30)
         }
         graph?.stop()
         provider.stop()
@@ -168,8 +171,12 @@ final class CLIHarness: @unchecked Sendable {
         return environment
     }
 
-    var configDirectory: URL { URL(fileURLWithPath: keyring.environment["XDG_CONFIG_HOME"] ?? "/nonexistent").appendingPathComponent("authkit") }
-    var stateDirectory: URL { URL(fileURLWithPath: keyring.environment["XDG_STATE_HOME"] ?? "/nonexistent").appendingPathComponent("authkit") }
+    var configDirectory: URL {
+        URL(fileURLWithPath: keyring.environment["XDG_CONFIG_HOME"] ?? "/nonexistent").appendingPathComponent("authkit")
+    }
+    var stateDirectory: URL {
+        URL(fileURLWithPath: keyring.environment["XDG_STATE_HOME"] ?? "/nonexistent").appendingPathComponent("authkit")
+    }
 
     /// `$BROWSER` signing in as `user` and following the redirect to authkit's receiver,
     /// plus the Graph URL (stored with the sign-in) when there is a Graph server.
@@ -247,7 +254,8 @@ final class CLIHarness: @unchecked Sendable {
     /// Signs `user` in through `$BROWSER` and requires success.
     @discardableResult
     func signIn(user: String = "ada", _ extra: [String] = [], environment more: [String: String] = [:]) async throws -> ProcessResult {
-        let result = try await authkit(loginArguments(extra), environment: browserEnvironment(user: user).merging(more) { _, new in new }, timeout: 60)
+        let result = try await authkit(
+            loginArguments(extra), environment: browserEnvironment(user: user).merging(more) { _, new in new }, timeout: 60)
         try #require(result.status == 0, "login failed (\(result.status)): \(result.stderr)")
         return result
     }
@@ -266,7 +274,8 @@ final class CLIHarness: @unchecked Sendable {
         if let graph { sources.append(("the Graph server's logs", graph.process.logContents())) }
         sources.append(("the browser's log", (try? String(contentsOf: browserLog, encoding: .utf8)) ?? ""))
         for name in ["keyring.log", "keyring.out", "bus.log"] {
-            sources.append(("the keyring's \(name)", (try? String(contentsOf: keyring.root.appendingPathComponent(name), encoding: .utf8)) ?? ""))
+            sources.append(
+                ("the keyring's \(name)", (try? String(contentsOf: keyring.root.appendingPathComponent(name), encoding: .utf8)) ?? ""))
         }
         return sources
     }

@@ -43,9 +43,10 @@ enum LeakScanner {
             for needle in needles(for: secret.value) {
                 for source in sources {
                     if let range = source.text.range(of: needle) {
-                        findings.append(Finding(
-                            kind: secret.kind, source: source.name,
-                            offset: source.text.distance(from: source.text.startIndex, to: range.lowerBound)))
+                        findings.append(
+                            Finding(
+                                kind: secret.kind, source: source.name,
+                                offset: source.text.distance(from: source.text.startIndex, to: range.lowerBound)))
                     }
                 }
             }

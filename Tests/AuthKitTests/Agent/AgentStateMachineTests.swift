@@ -93,16 +93,19 @@ struct AgentStateMachineTests {
         _ = machine.receive(Self.line(Self.request), from: 5, now: Self.now)
         _ = machine.receive(Self.line(Self.request), from: 6, now: Self.now)
         let failure = AgentFailure(code: "not_signed_in", message: "nobody is signed in in the group g", category: "login", group: "g")
-        #expect(machine.fetched(Self.key, .failure(failure), now: Self.now) == [.reply(5, .failure(failure)), .reply(6, .failure(failure))])
+        #expect(
+            machine.fetched(Self.key, .failure(failure), now: Self.now) == [.reply(5, .failure(failure)), .reply(6, .failure(failure))])
         #expect(machine.heldCount == 0)
     }
 
-    @Test("malformed, oversized, unknown-version and incomplete requests get a typed answer, never a crash", arguments: [
-        "", "not json", "[1]", #"{"v":1}"#, #"{"v":2,"op":"token","group":"g"}"#, #"{"v":1,"op":"refresh_token","group":"g"}"#,
-        #"{"v":1,"op":"token","group":"g","min_ttl":-1}"#, #"{"v":1,"op":"token","group":"g","min_ttl":99999999}"#,
-        #"{"v":1,"op":"token","group":"g","storage":"floppy"}"#, #"{"v":1,"op":"token"}"#, #"{"v":1,"op":"token","group":"g","v":1}"#,
-        "(a line one byte over the limit)",
-    ])
+    @Test(
+        "malformed, oversized, unknown-version and incomplete requests get a typed answer, never a crash",
+        arguments: [
+            "", "not json", "[1]", #"{"v":1}"#, #"{"v":2,"op":"token","group":"g"}"#, #"{"v":1,"op":"refresh_token","group":"g"}"#,
+            #"{"v":1,"op":"token","group":"g","min_ttl":-1}"#, #"{"v":1,"op":"token","group":"g","min_ttl":99999999}"#,
+            #"{"v":1,"op":"token","group":"g","storage":"floppy"}"#, #"{"v":1,"op":"token"}"#, #"{"v":1,"op":"token","group":"g","v":1}"#,
+            "(a line one byte over the limit)",
+        ])
     func badRequests(_ text: String) {
         var machine = Machine(policy: .owner, pid: 7)
         let line = text.hasPrefix("(a line") ? [UInt8](repeating: 0x78, count: AgentMessage.maximumLineBytes + 1) : Self.line(text)
@@ -146,15 +149,18 @@ struct AgentPolicyTests {
         var machine = Machine(policy: Self.policy, pid: 1)
         let actions = machine.receive(
             Array(#"{"v":1,"op":"token","group":"g","storage":"secret-service"}"#.utf8), from: 1, now: AgentStateMachineTests.now)
-        #expect(actions == [.fetch(Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false), minTTL: 60)])
+        #expect(
+            actions == [.fetch(Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false), minTTL: 60)])
         #expect(code(#"{"v":1,"op":"token","group":"g","scopes":["api://x/.default"]}"#) == "fetch")
     }
 
-    @Test("it refuses other groups, other scopes, id_tokens without --id-token, forget and stop", arguments: [
-        #"{"v":1,"op":"token","group":"other"}"#, #"{"v":1,"op":"token"}"#,
-        #"{"v":1,"op":"token","group":"g","scopes":["Mail.Read"]}"#, #"{"v":1,"op":"id_token","group":"g"}"#,
-        #"{"v":1,"op":"forget","group":"g"}"#, #"{"v":1,"op":"stop"}"#,
-    ])
+    @Test(
+        "it refuses other groups, other scopes, id_tokens without --id-token, forget and stop",
+        arguments: [
+            #"{"v":1,"op":"token","group":"other"}"#, #"{"v":1,"op":"token"}"#,
+            #"{"v":1,"op":"token","group":"g","scopes":["Mail.Read"]}"#, #"{"v":1,"op":"id_token","group":"g"}"#,
+            #"{"v":1,"op":"forget","group":"g"}"#, #"{"v":1,"op":"stop"}"#,
+        ])
     func refuses(_ request: String) {
         #expect(code(request) == "refused")
     }

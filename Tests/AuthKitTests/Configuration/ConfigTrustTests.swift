@@ -19,7 +19,8 @@ import Glibc
         let directory = try TestPaths.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("config").path
-        try "[profile p]\nissuer = https://idp.example\ngraph_url = https://graph.example/v1.0\n".write(toFile: path, atomically: false, encoding: .utf8)
+        try "[profile p]\nissuer = https://idp.example\ngraph_url = https://graph.example/v1.0\n".write(
+            toFile: path, atomically: false, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
         try body(directory.path, path)
     }

@@ -69,8 +69,10 @@ struct ProfileResolverTests {
 
     @Test("the built-in microsoft profile needs only a client id")
     func builtInMicrosoft() throws {
-        let profile = try ProfileResolver(file: ConfigFile(path: "/nowhere", defaults: nil, profiles: [:]), environment: ["AUTHKIT_CLIENT_ID": "abc"])
-            .resolve(ProfileOverrides(profile: "microsoft"))
+        let profile = try ProfileResolver(
+            file: ConfigFile(path: "/nowhere", defaults: nil, profiles: [:]), environment: ["AUTHKIT_CLIENT_ID": "abc"]
+        )
+        .resolve(ProfileOverrides(profile: "microsoft"))
         #expect(profile.issuer == "https://login.microsoftonline.com/{tenantid}/v2.0")
         #expect(profile.tenant == "common")
         #expect(profile.graphBaseURL == "https://graph.microsoft.com/v1.0")
@@ -86,18 +88,20 @@ struct ProfileResolverTests {
         #expect(!"\(profile)".contains("hunter2"))
     }
 
-    @Test("errors name the file, the line, the key and the problem", arguments: [
-        ("[profile work]\nclientid = x", ":2: ‘clientid’: unknown key (did you mean client_id?)"),
-        ("issuer = https://x", ":1: ‘issuer’: a key outside any section"),
-        ("[profile work]\nissuer = http://idp.example", "‘issuer’: "),
-        ("[profile work]\ngroup = has space", "‘group’: ‘has space’ is not a valid group"),
-        ("[profile work]\nstorage = cloud", "‘storage’: use secret-service, kernel-keyring or plain-file"),
-        ("[profile work]\nissuer = \"https://x", "the quoted value is not closed"),
-        ("[profile work]\nissuer = https://a\nissuer = https://b", ":3: ‘issuer’: set twice"),
-        ("[profiles]\n", ":1: unknown section [profiles]"),
-        ("[profile work\n", ":1: a section header must end with ]"),
-        ("[profile work]\njust text", ":2: expected key = value"),
-    ])
+    @Test(
+        "errors name the file, the line, the key and the problem",
+        arguments: [
+            ("[profile work]\nclientid = x", ":2: ‘clientid’: unknown key (did you mean client_id?)"),
+            ("issuer = https://x", ":1: ‘issuer’: a key outside any section"),
+            ("[profile work]\nissuer = http://idp.example", "‘issuer’: "),
+            ("[profile work]\ngroup = has space", "‘group’: ‘has space’ is not a valid group"),
+            ("[profile work]\nstorage = cloud", "‘storage’: use secret-service, kernel-keyring or plain-file"),
+            ("[profile work]\nissuer = \"https://x", "the quoted value is not closed"),
+            ("[profile work]\nissuer = https://a\nissuer = https://b", ":3: ‘issuer’: set twice"),
+            ("[profiles]\n", ":1: unknown section [profiles]"),
+            ("[profile work\n", ":1: a section header must end with ]"),
+            ("[profile work]\njust text", ":2: expected key = value"),
+        ])
     func errors(_ text: String, _ expected: String) {
         do {
             _ = try resolver(text).resolve(ProfileOverrides(profile: "work"))

@@ -20,10 +20,12 @@ import Testing
     /// git sends `path=` already percent-decoded (a remote `…/orgA/%2e%2e/orgB` arrives as
     /// `orgA/../orgB`): its dot segments are resolved; what is still escaped in it was a literal
     /// `%` in the URL, a segment of its own on the server.
-    @Test("dot segments in git's path are resolved before matching, as git resolves them", arguments: [
-        ("orgA/../orgB/repo.git", "b"), ("orgB/./repo.git", "b"), ("orgA/repo.git", "a"),
-        ("orgA/%2e%2e/orgB/repo.git", "a"), ("orgA/%252e%252e/orgB/repo.git", "a"), ("orgC/repo.git", "c"),
-    ])
+    @Test(
+        "dot segments in git's path are resolved before matching, as git resolves them",
+        arguments: [
+            ("orgA/../orgB/repo.git", "b"), ("orgB/./repo.git", "b"), ("orgA/repo.git", "a"),
+            ("orgA/%2e%2e/orgB/repo.git", "a"), ("orgA/%252e%252e/orgB/repo.git", "a"), ("orgC/repo.git", "c"),
+        ])
     func pathsAreNormalised(path: String, group: String) throws {
         let target = try CredentialMap.gitTarget(protocol: "https", host: "dev.example.com", path: path, in: Self.file(Self.orgs))
         #expect(target?.group == group, "\(path)")
@@ -36,28 +38,35 @@ import Testing
 
     @Test("two entries for the same URL with different users: git's username= chooses; without one, refused as ambiguous with the lines")
     func usersChooseOrAreAmbiguous() throws {
-        let file = try Self.file("""
+        let file = try Self.file(
+            """
             [credential "https://alice@git.example.com"]
             group = alice
 
             [credential "https://bob@git.example.com"]
             group = bob
             """)
-        #expect(try CredentialMap.gitTarget(protocol: "https", host: "git.example.com", path: nil, username: "bob", in: file)?.group == "bob")
-        #expect(try CredentialMap.gitTarget(protocol: "https", host: "git.example.com", path: nil, username: "alice", in: file)?.group == "alice")
+        #expect(
+            try CredentialMap.gitTarget(protocol: "https", host: "git.example.com", path: nil, username: "bob", in: file)?.group == "bob")
+        #expect(
+            try CredentialMap.gitTarget(protocol: "https", host: "git.example.com", path: nil, username: "alice", in: file)?.group
+                == "alice")
         #expect(try CredentialMap.gitTarget(protocol: "https", host: "git.example.com", path: nil, username: "eve", in: file) == nil)
         do {
             _ = try CredentialMap.gitTarget(protocol: "https", host: "git.example.com", path: nil, in: file)
             Issue.record("an ambiguous mapping was chosen")
         } catch {
-            #expect(error.description.contains("line 1 [credential \"https://alice@git.example.com\"], line 4 [credential \"https://bob@git.example.com\"]"))
+            #expect(
+                error.description.contains(
+                    "line 1 [credential \"https://alice@git.example.com\"], line 4 [credential \"https://bob@git.example.com\"]"))
             #expect(error.description.hasPrefix("/home/ada/.config/authkit/config: "))
         }
     }
 
     @Test("an entry with a user is more specific than one without; a longer path more still")
     func specificity() throws {
-        let file = try Self.file("""
+        let file = try Self.file(
+            """
             [credential "https://git.example.com"]
             group = anyone
 
@@ -67,14 +76,20 @@ import Testing
             [credential "https://git.example.com/team"]
             group = team
             """)
-        #expect(try CredentialMap.gitTarget(protocol: "https", host: "git.example.com", path: nil, username: "ada", in: file)?.group == "ada")
-        #expect(try CredentialMap.gitTarget(protocol: "https", host: "git.example.com", path: nil, username: "grace", in: file)?.group == "anyone")
-        #expect(try CredentialMap.gitTarget(protocol: "https", host: "git.example.com", path: "team/x.git", username: "ada", in: file)?.group == "team")
+        #expect(
+            try CredentialMap.gitTarget(protocol: "https", host: "git.example.com", path: nil, username: "ada", in: file)?.group == "ada")
+        #expect(
+            try CredentialMap.gitTarget(protocol: "https", host: "git.example.com", path: nil, username: "grace", in: file)?.group
+                == "anyone")
+        #expect(
+            try CredentialMap.gitTarget(protocol: "https", host: "git.example.com", path: "team/x.git", username: "ada", in: file)?.group
+                == "team")
     }
 
     @Test("an IPv6 literal in a section name parses, and the rest of the file with it")
     func ipv6Section() throws {
-        let file = try Self.file("""
+        let file = try Self.file(
+            """
             [credential "https://[::1]:8443"]
             group = local
 
@@ -95,14 +110,16 @@ import Testing
         }
     }
 
-    @Test("docker's server URL is parsed, not searched for ://", arguments: [
-        ("registry.example.com", "registry.example.com"), ("https://registry.example.com/v2/", "registry.example.com"),
-        ("REGISTRY.example.com:5000/x", "registry.example.com:5000"),
-        ("evil.example/x://registry.example.com", "evil.example"),
-        ("https://registry.example.com@evil.example/", "evil.example"),
-        ("evil.example?x=://registry.example.com", "evil.example"),
-        ("https://reg istry.example.com", ""), ("1http://registry.example.com", "1http:"),
-    ])
+    @Test(
+        "docker's server URL is parsed, not searched for ://",
+        arguments: [
+            ("registry.example.com", "registry.example.com"), ("https://registry.example.com/v2/", "registry.example.com"),
+            ("REGISTRY.example.com:5000/x", "registry.example.com:5000"),
+            ("evil.example/x://registry.example.com", "evil.example"),
+            ("https://registry.example.com@evil.example/", "evil.example"),
+            ("evil.example?x=://registry.example.com", "evil.example"),
+            ("https://reg istry.example.com", ""), ("1http://registry.example.com", "1http:"),
+        ])
     func registryHosts(server: String, host: String) {
         #expect(CredentialMap.registryHost(server) == host, "\(server)")
     }
@@ -110,7 +127,9 @@ import Testing
     @Test("a registry entry is found only for its own host")
     func registryTricks() throws {
         let file = try Self.file("[registry \"registry.example.com\"]\ngroup = g\n")
-        for server in ["evil.example/x://registry.example.com", "https://registry.example.com@evil.example", "registry.example.com.evil.example"] {
+        for server in [
+            "evil.example/x://registry.example.com", "https://registry.example.com@evil.example", "registry.example.com.evil.example",
+        ] {
             #expect(CredentialMap.registryTarget(server: server, in: file) == nil, "\(server)")
         }
         #expect(CredentialMap.registryTarget(server: "https://registry.example.com/v1/", in: file)?.group == "g")

@@ -48,10 +48,12 @@ struct DiscoveryClientTests {
         let template = "https://login.microsoftonline.com/{tenantid}/v2.0"
         let doc = Array(Self.document(issuer: template, base: "https://login.microsoftonline.com/common/oauth2/v2.0").utf8)
         _ = try ProviderMetadata(document: doc, expectedIssuer: template)
-        #expect(try DiscoveryClient.discoveryURL(issuer: template).absoluteString
-            == "https://login.microsoftonline.com/common/v2.0/.well-known/openid-configuration")
-        #expect(try DiscoveryClient.discoveryURL(issuer: template, tenant: "organizations").absoluteString
-            == "https://login.microsoftonline.com/organizations/v2.0/.well-known/openid-configuration")
+        #expect(
+            try DiscoveryClient.discoveryURL(issuer: template).absoluteString
+                == "https://login.microsoftonline.com/common/v2.0/.well-known/openid-configuration")
+        #expect(
+            try DiscoveryClient.discoveryURL(issuer: template, tenant: "organizations").absoluteString
+                == "https://login.microsoftonline.com/organizations/v2.0/.well-known/openid-configuration")
     }
 
     @Test("plain http endpoints are refused unless loopback")
@@ -69,17 +71,23 @@ struct DiscoveryClientTests {
 
     @Test("documents that rule out the code flow or PKCE S256 are refused")
     func unsupported() {
-        let noS256 = Array(Self.document(issuer: "https://i", base: "https://i").replacingOccurrences(of: "[\"S256\"]", with: "[\"plain\"]").utf8)
+        let noS256 = Array(
+            Self.document(issuer: "https://i", base: "https://i").replacingOccurrences(of: "[\"S256\"]", with: "[\"plain\"]").utf8)
         #expect(throws: DiscoveryError.self) { _ = try ProviderMetadata(document: noS256, expectedIssuer: "https://i") }
-        let noCode = Array(Self.document(issuer: "https://i", base: "https://i").replacingOccurrences(of: "[\"code\",\"id_token\"]", with: "[\"id_token\"]").utf8)
+        let noCode = Array(
+            Self.document(issuer: "https://i", base: "https://i").replacingOccurrences(
+                of: "[\"code\",\"id_token\"]", with: "[\"id_token\"]"
+            ).utf8)
         #expect(throws: DiscoveryError.self) { _ = try ProviderMetadata(document: noCode, expectedIssuer: "https://i") }
     }
 
-    @Test("malformed documents are typed errors", arguments: [
-        "", "[]", "not json", "{\"issuer\":5}", "{\"issuer\":\"https://i\"}",
-        "{\"issuer\":\"https://i\",\"authorization_endpoint\":\"https://i/a\",\"token_endpoint\":\"https://i/t\",\"jwks_uri\":\"/relative\"}",
-        "{\"issuer\":\"https://i\",\"authorization_endpoint\":\"https://u:p@i/a\",\"token_endpoint\":\"https://i/t\",\"jwks_uri\":\"https://i/j\"}",
-    ])
+    @Test(
+        "malformed documents are typed errors",
+        arguments: [
+            "", "[]", "not json", "{\"issuer\":5}", "{\"issuer\":\"https://i\"}",
+            "{\"issuer\":\"https://i\",\"authorization_endpoint\":\"https://i/a\",\"token_endpoint\":\"https://i/t\",\"jwks_uri\":\"/relative\"}",
+            "{\"issuer\":\"https://i\",\"authorization_endpoint\":\"https://u:p@i/a\",\"token_endpoint\":\"https://i/t\",\"jwks_uri\":\"https://i/j\"}",
+        ])
     func malformed(_ text: String) {
         #expect(throws: DiscoveryError.self) { _ = try ProviderMetadata(document: Array(text.utf8), expectedIssuer: "https://i") }
     }
@@ -87,14 +95,24 @@ struct DiscoveryClientTests {
     /// One strict reader. A document that says two things (two token endpoints, one
     /// for each parser), trailing data, a BOM, or a string the size limit refuses: each refused,
     /// and the message says which member or why.
-    @Test("discovery documents are read strictly", arguments: [
-        (#"{"issuer":"https://i","authorization_endpoint":"https://i/a","token_endpoint":"https://i/t","token_endpoint":"https://evil/t","jwks_uri":"https://i/j"}"#,
-         "duplicate member name ‘token_endpoint’"),
-        (#"{"issuer":"https://i","authorization_endpoint":"https://i/a","token_endpoint":"https://i/t","jwks_uri":"https://i/j"} {}"#, "after the value"),
-        ("\u{FEFF}" + #"{"issuer":"https://i"}"#, "not valid JSON"),
-        (#"{"issuer":"https://i","x":""# + String(repeating: "a", count: 300_000) + #""}"#, "longer than"),
-        (#"{"issuer":"https://i","authorization_response_iss_parameter_supported":"yes"}"#, "‘authorization_response_iss_parameter_supported’ has the wrong type"),
-    ])
+    @Test(
+        "discovery documents are read strictly",
+        arguments: [
+            (
+                #"{"issuer":"https://i","authorization_endpoint":"https://i/a","token_endpoint":"https://i/t","token_endpoint":"https://evil/t","jwks_uri":"https://i/j"}"#,
+                "duplicate member name ‘token_endpoint’"
+            ),
+            (
+                #"{"issuer":"https://i","authorization_endpoint":"https://i/a","token_endpoint":"https://i/t","jwks_uri":"https://i/j"} {}"#,
+                "after the value"
+            ),
+            ("\u{FEFF}" + #"{"issuer":"https://i"}"#, "not valid JSON"),
+            (#"{"issuer":"https://i","x":""# + String(repeating: "a", count: 300_000) + #""}"#, "longer than"),
+            (
+                #"{"issuer":"https://i","authorization_response_iss_parameter_supported":"yes"}"#,
+                "‘authorization_response_iss_parameter_supported’ has the wrong type"
+            ),
+        ])
     func strictReading(_ text: String, reason: String) {
         #expect {
             _ = try ProviderMetadata(document: Array(text.utf8), expectedIssuer: "https://i")

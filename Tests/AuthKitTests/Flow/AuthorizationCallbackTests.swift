@@ -83,22 +83,26 @@ struct AuthorizationCallbackTests {
         #expect(throws: AuthorizationError.self) { _ = try AuthorizationCallback(query: "code=%zz") }
     }
 
-    @Test("pasted URLs: whole address, query only, quoted, with fragment", arguments: [
-        "http://127.0.0.1:43123/callback?code=abc&state=state-123",
-        "  'http://127.0.0.1:43123/callback?code=abc&state=state-123'\n",
-        "?code=abc&state=state-123",
-        "code=abc&state=state-123",
-        "http://127.0.0.1:43123/callback?code=abc&state=state-123#ignored",
-    ])
+    @Test(
+        "pasted URLs: whole address, query only, quoted, with fragment",
+        arguments: [
+            "http://127.0.0.1:43123/callback?code=abc&state=state-123",
+            "  'http://127.0.0.1:43123/callback?code=abc&state=state-123'\n",
+            "?code=abc&state=state-123",
+            "code=abc&state=state-123",
+            "http://127.0.0.1:43123/callback?code=abc&state=state-123#ignored",
+        ])
     func pasted(_ text: String) throws {
         let callback = try AuthorizationCallback(pasted: text)
         guard case .accepted(let grant) = expectation.evaluate(callback) else { Issue.record("not accepted"); return }
         #expect(grant.code == "abc")
     }
 
-    @Test("pasted text that is not a callback is refused with a reason", arguments: [
-        "", "   ", "hello", "http://127.0.0.1:43123/callback", "not a url://",
-    ])
+    @Test(
+        "pasted text that is not a callback is refused with a reason",
+        arguments: [
+            "", "   ", "hello", "http://127.0.0.1:43123/callback", "not a url://",
+        ])
     func pastedGarbage(_ text: String) {
         #expect(throws: AuthorizationError.self) { _ = try AuthorizationCallback(pasted: text) }
     }

@@ -38,8 +38,10 @@ struct AuthorizationRequestTests {
 
     @Test("state and nonce carry at least 128 bits and differ between requests")
     func entropy() throws {
-        let first = try AuthorizationRequest(authorizationEndpoint: endpoint, clientID: "c", redirectURI: "http://127.0.0.1:1/", scopes: ["openid"])
-        let second = try AuthorizationRequest(authorizationEndpoint: endpoint, clientID: "c", redirectURI: "http://127.0.0.1:1/", scopes: ["openid"])
+        let first = try AuthorizationRequest(
+            authorizationEndpoint: endpoint, clientID: "c", redirectURI: "http://127.0.0.1:1/", scopes: ["openid"])
+        let second = try AuthorizationRequest(
+            authorizationEndpoint: endpoint, clientID: "c", redirectURI: "http://127.0.0.1:1/", scopes: ["openid"])
         #expect(first.state.count >= 22 && first.nonce.count >= 22)  // 22 base64url chars = 132 bits
         #expect(first.state != second.state)
         #expect(first.nonce != second.nonce)
@@ -78,7 +80,8 @@ struct AuthorizationRequestTests {
 
     @Test("the description shows neither state, nonce nor verifier")
     func description() throws {
-        let request = try AuthorizationRequest(authorizationEndpoint: endpoint, clientID: "c", redirectURI: "http://127.0.0.1:1/", scopes: ["openid"])
+        let request = try AuthorizationRequest(
+            authorizationEndpoint: endpoint, clientID: "c", redirectURI: "http://127.0.0.1:1/", scopes: ["openid"])
         let text = "\(request)"
         #expect(!text.contains(request.state))
         #expect(!text.contains(request.nonce))

@@ -25,9 +25,9 @@ struct BrowserLauncherTests {
         let script = directory.appendingPathComponent("browser.sh")
         let output = directory.appendingPathComponent("opened.txt")
         try """
-            #!/bin/sh
-            printf '%s|%s|%s' "$1" "$#" "${AUTHKIT_CLIENT_SECRET:-none}" > "\(output.path)"
-            """.write(to: script, atomically: false, encoding: .utf8)
+        #!/bin/sh
+        printf '%s|%s|%s' "$1" "$#" "${AUTHKIT_CLIENT_SECRET:-none}" > "\(output.path)"
+        """.write(to: script, atomically: false, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: script.path)
 
         setenv("AUTHKIT_CLIENT_SECRET", "must-not-leak", 1)

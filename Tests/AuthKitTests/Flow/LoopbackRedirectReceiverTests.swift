@@ -183,7 +183,8 @@ struct LoopbackRedirectReceiverTests {
     func providerError() async throws {
         let receiver = try await LoopbackRedirectReceiver.start(path: "/")
         let wait = try await startWait(receiver)
-        let redirect = try await get(receiver, "/?error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E&state=good-state")
+        let redirect = try await get(
+            receiver, "/?error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E&state=good-state")
         expectRedirect(redirect, to: "failed", receiver)
         await #expect(throws: AuthorizationError.providerError(code: "access_denied", description: "<script>alert(1)</script>", uri: nil)) {
             _ = try await wait.value
@@ -254,7 +255,9 @@ struct LoopbackRedirectReceiverTests {
         let genuine = try await get(receiver, "/?code=real&state=good-state")
         expectRedirect(genuine, to: "signed-in", receiver)
         #expect(try await wait.value.code == "real")
-        #expect(ContinuousClock.now - started < .seconds(25), "a bound: starved, the callback would wait for the 30 s idle eviction or be reset")
+        #expect(
+            ContinuousClock.now - started < .seconds(25), "a bound: starved, the callback would wait for the 30 s idle eviction or be reset"
+        )
     }
 
     /// A 1 MB request line is refused; the wait goes on.
@@ -299,7 +302,8 @@ struct LoopbackRedirectReceiverTests {
     func onlyGet() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
         defer { Task { await receiver.close() } }
-        let response = try await transport.send(.form(URL(string: "http://127.0.0.1:\(receiver.port)/")!, fields: [("code", "x"), ("state", "good-state")]))
+        let response = try await transport.send(
+            .form(URL(string: "http://127.0.0.1:\(receiver.port)/")!, fields: [("code", "x"), ("state", "good-state")]))
         #expect(response.status == 405)
     }
 

@@ -35,10 +35,12 @@ struct PKCEVerifierTests {
         #expect(!dumped.contains(verifier.value))
     }
 
-    @Test("verifiers of the wrong length or alphabet are refused", arguments: [
-        "short", String(repeating: "a", count: 42), String(repeating: "a", count: 129),
-        String(repeating: "a", count: 42) + "+", String(repeating: "a", count: 42) + "é",
-    ])
+    @Test(
+        "verifiers of the wrong length or alphabet are refused",
+        arguments: [
+            "short", String(repeating: "a", count: 42), String(repeating: "a", count: 129),
+            String(repeating: "a", count: 42) + "+", String(repeating: "a", count: 42) + "é",
+        ])
     func invalid(_ value: String) {
         #expect(throws: AuthorizationError.self) { _ = try PKCEVerifier(validating: value) }
     }

@@ -6,7 +6,9 @@ import Testing
 @Suite("GraphClient")
 struct GraphClientTests {
     static func page(_ names: [String], next: String? = nil) -> String {
-        let users = names.map { #"{"displayName":"\#($0)","userPrincipalName":"\#($0.lowercased())@contoso.example","mail":null,"businessPhones":["+1 555 0100"],"mobilePhone":null}"# }
+        let users = names.map {
+            #"{"displayName":"\#($0)","userPrincipalName":"\#($0.lowercased())@contoso.example","mail":null,"businessPhones":["+1 555 0100"],"mobilePhone":null}"#
+        }
         let link = next.map { #","@odata.nextLink":"\#($0)""# } ?? ""
         return #"{"@odata.context":"https://graph.microsoft.com/v1.0/$metadata#users","value":[\#(users.joined(separator: ","))]\#(link)}"#
     }
@@ -68,7 +70,9 @@ struct GraphClientTests {
 
     @Test("a nextLink to another host is refused and gets no token")
     func foreignNextLink() async throws {
-        let server = try await StubHTTPServer.start { _ in .json(200, Self.page(["A"], next: "https://evil.example/v1.0/users?$skiptoken=2")) }
+        let server = try await StubHTTPServer.start { _ in
+            .json(200, Self.page(["A"], next: "https://evil.example/v1.0/users?$skiptoken=2"))
+        }
         defer { Task { await server.stop() } }
         await #expect(throws: GraphError.foreignNextLink("https://evil.example")) { _ = try await client(server).searchUsers("a", top: 10) }
         #expect(server.requests.count == 1)
@@ -88,7 +92,9 @@ struct GraphClientTests {
         _ = try await client(server, tokens: tokens).searchUsers("a")
         #expect(tokens.all == [false, true])
 
-        let always401 = try await StubHTTPServer.start { _ in .json(401, #"{"error":{"code":"InvalidAuthenticationToken","message":"nope"}}"#) }
+        let always401 = try await StubHTTPServer.start { _ in
+            .json(401, #"{"error":{"code":"InvalidAuthenticationToken","message":"nope"}}"#)
+        }
         defer { Task { await always401.stop() } }
         await #expect(throws: GraphError.unauthorized(message: "nope")) { _ = try await client(always401).searchUsers("a") }
         #expect(always401.requests.count == 2)
@@ -100,7 +106,10 @@ struct GraphClientTests {
             .json(403, #"{"error":{"code":"Authorization_RequestDenied","message":"Insufficient privileges to complete the operation."}}"#)
         }
         defer { Task { await server.stop() } }
-        await #expect(throws: GraphError.forbidden(missingPermission: "User.ReadBasic.All", message: "Insufficient privileges to complete the operation.")) {
+        await #expect(
+            throws: GraphError.forbidden(
+                missingPermission: "User.ReadBasic.All", message: "Insufficient privileges to complete the operation.")
+        ) {
             _ = try await client(server).searchUsers("a")
         }
     }
@@ -109,7 +118,9 @@ struct GraphClientTests {
     func throttling() async throws {
         let calls = Mutex(0)
         let server = try await StubHTTPServer.start { _ in
-            let call = calls.withLock { $0 += 1; return $0 }
+            let call = calls.withLock {
+                $0 += 1; return $0
+            }
             switch call {
             case 1: return .json(429, #"{"error":{"code":"TooManyRequests"}}"#, headers: [("Retry-After", "2")])
             case 2: return .json(503, "{}", headers: [("Retry-After", "1")])
@@ -135,7 +146,9 @@ struct GraphClientTests {
         #expect(RetryAfter.parse("soon", now: now) == nil)
     }
 
-    @Test("empty, control-character and oversized search texts are refused before any request", arguments: ["", "  ", "a\u{1b}[2J", String(repeating: "x", count: 300)])
+    @Test(
+        "empty, control-character and oversized search texts are refused before any request",
+        arguments: ["", "  ", "a\u{1b}[2J", String(repeating: "x", count: 300)])
     func invalidText(_ text: String) async throws {
         let server = try await StubHTTPServer.start { _ in .json(200, Self.page([])) }
         defer { Task { await server.stop() } }

@@ -118,10 +118,12 @@ struct CurlHTTPTransportTests {
     /// The transport itself applies the endpoint policy to every request,
     /// so a URL from anywhere — the stored record, a nextLink — cannot carry a secret over
     /// plain http to another host; refused before any connection, the URL shown encoded.
-    @Test("plain http to a non-loopback host is refused before connecting", arguments: [
-        "http://evil.example/token", "http://10.0.0.1/token", "http://%31%32%37.0.0.1/token", "http://127.0.0.1.evil.example/t",
-        "https://user:pw@login.example.com/t", "http://evil.example/%1B%5D52;c;eA==%07",
-    ])
+    @Test(
+        "plain http to a non-loopback host is refused before connecting",
+        arguments: [
+            "http://evil.example/token", "http://10.0.0.1/token", "http://%31%32%37.0.0.1/token", "http://127.0.0.1.evil.example/t",
+            "https://user:pw@login.example.com/t", "http://evil.example/%1B%5D52;c;eA==%07",
+        ])
     func refusesPlainHTTPElsewhere(_ text: String) async throws {
         let url = try #require(URL(string: text))
         do {

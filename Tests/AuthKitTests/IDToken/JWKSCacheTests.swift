@@ -22,7 +22,8 @@ final class ManualClock: Sendable {
 private func tokenWithUnknownKid(_ kid: String) -> String {
     func encode(_ text: String) -> String { TestPKCE.base64URL(Data(text.utf8)) }
     let signature = TestPKCE.base64URL(Data((0..<256).map { _ in UInt8.random(in: 0...255) }))
-    return encode("{\"alg\":\"RS256\",\"kid\":\"\(kid)\",\"typ\":\"JWT\"}") + "." + encode("{\"iss\":\"x\",\"sub\":\"y\"}") + "." + signature
+    return encode("{\"alg\":\"RS256\",\"kid\":\"\(kid)\",\"typ\":\"JWT\"}") + "." + encode("{\"iss\":\"x\",\"sub\":\"y\"}") + "."
+        + signature
 }
 
 private struct Fixture {
@@ -55,7 +56,9 @@ private struct Fixture {
     }
 }
 
-private func expectUnknownKid(_ body: () async throws(AuthKitError) -> ValidatedIDToken, sourceLocation: SourceLocation = #_sourceLocation) async {
+private func expectUnknownKid(_ body: () async throws(AuthKitError) -> ValidatedIDToken, sourceLocation: SourceLocation = #_sourceLocation)
+    async
+{
     do {
         _ = try await body()
         Issue.record("the token was accepted", sourceLocation: sourceLocation)
@@ -91,7 +94,8 @@ struct JWKSCacheTests {
         try await fixture.harness.provider.clearLog()
         for index in 0..<50 {
             await expectUnknownKid { () async throws(AuthKitError) in
-                try await cache.validate(tokenWithUnknownKid("forged-\(index)"), validator: fixture.validator, jwksURI: fixture.jwksURI, nonce: nil)
+                try await cache.validate(
+                    tokenWithUnknownKid("forged-\(index)"), validator: fixture.validator, jwksURI: fixture.jwksURI, nonce: nil)
             }
         }
         #expect(try await fixture.jwksFetches() == 1, "one refetch for the first miss, none for the other 49")
@@ -102,7 +106,8 @@ struct JWKSCacheTests {
         #expect(try await fixture.jwksFetches() == 1)
         clock.advance(2)
         await expectUnknownKid { () async throws(AuthKitError) in
-            try await cache.validate(tokenWithUnknownKid("forged-after"), validator: fixture.validator, jwksURI: fixture.jwksURI, nonce: nil)
+            try await cache.validate(
+                tokenWithUnknownKid("forged-after"), validator: fixture.validator, jwksURI: fixture.jwksURI, nonce: nil)
         }
         #expect(try await fixture.jwksFetches() == 2, "the cooldown is over: one more refetch")
     }
@@ -183,7 +188,8 @@ struct JWKSCacheTests {
         parts[2] = TestPKCE.base64URL(Data(signature.reversed()))
         for _ in 0..<5 {
             do {
-                _ = try await cache.validate(parts.joined(separator: "."), validator: fixture.validator, jwksURI: fixture.jwksURI, nonce: nil)
+                _ = try await cache.validate(
+                    parts.joined(separator: "."), validator: fixture.validator, jwksURI: fixture.jwksURI, nonce: nil)
                 Issue.record("a forged signature was accepted")
             } catch {
                 guard case .idToken(.badSignature) = error else {
@@ -233,13 +239,15 @@ struct JWKSCacheTests {
         _ = try await cache.validate(token, validator: validator, jwksURI: fixture.jwksURI, nonce: nil)
     }
 
-    @Test("malformed key sets and HTTP errors are typed errors", arguments: [
-        ProviderFault.malformed("jwks", body: "{\"keys\": 5}"),
-        ProviderFault.malformed("jwks", body: "not json"),
-        ProviderFault.malformed("jwks", body: "{\"keys\": [{\"kty\": \"RSA\", \"kid\": \"x\"}]}"),
-        ProviderFault.http500("jwks"),
-        ProviderFault.close("jwks"),
-    ])
+    @Test(
+        "malformed key sets and HTTP errors are typed errors",
+        arguments: [
+            ProviderFault.malformed("jwks", body: "{\"keys\": 5}"),
+            ProviderFault.malformed("jwks", body: "not json"),
+            ProviderFault.malformed("jwks", body: "{\"keys\": [{\"kty\": \"RSA\", \"kid\": \"x\"}]}"),
+            ProviderFault.http500("jwks"),
+            ProviderFault.close("jwks"),
+        ])
     func malformedKeySets(_ fault: ProviderFault) async throws {
         let fixture = try await Fixture.make()
         let token = try await fixture.freshIDToken()

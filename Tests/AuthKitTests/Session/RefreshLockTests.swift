@@ -28,8 +28,11 @@ struct RefreshLockTests {
         // One process that takes the lock and sleeps (flock(1) would hand it to a child).
         let holder = try TestProcess(
             URL(fileURLWithPath: "/usr/bin/python3"),
-            ["-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
-                + "fcntl.flock(fd, fcntl.LOCK_EX); time.sleep(60)", lock.path])
+            [
+                "-c",
+                "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+                    + "fcntl.flock(fd, fcntl.LOCK_EX); time.sleep(60)", lock.path,
+            ])
         // Wait until the child holds it.
         var held = false
         for _ in 0..<200 where !held {

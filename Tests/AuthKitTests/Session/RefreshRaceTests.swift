@@ -137,7 +137,8 @@ struct RefreshRaceTests {
         let token = next.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(!token.isEmpty && token != stale)
         #expect(try await signIn.issuedAccessTokens().last?["value"].string == token)
-        #expect(try await signIn.provider.log().count(grantType: "refresh_token") == 1, "the next one's refresh (the killed one's still hangs)")
+        #expect(
+            try await signIn.provider.log().count(grantType: "refresh_token") == 1, "the next one's refresh (the killed one's still hangs)")
         try await signIn.expectNoSecretsLeaked()
     }
 }

@@ -51,7 +51,8 @@ struct RefreshResilienceTests {
         #expect(kept.idToken == stale.idToken)
         #expect(kept.refreshProblem?.contains("id_token") == true, "\(kept.refreshProblem ?? "no problem noted")")
         let issued = try await harness.refreshTokens()
-        #expect(issued.last?.value == kept.refreshToken && issued.last?.active == true, "the stored refresh token is the provider's live one")
+        #expect(
+            issued.last?.value == kept.refreshToken && issued.last?.active == true, "the stored refresh token is the provider's live one")
         #expect(issued.first?.value == stale.refreshToken && issued.first?.rotated == true)
 
         // The provider is healthy again: the next call refreshes with the kept token.
@@ -121,7 +122,8 @@ struct RefreshResilienceTests {
         let kept = try await harness.record()
         #expect(kept.refreshToken != stale.refreshToken)
         #expect(kept.accessToken == stale.accessToken)
-        #expect(kept.refreshProblem?.lowercased().contains(reason) == true, "\(kept.refreshProblem ?? "no problem noted") should say \(reason)")
+        #expect(
+            kept.refreshProblem?.lowercased().contains(reason) == true, "\(kept.refreshProblem ?? "no problem noted") should say \(reason)")
         #expect(try await harness.token().get().refreshed)
         try await harness.expectNoSecretsLeaked()
     }
@@ -204,7 +206,9 @@ struct RefreshResilienceTests {
         try await harness.provider.setFault(.patchJSON("token", ["expires_in": .number(9.223372036854775807e18)]))
         let token = try await harness.token().get()
         #expect(token.expiresAt.timeIntervalSinceNow <= Double(TokenResponse.maximumLifetime) + 5)
-        #expect(try await harness.record().accessTokenExpiresAt ?? 0 <= Date().timeIntervalSince1970 + Double(TokenResponse.maximumLifetime) + 5)
+        #expect(
+            try await harness.record().accessTokenExpiresAt ?? 0 <= Date().timeIntervalSince1970 + Double(TokenResponse.maximumLifetime) + 5
+        )
         try await harness.expectNoSecretsLeaked()
     }
 }

@@ -60,7 +60,8 @@ extension SignInHarness {
         replacing rejected: AccessToken? = nil
     ) async -> Result<AccessToken, AuthKitError> {
         do {
-            let token = try await (session ?? self.session).validAccessToken(minimumLifetime: minimumLifetime, scopes: scopes, replacing: rejected)
+            let token = try await (session ?? self.session).validAccessToken(
+                minimumLifetime: minimumLifetime, scopes: scopes, replacing: rejected)
             transcript.add("\(token)")
             return .success(token)
         } catch {
@@ -111,8 +112,9 @@ struct SharedSessionTests {
         try await harness.expectNoSecretsLeaked()
     }
 
-    @Test("refresh against providers without rotation or id_token on refresh: glewlwyd (public client), oidc-provider-mock (client secret)",
-          arguments: [OIDCTestProvider.Implementation.glewlwyd, .mock])
+    @Test(
+        "refresh against providers without rotation or id_token on refresh: glewlwyd (public client), oidc-provider-mock (client secret)",
+        arguments: [OIDCTestProvider.Implementation.glewlwyd, .mock])
     func refreshAgainstOtherProviders(_ implementation: OIDCTestProvider.Implementation) async throws {
         let harness = try await SignInHarness.signedIn(implementation, confidential: implementation == .mock)
         let before = try await harness.expireAccessToken()
@@ -237,7 +239,9 @@ struct SharedSessionTests {
         try await harness.expectNoSecretsLeaked()
     }
 
-    @Test("the provider's key set unavailable at refresh time: a typed error before the refresh token is used, so the next call still refreshes")
+    @Test(
+        "the provider's key set unavailable at refresh time: a typed error before the refresh token is used, so the next call still refreshes"
+    )
     func keySetOutageDoesNotBurnRefreshToken() async throws {
         let harness = try await SignInHarness.signedIn()
         let stale = try await harness.expireAccessToken()
@@ -270,13 +274,15 @@ struct SharedSessionTests {
         #expect(try await harness.record() == stale)
     }
 
-    @Test("malformed refresh answers are typed errors and change nothing", arguments: [
-        ProviderFault.malformed("token"),
-        ProviderFault.patchJSON("token", ["token_type": "MAC"]),
-        ProviderFault.patchJSON("token", ["access_token": nil]),
-        ProviderFault.http500("token"),
-        ProviderFault.error("invalid_client", description: "Client authentication failed", status: 401),
-    ])
+    @Test(
+        "malformed refresh answers are typed errors and change nothing",
+        arguments: [
+            ProviderFault.malformed("token"),
+            ProviderFault.patchJSON("token", ["token_type": "MAC"]),
+            ProviderFault.patchJSON("token", ["access_token": nil]),
+            ProviderFault.http500("token"),
+            ProviderFault.error("invalid_client", description: "Client authentication failed", status: 401),
+        ])
     func malformedRefreshAnswer(_ fault: ProviderFault) async throws {
         let harness = try await SignInHarness.signedIn()
         let stale = try await harness.expireAccessToken()
@@ -321,7 +327,9 @@ struct SharedSessionTests {
         // come back: meanwhile the person signs out in another tool.
         let answered = Mailbox<Bool>()
         let slowAnswer = InterceptingTransport(afterSend: { request, _ in
-            guard InterceptingTransport.formFields(request)?.contains(where: { $0 == ("grant_type", "refresh_token") }) == true else { return }
+            guard InterceptingTransport.formFields(request)?.contains(where: { $0 == ("grant_type", "refresh_token") }) == true else {
+                return
+            }
             answered.put(true)
             try? await Task.sleep(for: .milliseconds(1500))
         })
@@ -390,7 +398,9 @@ struct SharedSessionTests {
         let token = try await tool.validAccessToken()
         #expect(token.refreshed)
         #expect(try await harness.activeAccessTokens().contains(token.value))
-        #expect(try await harness.provider.log().count(endpoint: "jwks") == 2, "the refreshed id_token was checked with keys from the stored jwks_uri")
+        #expect(
+            try await harness.provider.log().count(endpoint: "jwks") == 2,
+            "the refreshed id_token was checked with keys from the stored jwks_uri")
     }
 
     @Test("a token a server rejected (401) is replaced, unless another caller already replaced it")

@@ -32,12 +32,13 @@ struct TokenRecordTests {
     @Test("the stored JSON uses the documented field names")
     func fieldNames() throws {
         let object = try json(sample())
-        #expect(Set(object.keys) == [
-            "version", "generation", "issuer", "configured_issuer", "subject", "account", "name", "client_id",
-            "client_secret", "token_endpoint", "jwks_uri", "revocation_endpoint", "token_endpoint_auth_methods",
-            "id_token_algorithms", "scopes", "access_token", "access_token_expires_at", "refresh_token", "id_token",
-            "id_token_verified_at", "additional_tokens", "signed_in_at",
-        ])
+        #expect(
+            Set(object.keys) == [
+                "version", "generation", "issuer", "configured_issuer", "subject", "account", "name", "client_id",
+                "client_secret", "token_endpoint", "jwks_uri", "revocation_endpoint", "token_endpoint_auth_methods",
+                "id_token_algorithms", "scopes", "access_token", "access_token_expires_at", "refresh_token", "id_token",
+                "id_token_verified_at", "additional_tokens", "signed_in_at",
+            ])
         let extra = try #require((object["additional_tokens"] as? [String: Any])?["User.Read"] as? [String: Any])
         #expect(Set(extra.keys) == ["access_token", "expires_at", "scopes"])
         #expect(String(decoding: try sample().encoded(), as: UTF8.self).hasPrefix("{\"access_token\""), "sorted keys")
@@ -55,9 +56,11 @@ struct TokenRecordTests {
     /// A record that shows one value to one parser and another to the next is not
     /// read; the reason names the member, never a value. (SharedSession leaves such an item in
     /// place and reports it as the account's problem.)
-    @Test("a stored record with a duplicate member, trailing data or a BOM is refused, naming why", arguments: [
-        ("access_token", "duplicate member name ‘access_token’"), ("refresh_token", "duplicate member name ‘refresh_token’"),
-    ])
+    @Test(
+        "a stored record with a duplicate member, trailing data or a BOM is refused, naming why",
+        arguments: [
+            ("access_token", "duplicate member name ‘access_token’"), ("refresh_token", "duplicate member name ‘refresh_token’"),
+        ])
     func strictRecords(member: String, reason: String) throws {
         var text = String(decoding: try sample().encoded(), as: UTF8.self)
         text.removeLast()
@@ -89,11 +92,13 @@ struct TokenRecordTests {
         #expect(record == sample())
     }
 
-    @Test("unreadable records are typed errors that name no value", arguments: [
-        ("not json", "not JSON"),
-        ("[1, 2]", "an array"),
-        ("{\"version\": 1}", "missing fields"),
-    ])
+    @Test(
+        "unreadable records are typed errors that name no value",
+        arguments: [
+            ("not json", "not JSON"),
+            ("[1, 2]", "an array"),
+            ("{\"version\": 1}", "missing fields"),
+        ])
     func unreadable(_ input: String, _ what: String) {
         #expect(throws: TokenRecord.RecordError.self, "\(what)") { try TokenRecord.decode(Array(input.utf8)) }
     }
@@ -112,16 +117,20 @@ struct TokenRecordTests {
         }
     }
 
-    @Test("a stored token that no header or protocol line can carry is refused, as on receipt", arguments: [
-        ("access_token", "abc\nhost=evil.example"), ("access_token", "two words"), ("refresh_token", "r\u{7F}"),
-        ("id_token", "é"),
-    ])
+    @Test(
+        "a stored token that no header or protocol line can carry is refused, as on receipt",
+        arguments: [
+            ("access_token", "abc\nhost=evil.example"), ("access_token", "two words"), ("refresh_token", "r\u{7F}"),
+            ("id_token", "é"),
+        ])
     func storedTokensAreCheckedOnRead(field: String, value: String) throws {
         var object = try json(sample())
         object[field] = value
         let bytes = Array(try JSONSerialization.data(withJSONObject: object))
-        #expect(throws: TokenRecord.RecordError.unreadable(
-            "its \(field) contains spaces, control or non-ASCII characters, which authkit never stores")) {
+        #expect(
+            throws: TokenRecord.RecordError.unreadable(
+                "its \(field) contains spaces, control or non-ASCII characters, which authkit never stores")
+        ) {
             try TokenRecord.decode(bytes)
         }
     }

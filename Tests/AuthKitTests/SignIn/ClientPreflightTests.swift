@@ -63,7 +63,8 @@ struct ClientPreflightFlowTests {
         var profile = try harness.profile()
         profile.clientID = "no-such-client"
         let urls = Mutex(0)
-        let result = await harness.run(harness.flow(profile, transport: answers.transport), mode: .noBrowser, timeout: .seconds(30)) { event in
+        let result = await harness.run(harness.flow(profile, transport: answers.transport), mode: .noBrowser, timeout: .seconds(30)) {
+            event in
             if case .openURL = event { urls.withLock { $0 += 1 } }
         }
         let error = try expectFailure(result)
@@ -85,10 +86,14 @@ struct ClientPreflightFlowTests {
             Issue.record("AADSTS700016 was not taken as a rejection")
             return
         }
-        #expect(SignInFlow.clientRejection(.oauth(code: "unauthorized_client", description: "bad code", status: 400), clientID: "x") == nil,
-                "unauthorized_client alone is not a rejection in the pre-flight")
-        #expect(SignInFlow.clientRejection(.oauth(code: "unauthorized_client", description: nil, status: 400), clientID: "x", exchange: true) != nil,
-                "but it is at the real exchange")
-        #expect(SignInFlow.clientRejection(.oauth(code: "invalid_grant", description: nil, status: 400), clientID: "x", exchange: true) == nil)
+        #expect(
+            SignInFlow.clientRejection(.oauth(code: "unauthorized_client", description: "bad code", status: 400), clientID: "x") == nil,
+            "unauthorized_client alone is not a rejection in the pre-flight")
+        #expect(
+            SignInFlow.clientRejection(.oauth(code: "unauthorized_client", description: nil, status: 400), clientID: "x", exchange: true)
+                != nil,
+            "but it is at the real exchange")
+        #expect(
+            SignInFlow.clientRejection(.oauth(code: "invalid_grant", description: nil, status: 400), clientID: "x", exchange: true) == nil)
     }
 }

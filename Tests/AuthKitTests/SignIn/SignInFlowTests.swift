@@ -97,8 +97,9 @@ struct SignInFlowTests {
         try await harness.expectNoSecretsLeaked()
     }
 
-    @Test("a wrong code_verifier is refused by the provider (authkit's PKCE is what the provider checks)",
-          arguments: [OIDCTestProvider.Implementation.authlib, .glewlwyd])
+    @Test(
+        "a wrong code_verifier is refused by the provider (authkit's PKCE is what the provider checks)",
+        arguments: [OIDCTestProvider.Implementation.authlib, .glewlwyd])
     func wrongCodeVerifierIsRejected(_ implementation: OIDCTestProvider.Implementation) async throws {
         let harness = try await SignInHarness.start(implementation)
         let forged = try PKCEVerifier()
@@ -267,7 +268,12 @@ struct SignInFlowTests {
         let harness = try await SignInHarness.start()
         try await harness.provider.process.control(
             "POST", "/_test/faults",
-            json: ["faults": [ProviderFault.authorizeError("access_denied", description: "Injected by a mix-up").json, ProviderFault.authorizeWrongIssuer.json]])
+            json: [
+                "faults": [
+                    ProviderFault.authorizeError("access_denied", description: "Injected by a mix-up").json,
+                    ProviderFault.authorizeWrongIssuer.json,
+                ]
+            ])
         let error = try expectFailure(await harness.run(harness.flow(try harness.profile())))
         guard case .authorization(.issuerMismatch) = error else {
             Issue.record("expected issuerMismatch, got \(error)")
@@ -291,7 +297,10 @@ struct SignInFlowTests {
 
     @Test("without the advertisement, a redirect without iss is fine")
     func missingIssuerNotAdvertised() async throws {
-        let harness = try await SignInHarness.start(options: { var o = OIDCTestProvider.Options(); o.issParameter = false; return o }())
+        let harness = try await SignInHarness.start(
+            options: {
+                var o = OIDCTestProvider.Options(); o.issParameter = false; return o
+            }())
         _ = try await harness.run(harness.flow(try harness.profile())).get()
         #expect(try await harness.itemCount() == 1)
     }
@@ -324,7 +333,10 @@ struct SignInFlowTests {
     @Test("Microsoft-style {tenantid} issuer: discovery publishes the template, the id_token names the tenant's issuer")
     func tenantTemplateIssuer() async throws {
         let tenant = "9188040d-6c67-4c5b-b112-36a304b66dad"
-        let harness = try await SignInHarness.start(options: { var o = OIDCTestProvider.Options(); o.issuerPath = "/{tenantid}/v2.0"; o.tenantID = tenant; return o }())
+        let harness = try await SignInHarness.start(
+            options: {
+                var o = OIDCTestProvider.Options(); o.issuerPath = "/{tenantid}/v2.0"; o.tenantID = tenant; return o
+            }())
         var profile = try harness.profile()
         let base = harness.provider.baseURL.absoluteString
         profile.issuer = base + "/{tenantid}/v2.0"
@@ -447,7 +459,9 @@ struct SignInFlowTests {
 
     // MARK: Device authorization grant (RFC 8628)
 
-    static let fastDevice = { var o = OIDCTestProvider.Options(); o.deviceInterval = 1; return o }()
+    static let fastDevice = {
+        var o = OIDCTestProvider.Options(); o.deviceInterval = 1; return o
+    }()
 
     /// Runs a device sign-in; `approve` is called with the user code once the flow shows it.
     func deviceSignIn(
@@ -500,7 +514,9 @@ struct SignInFlowTests {
         _ = try result.get()
         #expect(events.contains("slow_down"))
         // After slow_down the interval grew by 5 s (RFC 8628 §3.5): the next poll came that much later.
-        let polls = try await harness.provider.log().requests.filter { $0["endpoint"] == "token" }.compactMap { request -> Double? in if case .number(let at) = request["at"] { return at } else { return nil } }
+        let polls = try await harness.provider.log().requests.filter { $0["endpoint"] == "token" }.compactMap { request -> Double? in
+            if case .number(let at) = request["at"] { return at } else { return nil }
+        }
         try #require(polls.count >= 2)
         #expect(polls[1] - polls[0] >= 5.5, "the poll after slow_down waited interval + 5 s")
     }
@@ -569,7 +585,9 @@ struct SignInFlowTests {
         #expect(bad.matches(error), "\(bad.name): got \(error)")
         #expect(try await harness.itemCount() == 0, "nothing is written unless the id_token validated")
         #expect(!error.description.isEmpty)
-        #expect(try await harness.provider.log().count(endpoint: "token") <= 1, "never sent twice (no retry after an answer or a lost connection)")
+        #expect(
+            try await harness.provider.log().count(endpoint: "token") <= 1,
+            "never sent twice (no retry after an answer or a lost connection)")
         try await harness.expectNoSecretsLeaked()
     }
 
@@ -607,13 +625,17 @@ struct BadAnswer: Sendable, CustomStringConvertible {
         BadAnswer(name: "discovery issuer is not a string", fault: .patchJSON("discovery", ["issuer": 5])) {
             if case .discovery(.malformedDocument) = $0 { return true } else { return false }
         },
-        BadAnswer(name: "discovery token endpoint on plain http off loopback", fault: .patchJSON("discovery", ["token_endpoint": "http://login.example.com/token"])) {
+        BadAnswer(
+            name: "discovery token endpoint on plain http off loopback",
+            fault: .patchJSON("discovery", ["token_endpoint": "http://login.example.com/token"])
+        ) {
             if case .discovery(.insecureEndpoint) = $0 { return true } else { return false }
         },
         BadAnswer(name: "discovery without jwks_uri", fault: .patchJSON("discovery", ["jwks_uri": nil])) {
             if case .discovery(.malformedDocument) = $0 { return true } else { return false }
         },
-        BadAnswer(name: "discovery offers only plain PKCE", fault: .patchJSON("discovery", ["code_challenge_methods_supported": ["plain"]])) {
+        BadAnswer(name: "discovery offers only plain PKCE", fault: .patchJSON("discovery", ["code_challenge_methods_supported": ["plain"]]))
+        {
             if case .discovery(.unsupported) = $0 { return true } else { return false }
         },
         BadAnswer(name: "discovery is not JSON", fault: .malformed("discovery", body: "<html>sign in</html>")) {
@@ -643,14 +665,20 @@ struct BadAnswer: Sendable, CustomStringConvertible {
         BadAnswer(name: "token answer with a garbage id_token", fault: .patchJSON("token", ["id_token": "not.a.jwt"])) {
             if case .idToken = $0 { return true } else { return false }
         },
-        BadAnswer(name: "token answer is an HTML page", fault: ProviderFault(kind: "malformed", ["endpoint": "token", "body": "<html>oops</html>", "content_type": "text/html"])) {
+        BadAnswer(
+            name: "token answer is an HTML page",
+            fault: ProviderFault(kind: "malformed", ["endpoint": "token", "body": "<html>oops</html>", "content_type": "text/html"])
+        ) {
             if case .tokenEndpoint(.malformedResponse) = $0 { return true } else { return false }
         },
         BadAnswer(name: "token endpoint answers 500", fault: .http500("token")) {
             if case .tokenEndpoint(.httpStatus(500)) = $0 { return true } else { return false }
         },
         // invalid_client at the code exchange is the configuration, not an outage.
-        BadAnswer(name: "token endpoint: RFC 6749 §5.2 invalid_client", fault: .error("invalid_client", description: "Unknown client", status: 401)) {
+        BadAnswer(
+            name: "token endpoint: RFC 6749 §5.2 invalid_client",
+            fault: .error("invalid_client", description: "Unknown client", status: 401)
+        ) {
             if case .clientRejected(_, "invalid_client", "Unknown client") = $0 { return true } else { return false }
         },
         BadAnswer(name: "token endpoint drops the connection", fault: .close("token")) {
@@ -659,7 +687,9 @@ struct BadAnswer: Sendable, CustomStringConvertible {
         BadAnswer(name: "key set is not JSON", fault: ProviderFault.malformed("jwks", body: "not json").untilCleared) {
             if case .keys(.invalid) = $0 { return true } else { return false }
         },
-        BadAnswer(name: "key set has no keys member of the right type", fault: ProviderFault.malformed("jwks", body: "{\"keys\": 5}").untilCleared) {
+        BadAnswer(
+            name: "key set has no keys member of the right type", fault: ProviderFault.malformed("jwks", body: "{\"keys\": 5}").untilCleared
+        ) {
             if case .keys(.invalid) = $0 { return true } else { return false }
         },
         BadAnswer(name: "key set is empty", fault: ProviderFault.malformed("jwks", body: "{\"keys\": []}").untilCleared) {

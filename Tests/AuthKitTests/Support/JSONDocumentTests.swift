@@ -20,7 +20,10 @@ import Testing
         return [
             ("duplicate member", Array(#"{"a":"secret-one","a":"secret-two"}"#.utf8), "duplicate member name ‘a’"),
             ("trailing data", Array(#"{"a":"x"} {"a":"y"}"#.utf8), "unexpected text after the value"),
-            ("string over the size limit", Array((#"{"a":""# + String(repeating: "s", count: kind.limits.maximumBytes) + #""}"#).utf8), "longer than"),
+            (
+                "string over the size limit", Array((#"{"a":""# + String(repeating: "s", count: kind.limits.maximumBytes) + #""}"#).utf8),
+                "longer than"
+            ),
             ("nesting deeper than the limit", Array(#"{"a":"x","b":"#.utf8) + Array(deep.utf8) + [0x7D], "nested deeper"),
             ("invalid UTF-8", Array(#"{"a":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8), "invalid UTF-8"),
             ("a byte-order mark", [0xEF, 0xBB, 0xBF] + Array(#"{"a":"x"}"#.utf8), "not valid JSON"),

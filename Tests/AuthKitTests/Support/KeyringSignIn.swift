@@ -6,7 +6,9 @@ import TestSupport
 /// `authkit` as built next to the test bundle.
 func authkitExecutable() throws -> URL {
     let url = TestPaths.product("authkit")
-    try #require(FileManager.default.isExecutableFile(atPath: url.path), "the authkit program (\(url.path)) is missing: run ./scripts/test (it builds everything first)")
+    try #require(
+        FileManager.default.isExecutableFile(atPath: url.path),
+        "the authkit program (\(url.path)) is missing: run ./scripts/test (it builds everything first)")
     return url
 }
 
@@ -51,16 +53,22 @@ final class KeyringSignIn: Sendable {
 
     /// Runs `authkit` in the private session; its stderr (and stdout unless `keepStdout` is
     /// false) go to the leak scan.
-    func run(_ arguments: [String], extra: [String: String] = [:], timeout: TimeInterval = 60, scanStdout: Bool = true) throws -> ProcessResult {
+    func run(_ arguments: [String], extra: [String: String] = [:], timeout: TimeInterval = 60, scanStdout: Bool = true) throws
+        -> ProcessResult
+    {
         // Only what this test sets: another test may setenv() AUTHKIT_* in this process meanwhile.
         let clean = keyring.environment.filter { !$0.key.hasPrefix("AUTHKIT_") || $0.key.hasPrefix("AUTHKIT_TEST_") }
         let result = try ProcessRunner.run(authkit, arguments, environment: clean, extraEnvironment: extra, timeout: timeout)
-        outputs.withLock { $0.append(result.stderr); if scanStdout { $0.append(result.stdout) } }
+        outputs.withLock {
+            $0.append(result.stderr); if scanStdout { $0.append(result.stdout) }
+        }
         return result
     }
 
     /// ``run(_:extra:timeout:scanStdout:)`` on a thread of its own, for async test bodies.
-    func exec(_ arguments: [String], extra: [String: String] = [:], timeout: TimeInterval = 60, scanStdout: Bool = true) async throws -> ProcessResult {
+    func exec(_ arguments: [String], extra: [String: String] = [:], timeout: TimeInterval = 60, scanStdout: Bool = true) async throws
+        -> ProcessResult
+    {
         try await offPool { try self.run(arguments, extra: extra, timeout: timeout, scanStdout: scanStdout) }
     }
 
@@ -82,7 +90,9 @@ final class KeyringSignIn: Sendable {
         let secrets = try await provider.issuedSecrets().filter { $0.count >= 8 }
         for text in outputs.withLock({ $0 }) {
             for secret in secrets where text.contains(secret) {
-                Issue.record("a secret appears in authkit's output: \(text.replacingOccurrences(of: secret, with: "<SECRET>").prefix(300))", sourceLocation: sourceLocation)
+                Issue.record(
+                    "a secret appears in authkit's output: \(text.replacingOccurrences(of: secret, with: "<SECRET>").prefix(300))",
+                    sourceLocation: sourceLocation)
             }
         }
     }

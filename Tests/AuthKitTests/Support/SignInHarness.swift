@@ -59,7 +59,9 @@ final class SignInHarness: Sendable {
     /// Approves (or denies) a device sign-in on the provider's page (off the cooperative pool).
     func approveDevice(_ authorization: DeviceAuthorization, user: String = "ada", deny: Bool = false) async throws -> ProcessResult {
         let browser = ScriptedBrowser(user: user, deny: deny, for: provider)
-        return try await offPool { try browser.approveDevice(verificationURI: authorization.verificationURI, userCode: authorization.userCode) }
+        return try await offPool {
+            try browser.approveDevice(verificationURI: authorization.verificationURI, userCode: authorization.userCode)
+        }
     }
 
     /// Another session on the same store and lock (a second tool of the group), with its
@@ -71,7 +73,8 @@ final class SignInHarness: Sendable {
     /// The profile for `client` (default: the provider's public client).
     func profile(confidential: Bool = false, scopes: [String]? = nil) throws -> Profile {
         let client = try #require(confidential ? provider.confidentialClient : provider.publicClient, "the provider has no such client")
-        let defaultScopes = provider.implementation == .glewlwyd ? ["openid", "offline_access"] : ["openid", "profile", "email", "offline_access"]
+        let defaultScopes =
+            provider.implementation == .glewlwyd ? ["openid", "offline_access"] : ["openid", "profile", "email", "offline_access"]
         return Profile(
             name: nil, issuer: provider.issuer.absoluteString, tenant: nil, clientID: client.clientID,
             clientSecret: confidential ? client.clientSecret.map(ClientSecret.init) : nil,
@@ -137,14 +140,17 @@ final class SignInHarness: Sendable {
     /// provider issued or received: codes, tokens, verifiers, client secrets.
     func expectNoSecretsLeaked(_ more: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws {
         // glewlwyd has no /_test/issued: there the tokens it issued are those in the store.
-        let issued = provider.implementation == .glewlwyd
+        let issued =
+            provider.implementation == .glewlwyd
             ? try await records().flatMap { [$0.accessToken, $0.refreshToken, $0.idToken, $0.clientSecret].compactMap { $0 } }
             : try await provider.issuedSecrets()
         let secrets = issued.filter { $0.count >= 8 }
         let texts = transcript.all + more
         for secret in secrets {
             for text in texts where text.contains(secret) {
-                Issue.record("a secret the provider issued appears in output: \(text.replacingOccurrences(of: secret, with: "<SECRET>").prefix(300))", sourceLocation: sourceLocation)
+                Issue.record(
+                    "a secret the provider issued appears in output: \(text.replacingOccurrences(of: secret, with: "<SECRET>").prefix(300))",
+                    sourceLocation: sourceLocation)
             }
         }
     }

@@ -10,7 +10,11 @@ struct DeviceAuthorizationClientTests {
         let answers = Mutex(tokenAnswers)
         return try await StubHTTPServer.start { request in
             if request.path == "/device" {
-                return .json(200, deviceBody ?? #"{"device_code":"DC-1","user_code":"WDJB-MJHT","verification_uri":"https://example.com/device","verification_uri_complete":"https://example.com/device?user_code=WDJB-MJHT","expires_in":1800,"interval":5}"#)
+                return .json(
+                    200,
+                    deviceBody
+                        ?? #"{"device_code":"DC-1","user_code":"WDJB-MJHT","verification_uri":"https://example.com/device","verification_uri_complete":"https://example.com/device?user_code=WDJB-MJHT","expires_in":1800,"interval":5}"#
+                )
             }
             return answers.withLock { $0.isEmpty ? .json(500, "{}") : $0.removeFirst() }
         }
@@ -59,13 +63,16 @@ struct DeviceAuthorizationClientTests {
 
     @Test("Google's verification_url spelling is understood; answers without a user code are refused")
     func responseShapes() async throws {
-        let google = try await server(tokenAnswers: [], deviceBody: #"{"device_code":"d","user_code":"ABC","verification_url":"https://www.google.com/device","expires_in":"1800"}"#)
+        let google = try await server(
+            tokenAnswers: [],
+            deviceBody: #"{"device_code":"d","user_code":"ABC","verification_url":"https://www.google.com/device","expires_in":"1800"}"#)
         let authorization = try await client(google, sleeps: SleepLog()).start(scopes: ["openid"])
         #expect(authorization.verificationURI.absoluteString == "https://www.google.com/device")
         #expect(authorization.interval == .seconds(5))
         await google.stop()
 
-        let broken = try await server(tokenAnswers: [], deviceBody: #"{"device_code":"d","verification_uri":"https://x/device","expires_in":60}"#)
+        let broken = try await server(
+            tokenAnswers: [], deviceBody: #"{"device_code":"d","verification_uri":"https://x/device","expires_in":60}"#)
         await #expect(throws: DeviceFlowError.self) { _ = try await client(broken, sleeps: SleepLog()).start(scopes: ["openid"]) }
         await broken.stop()
     }

@@ -4,7 +4,8 @@ import Testing
 
 @Suite("TokenEndpointClient")
 struct TokenEndpointClientTests {
-    static let tokens = #"{"access_token":"AT-123","token_type":"bearer","expires_in":"3599","refresh_token":"RT-456","id_token":"a.b.c","scope":"openid User.Read"}"#
+    static let tokens =
+        #"{"access_token":"AT-123","token_type":"bearer","expires_in":"3599","refresh_token":"RT-456","id_token":"a.b.c","scope":"openid User.Read"}"#
 
     func grant(_ code: String = "CODE-789") -> AuthorizationGrant { AuthorizationGrant(code: code, issuer: nil) }
 
@@ -18,8 +19,11 @@ struct TokenEndpointClientTests {
         let first = try #require(server.requests.first)
         let fields = try #require(FormEncoding.decode(first.bodyText))
         let map = Dictionary(uniqueKeysWithValues: fields.map { ($0.name, $0.value) })
-        #expect(map == ["grant_type": "authorization_code", "code": "CODE-789", "redirect_uri": "http://127.0.0.1:9/cb",
-                        "code_verifier": verifier.value, "client_id": "cid"])
+        #expect(
+            map == [
+                "grant_type": "authorization_code", "code": "CODE-789", "redirect_uri": "http://127.0.0.1:9/cb",
+                "code_verifier": verifier.value, "client_id": "cid",
+            ])
         #expect(server.requests.first?.header("Authorization") == nil)
         #expect(response.accessToken == "AT-123")
         #expect(response.expiresIn == 3599)
@@ -41,7 +45,8 @@ struct TokenEndpointClientTests {
 
         let post = TokenEndpointClient(endpoint: server.baseURL, client: client, authMethodsSupported: ["client_secret_post"])
         _ = try await post.refresh("RT", scopes: ["openid", "User.Read"])
-        let fields = Dictionary(uniqueKeysWithValues: try #require(FormEncoding.decode(server.requests[1].bodyText)).map { ($0.name, $0.value) })
+        let fields = Dictionary(
+            uniqueKeysWithValues: try #require(FormEncoding.decode(server.requests[1].bodyText)).map { ($0.name, $0.value) })
         #expect(fields["client_secret"] == "s3cr:et")
         #expect(fields["client_id"] == "my client")
         #expect(fields["scope"] == "openid User.Read")
@@ -67,11 +72,13 @@ struct TokenEndpointClientTests {
         #expect(server.requests.count == 1)
     }
 
-    @Test("non-OAuth failures and malformed answers are typed errors", arguments: [
-        (500, "<html>oops</html>"), (200, "not json"), (200, #"{"token_type":"Bearer"}"#),
-        (200, #"{"access_token":"x","token_type":"mac"}"#), (200, #"{"access_token":"x","token_type":"Bearer","expires_in":-5}"#),
-        (200, #"{"access_token":"x","token_type":"Bearer","expires_in":"soon"}"#), (200, "[]"),
-    ])
+    @Test(
+        "non-OAuth failures and malformed answers are typed errors",
+        arguments: [
+            (500, "<html>oops</html>"), (200, "not json"), (200, #"{"token_type":"Bearer"}"#),
+            (200, #"{"access_token":"x","token_type":"mac"}"#), (200, #"{"access_token":"x","token_type":"Bearer","expires_in":-5}"#),
+            (200, #"{"access_token":"x","token_type":"Bearer","expires_in":"soon"}"#), (200, "[]"),
+        ])
     func malformed(_ status: Int, _ body: String) async throws {
         let server = try await StubHTTPServer.start { _ in .json(status, body) }
         defer { Task { await server.stop() } }
@@ -83,15 +90,19 @@ struct TokenEndpointClientTests {
     func retryPolicy() async throws {
         let ok = HTTPResponse(status: 200, body: Array(Self.tokens.utf8))
         let refusedOnce = ScriptedTransport([.failure(.cannotConnect(host: "h", detail: "refused")), .success(ok)])
-        let client = TokenEndpointClient(endpoint: URL(string: "https://idp.example/token")!, client: OAuthClient(clientID: "c"),
-                                         transport: refusedOnce, retryDelay: .milliseconds(1))
+        let client = TokenEndpointClient(
+            endpoint: URL(string: "https://idp.example/token")!, client: OAuthClient(clientID: "c"),
+            transport: refusedOnce, retryDelay: .milliseconds(1))
         _ = try await client.refresh("RT")
         #expect(refusedOnce.requests.count == 2)
 
         let lost = ScriptedTransport([.failure(.connectionLost(host: "h", detail: "reset")), .success(ok)])
-        let noRetry = TokenEndpointClient(endpoint: URL(string: "https://idp.example/token")!, client: OAuthClient(clientID: "c"),
-                                          transport: lost, retryDelay: .milliseconds(1))
-        await #expect(throws: TokenEndpointError.transport(.connectionLost(host: "h", detail: "reset"))) { _ = try await noRetry.refresh("RT") }
+        let noRetry = TokenEndpointClient(
+            endpoint: URL(string: "https://idp.example/token")!, client: OAuthClient(clientID: "c"),
+            transport: lost, retryDelay: .milliseconds(1))
+        await #expect(throws: TokenEndpointError.transport(.connectionLost(host: "h", detail: "reset"))) {
+            _ = try await noRetry.refresh("RT")
+        }
         #expect(lost.requests.count == 1)
     }
 }

@@ -23,7 +23,9 @@ import Testing
     }
 
     @Test func readsAWellFormedAnswer() throws {
-        let response = try parse(#"{"access_token":"AT.a-b_c~d+e/f==","token_type":"bearer","expires_in":"3599","refresh_token":"1//0gRT","id_token":"h.p.s","scope":"openid https://graph.microsoft.com/User.Read"}"#)
+        let response = try parse(
+            #"{"access_token":"AT.a-b_c~d+e/f==","token_type":"bearer","expires_in":"3599","refresh_token":"1//0gRT","id_token":"h.p.s","scope":"openid https://graph.microsoft.com/User.Read"}"#
+        )
         #expect(response.expiresIn == 3599)
         #expect(response.scopes == ["openid", "https://graph.microsoft.com/User.Read"])
         #expect(response.refreshToken == "1//0gRT")
@@ -31,8 +33,10 @@ import Testing
 
     @Test(arguments: ["access_token", "refresh_token", "id_token", "token_type", "expires_in", "scope"])
     func refusesAMemberSentTwice(member: String) {
-        let values = ["access_token": #""first-AT""#, "refresh_token": #""first-RT""#, "id_token": #""a.b.c""#, "token_type": #""Bearer""#,
-                      "expires_in": "3600", "scope": #""openid""#]
+        let values = [
+            "access_token": #""first-AT""#, "refresh_token": #""first-RT""#, "id_token": #""a.b.c""#, "token_type": #""Bearer""#,
+            "expires_in": "3600", "scope": #""openid""#,
+        ]
         var text = "{" + values.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
         text += ",\"\(member)\":\"second-value\"}"
         let reason = malformedReason(text)
