@@ -90,14 +90,15 @@ struct AgentRunCommand: AsyncParsableCommand {
 /// Runs a server until it is stopped or signalled, then removes its socket.
 enum AgentService {
     static func serve(
-        path: String, policy: AgentPolicy, environment: [String: String], inherited: Int32? = nil, ready: () -> Void = {}
+        path: String, policy: AgentPolicy, environment: [String: String], inherited: Int32? = nil,
+        confirmer: (@Sendable (String) async -> Bool)? = nil, ready: () -> Void = {}
     ) async throws {
         if !AgentServer.protectMemory() {
             Terminal.printError("authkit: warning: could not forbid core dumps of the agent (prctl)")
         }
         let server: AgentServer
         do throws(AgentServer.Failure) {
-            server = try await start(path: path, policy: policy, environment: environment, inherited: inherited)
+            server = try await start(path: path, policy: policy, environment: environment, inherited: inherited, confirmer: confirmer)
         } catch {
             Terminal.printError(Voice.error(error.description))
             throw ExitStatus.usage
@@ -108,11 +109,13 @@ enum AgentService {
     }
 
     static func start(
-        path: String, policy: AgentPolicy, environment: [String: String], inherited: Int32? = nil
+        path: String, policy: AgentPolicy, environment: [String: String], inherited: Int32? = nil,
+        confirmer: (@Sendable (String) async -> Bool)? = nil
     ) async throws(AgentServer.Failure) -> AgentServer {
         ignoreHangup()
         var configuration = AgentServer.Configuration(socketPath: path, policy: policy)
         configuration.inheritedDescriptor = inherited
+        configuration.confirmer = confirmer
         let server = try await AgentServer.start(
             configuration, sessions: AgentSessions(environment: environment), logger: LogSetup.agentLogger)
         // systemd's socket file is systemd's to remove.

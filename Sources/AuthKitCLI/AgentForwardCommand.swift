@@ -28,6 +28,9 @@ struct ForwardOptions: ParsableArguments {
     @Flag(name: .customLong("id-token"), help: "Also serve id_tokens (kubectl with an OIDC API server).")
     var idTokens = false
 
+    @Flag(help: "Ask on this terminal before each new connection's first token (as ssh-add -c).")
+    var confirm = false
+
     @Option(help: ArgumentHelp("The profile whose group and store are served (as for `token`).", valueName: "name"))
     var profile: String?
 
@@ -43,7 +46,9 @@ struct ForwardOptions: ParsableArguments {
                 throw failure(error)
             }
         }
-        return .restricted(groups: served, extraScopes: Set(scopes), idTokens: idTokens)
+        var policy = AgentPolicy.restricted(groups: served, extraScopes: Set(scopes), idTokens: idTokens)
+        policy.confirm = confirm
+        return policy
     }
 }
 
@@ -88,10 +93,50 @@ struct AgentForwardCommand: AsyncParsableCommand {
             Terminal.printError(Voice.error(error.description))
             throw ExitStatus.usage
         }
-        try await AgentService.serve(path: path, policy: policy, environment: environment) {
+        var confirmer: (@Sendable (String) async -> Bool)?
+        if policy.confirm {
+            guard let terminal = ConfirmTerminal.open() else {
+                Terminal.printError(Voice.error("--confirm needs a terminal to ask on", hint: "run it in a terminal, or without --confirm"))
+                throw ExitStatus.usage
+            }
+            confirmer = { question in await terminal.ask(question) }
+        }
+        try await AgentService.serve(path: path, policy: policy, environment: environment, confirmer: confirmer) {
             Terminal.printOut(path)
             Terminal.printError(
                 "authkit: forwarding \(policy.groups?.keys.sorted().joined(separator: ", ") ?? "") on \(path); Ctrl-C ends it.")
+        }
+    }
+}
+
+/// The terminal `agent forward --confirm` asks on: the controlling terminal, opened once.
+final class ConfirmTerminal: Sendable {
+    let fd: Int32
+
+    private init(fd: Int32) { self.fd = fd }
+
+    static func open() -> ConfirmTerminal? {
+        let fd = Glibc.open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        return ConfirmTerminal(fd: fd)
+    }
+
+    /// "QUESTION [y/N]", and whether the answer starts with y.
+    func ask(_ question: String) async -> Bool {
+        let fd = self.fd
+        return await OwnThread.run {
+            let prompt = Array("authkit: \(question) [y/N] ".utf8)
+            _ = prompt.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            var line: [UInt8] = []
+            var byte: UInt8 = 0
+            while line.count < 64 {
+                let count = read(fd, &byte, 1)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0, byte != 0x0A else { break }
+                line.append(byte)
+            }
+            let answer = String(decoding: line, as: UTF8.self).lowercased()
+            return answer == "y" || answer == "yes"
         }
     }
 }

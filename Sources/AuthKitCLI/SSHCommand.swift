@@ -40,6 +40,11 @@ struct SSHCommand: AsyncParsableCommand {
     var arguments: [String] = []
 
     func validate() throws {
+        if forward.confirm {
+            throw ValidationError(
+                "--confirm needs the terminal, which ssh uses for the session: run `authkit agent forward --confirm` in another terminal and forward its socket with ssh -R"
+            )
+        }
         guard Self.split(arguments.first == "--" ? Array(arguments.dropFirst()) : arguments) != nil else {
             throw ValidationError("name the host to connect to, e.g. authkit ssh me@dev.example.com")
         }

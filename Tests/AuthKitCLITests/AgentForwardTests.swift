@@ -39,6 +39,18 @@ import Glibc
         return try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/bwrap"), arguments + command, environment: [:], timeout: 60)
     }
 
+    @Test func confirmNeedsATerminalAndSSHLeavesItToAForwardOfItsOwn() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        // The test's children have no controlling terminal (their own process group, no tty).
+        let forward = try await world.authkit([
+            "agent", "forward", "--confirm", "--group", world.group, "--socket", world.scratch.path + "/f.sock",
+        ])
+        #expect(forward.status == 2 && forward.stderr.contains("--confirm needs a terminal"), "\(forward.stderr)")
+        let ssh = try await world.authkit(["ssh", "--confirm", "--", "me@example.invalid"])
+        #expect(ssh.status == 2 && ssh.stderr.contains("--confirm needs the terminal, which ssh uses"), "\(ssh.stderr)")
+    }
+
     @Test func aSandboxGetsTheListedGroupsAccessTokensAndNothingElse() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else {
             Issue.record("bubblewrap is missing: run ./scripts/bootstrap")

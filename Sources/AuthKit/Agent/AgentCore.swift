@@ -17,11 +17,15 @@ actor AgentCore {
     private var busy: [AgentStateMachine.Connection: Int] = [:]
     private var nextConnection = 0
     private var onStop: (@Sendable () -> Void)?
+    /// Asks the person at the terminal (`--confirm`); one question at a time.
+    private let confirmer: (@Sendable (String) async -> Bool)?
+    private var questions: Task<Void, Never>?
 
-    init(machine: AgentStateMachine, sessions: AgentSessions, logger: Logger) {
+    init(machine: AgentStateMachine, sessions: AgentSessions, logger: Logger, confirmer: (@Sendable (String) async -> Bool)? = nil) {
         self.machine = machine
         self.sessions = sessions
         self.logger = logger
+        self.confirmer = confirmer
     }
 
     var heldCount: Int { machine.heldCount }
@@ -30,19 +34,20 @@ actor AgentCore {
         self.onStop = onStop
     }
 
-    nonisolated func open(_ channel: any Channel, limit: Int) -> EventLoopFuture<AgentStateMachine.Connection?> {
+    nonisolated func open(_ channel: any Channel, peer: String, limit: Int) -> EventLoopFuture<AgentStateMachine.Connection?> {
         let promise = channel.eventLoop.makePromise(of: AgentStateMachine.Connection?.self)
-        promise.completeWithTask { await self.register(channel, limit: limit) }
+        promise.completeWithTask { await self.register(channel, peer: peer, limit: limit) }
         return promise.futureResult
     }
 
-    private func register(_ channel: any Channel, limit: Int) -> AgentStateMachine.Connection? {
+    private func register(_ channel: any Channel, peer: String, limit: Int) -> AgentStateMachine.Connection? {
         guard channels.count < limit else {
             logger.warning("too many connections; one refused", metadata: ["limit": "\(limit)"])
             return nil
         }
         nextConnection += 1
         channels[nextConnection] = channel
+        machine.opened(nextConnection, peer: peer)
         return nextConnection
     }
 
@@ -59,6 +64,11 @@ actor AgentCore {
         channels[connection] = nil
         busy[connection] = nil
         machine.closed(connection)
+    }
+
+    private func answer(_ connection: AgentStateMachine.Connection, allowed: Bool) {
+        logger.info("forwarded connection \(allowed ? "allowed" : "refused") at the terminal")
+        perform(machine.confirmed(connection, allowed: allowed, now: Self.now()))
     }
 
     private func fetched(_ key: AgentStateMachine.Key, _ result: Result<AgentStateMachine.Token, AgentFailure>) {
@@ -82,6 +92,14 @@ actor AgentCore {
                 Task {
                     await sessions.markRejected(token, group: group, storage: storage)
                     self.perform([.reply(connection, AgentResponse(ok: true))])
+                }
+            case .confirm(let connection, let group, let peer):
+                let previous = questions
+                let confirmer = self.confirmer
+                questions = Task {
+                    await previous?.value
+                    let yes = await confirmer?("Allow \(peer) an access token of \(ProviderText.displayable(group))?") ?? false
+                    self.answer(connection, allowed: yes)
                 }
             case .close(let connection):
                 channels[connection]?.close(promise: nil)

@@ -12,6 +12,9 @@ package struct AgentPolicy: Sendable, Equatable {
     /// Scopes other than the sign-in's own that may be asked for (nil: any).
     package var extraScopes: Set<String>?
     package var idTokens: Bool
+    /// Each new connection's first token waits for a yes at the terminal that opened the socket
+    /// (`authkit agent forward --confirm`, as `ssh-add -c`).
+    package var confirm = false
 
     package static let owner = AgentPolicy(groups: nil, extraScopes: nil, idTokens: true)
 

@@ -28,6 +28,8 @@ package final class AgentServer: Sendable {
         /// A listening socket handed over by systemd (socket activation), used instead of
         /// making one at ``socketPath``; systemd owns its file.
         package var inheritedDescriptor: Int32?
+        /// Asks the person at the forwarding terminal (``AgentPolicy/confirm``).
+        package var confirmer: (@Sendable (String) async -> Bool)?
         package init(socketPath: String, policy: AgentPolicy) {
             self.socketPath = socketPath
             self.policy = policy
@@ -67,7 +69,7 @@ package final class AgentServer: Sendable {
         if configuration.inheritedDescriptor == nil { try prepare(path) }
         let core = AgentCore(
             machine: AgentStateMachine(policy: configuration.policy, recheckInterval: configuration.recheckInterval, pid: getpid()),
-            sessions: sessions, logger: logger)
+            sessions: sessions, logger: logger, confirmer: configuration.confirmer)
         let limit = configuration.connectionLimit
         let idle = configuration.idleTimeout
         let previous = umask(0o177)
@@ -191,7 +193,7 @@ package final class AgentServer: Sendable {
                 logger.warning("refused a connection from another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
                 return child.close()
             }
-            return core.open(child, limit: limit).flatMap { id in
+            return core.open(child, peer: "pid \(peer.pid) (uid \(peer.uid))", limit: limit).flatMap { id in
                 guard let id else { return child.close() }
                 return child.eventLoop.makeCompletedFuture {
                     try child.pipeline.syncOperations.addHandlers([

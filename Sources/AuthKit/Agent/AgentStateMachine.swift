@@ -58,6 +58,9 @@ package struct AgentStateMachine: Sendable {
         /// A server refused this token: mark it stale in the group's store (the next request
         /// refreshes), then answer the connection `ok`.
         case markRejected(group: String, storage: String, token: String, then: Connection)
+        /// Ask the person at the terminal whether this connection may have tokens (`--confirm`);
+        /// call ``confirmed(_:allowed:now:)`` with the answer.
+        case confirm(Connection, group: String, peer: String)
         /// Close the connection (after a malformed request).
         case close(Connection)
         /// Stop serving.
@@ -81,6 +84,12 @@ package struct AgentStateMachine: Sendable {
     private var waiting: [Key: [Waiter]] = [:]
     /// The `min_ttl` of the fetch under way for a key.
     private var fetching: [Key: Int] = [:]
+    /// `--confirm`: connections the person allowed, and the first request of each connection
+    /// waiting for the answer.
+    private var allowed: Set<Connection> = []
+    private var awaitingConfirmation: [Connection: (AgentRequest, String)] = [:]
+    /// Who is at the other end of each connection, for the question (`SO_PEERCRED`).
+    private var peers: [Connection: String] = [:]
 
     package static let maximumHeld = 512
     package static let maximumMinTTL = 86_400
@@ -137,8 +146,33 @@ package struct AgentStateMachine: Sendable {
             guard StorageChoice(rawValue: store) != nil else { return [.reply(connection, AgentResponse(ok: true))] }
             return [.markRejected(group: group, storage: store, token: value, then: connection)]
         case .token, .idToken:
+            if policy.confirm && !allowed.contains(connection) {
+                guard awaitingConfirmation[connection] == nil else {
+                    return [.reply(connection, .failure(.badRequest("one request at a time: the first still waits for confirmation")))]
+                }
+                awaitingConfirmation[connection] = (request, storage)
+                return [.confirm(connection, group: request.group ?? "", peer: peers[connection] ?? "unknown")]
+            }
             return token(request, storage: storage, connection: connection, now: now)
         }
+    }
+
+    /// Who is at the other end of `connection` (for the `--confirm` question).
+    package mutating func opened(_ connection: Connection, peer: String) {
+        peers[connection] = peer
+    }
+
+    /// The answer to a ``Action/confirm(_:group:peer:)``.
+    package mutating func confirmed(_ connection: Connection, allowed yes: Bool, now: Now) -> [Action] {
+        guard let (request, storage) = awaitingConfirmation.removeValue(forKey: connection) else { return [] }
+        guard yes else {
+            return [
+                .reply(connection, .failure(.refused("the person at the forwarding terminal did not allow this connection"))),
+                .close(connection),
+            ]
+        }
+        allowed.insert(connection)
+        return token(request, storage: storage, connection: connection, now: now)
     }
 
     private mutating func token(_ request: AgentRequest, storage: String, connection: Connection, now: Now) -> [Action] {
@@ -201,6 +235,9 @@ package struct AgentStateMachine: Sendable {
 
     /// A connection went away: it waits for nothing any more.
     package mutating func closed(_ connection: Connection) {
+        allowed.remove(connection)
+        awaitingConfirmation[connection] = nil
+        peers[connection] = nil
         for (key, waiters) in waiting {
             waiting[key] = waiters.filter { $0.connection != connection }
         }

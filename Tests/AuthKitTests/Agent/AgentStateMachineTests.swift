@@ -165,6 +165,30 @@ struct AgentPolicyTests {
         #expect(code(request) == "refused")
     }
 
+    @Test("--confirm: a connection's first token waits for the terminal's yes; a no refuses and closes it")
+    func confirmation() {
+        var policy = Self.policy
+        policy.confirm = true
+        var machine = Machine(policy: policy, pid: 1)
+        let now = AgentStateMachineTests.now
+        machine.opened(1, peer: "pid 42 (uid 0)")
+        let request = Array(#"{"v":1,"op":"token","group":"g"}"#.utf8)
+        #expect(machine.receive(request, from: 1, now: now) == [.confirm(1, group: "g", peer: "pid 42 (uid 0)")])
+        let key = Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false)
+        #expect(machine.confirmed(1, allowed: true, now: now) == [.fetch(key, minTTL: 60)])
+        _ = machine.fetched(key, .success(AgentStateMachineTests.token()), now: now)
+        // Allowed once: the connection's next request needs no question (it is read again: the
+        // kernel keyring is read on every request).
+        #expect(machine.receive(request, from: 1, now: now) == [.fetch(key, minTTL: 60)])
+
+        machine.opened(2, peer: "pid 43 (uid 0)")
+        #expect(machine.receive(request, from: 2, now: now) == [.confirm(2, group: "g", peer: "pid 43 (uid 0)")])
+        let refused = machine.confirmed(2, allowed: false, now: now)
+        #expect(refused.count == 2 && refused.last == .close(2))
+        if case .reply(2, let response) = refused.first { #expect(response.error?.code == "refused") } else { Issue.record("no refusal") }
+        #expect(machine.confirmed(2, allowed: true, now: now).isEmpty, "nothing waits any more")
+    }
+
     @Test("the owner's socket serves any group and stops on request")
     func owner() {
         #expect(code(#"{"v":1,"op":"token","group":"other","storage":"plain-file"}"#, policy: .owner) == "fetch")
