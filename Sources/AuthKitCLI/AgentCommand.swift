@@ -81,8 +81,10 @@ struct AgentRunCommand: AsyncParsableCommand {
                 throw ExitStatus.usage
             }
         }
-        // The agent's own sessions read the store: never the agent itself.
+        // The agent's own sessions read the store: never the agent itself. The account a
+        // request names is the asking process's (AUTHKIT_ACCOUNT there), never the agent's.
         environment["AUTHKIT_AGENT"] = "off"
+        environment["AUTHKIT_ACCOUNT"] = nil
         try await AgentService.serve(path: path, policy: .owner, environment: environment, inherited: inherited?.descriptor)
     }
 }

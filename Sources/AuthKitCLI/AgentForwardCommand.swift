@@ -31,6 +31,11 @@ struct ForwardOptions: ParsableArguments {
     @Flag(help: "Ask on this terminal before each new connection's first token (as ssh-add -c).")
     var confirm = false
 
+    @Option(
+        help: ArgumentHelp(
+            "The one account served (when a forwarded group holds several; default: any of the group's).", valueName: "name"))
+    var account: String?
+
     @Option(help: ArgumentHelp("The profile whose group and store are served (as for `token`).", valueName: "name"))
     var profile: String?
 
@@ -48,6 +53,7 @@ struct ForwardOptions: ParsableArguments {
         }
         var policy = AgentPolicy.restricted(groups: served, extraScopes: Set(scopes), idTokens: idTokens)
         policy.confirm = confirm
+        if let account { policy.accounts = Dictionary(uniqueKeysWithValues: served.keys.map { ($0, account) }) }
         return policy
     }
 }
@@ -64,7 +70,7 @@ struct AgentForwardCommand: AsyncParsableCommand {
             path on standard output once it listens. Give that socket to the container:
 
               authkit agent forward --socket /tmp/ak/agent.sock &
-              docker run -v /tmp/ak/agent.sock:/run/authkit/agent.sock \\
+              docker run --user "$(id -u):$(id -g)" -v /tmp/ak/agent.sock:/run/authkit/agent.sock \\
                   -e AUTHKIT_AGENT_SOCK=/run/authkit/agent.sock IMAGE
               bwrap ... --bind /tmp/ak/agent.sock /run/authkit/agent.sock \\
                   --setenv AUTHKIT_AGENT_SOCK /run/authkit/agent.sock CMD
@@ -125,15 +131,17 @@ final class ConfirmTerminal: Sendable {
     func ask(_ question: String) async -> Bool {
         let fd = self.fd
         return await OwnThread.run {
+            // Only what is typed after the question answers it.
+            tcflush(fd, TCIFLUSH)
             let prompt = Array("authkit: \(question) [y/N] ".utf8)
             _ = prompt.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             var line: [UInt8] = []
             var byte: UInt8 = 0
-            while line.count < 64 {
+            while true {
                 let count = read(fd, &byte, 1)
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0, byte != 0x0A else { break }
-                line.append(byte)
+                if line.count < 64 { line.append(byte) }  // the rest of a long line is read, not kept
             }
             let answer = String(decoding: line, as: UTF8.self).lowercased()
             return answer == "y" || answer == "yes"

@@ -55,16 +55,16 @@ struct SSHCommand: AsyncParsableCommand {
         guard let (options, destination, command) = Self.split(words) else { throw ExitStatus.usage }
         let policy = try forward.policy()
         let environment = ProcessInfo.processInfo.environment
-        let local: String
+        let local: String, remote: String
         let server: AgentServer
         do throws(AgentServer.Failure) {
             local = try AgentServer.privateDirectory(environment: environment) + "/" + AgentServer.randomName(prefix: "ssh-") + ".sock"
+            remote = "/tmp/" + (try AgentServer.randomName(prefix: "authkit-agent-")) + ".sock"
             server = try await AgentService.start(path: local, policy: policy, environment: environment)
         } catch {
             Terminal.printError(Voice.error(error.description))
             throw ExitStatus.usage
         }
-        let remote = "/tmp/" + AgentServer.randomName(prefix: "authkit-agent-") + ".sock"
         let ssh = environment["AUTHKIT_SSH"].flatMap { $0.isEmpty ? nil : $0 } ?? "ssh"
         var argv = [ssh, "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes", "-R", "\(remote):\(local)"]
         if command.isEmpty && isatty(0) == 1 { argv.append("-t") }
@@ -88,7 +88,7 @@ struct SSHCommand: AsyncParsableCommand {
     }
 
     /// ssh's options that take a value (ssh(1), OpenSSH 9).
-    static let optionsWithValue = Set("BbcDEeFIiJLlmOopQRSWw")
+    static let optionsWithValue = Set("BbcDEeFIiJLlmOoPpQRSWw")
 
     /// The words before the destination (ssh's options), the destination, and the command.
     static func split(_ words: [String]) -> ([String], String, [String])? {

@@ -128,6 +128,13 @@ import Glibc
         }
         #expect(raw.stdout.contains("bad_request"), "\(raw.stdout)\(raw.stderr)")
         answers.append(raw.stdout)
+        // Fifty requests sent at once, none of the answers read first: the agent takes one at a
+        // time and closes a connection that sends the next before reading the last.
+        let probe = TestPaths.packageRoot.appendingPathComponent("Tests/Peers/agent_pipelining_probe.py").path
+        let pipelined = try await offThePool {
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/python3"), [probe, socket, world.group], environment: [:], timeout: 60)
+        }
+        #expect(pipelined.stdout == "True\n", "\(pipelined.stdout)\(pipelined.stderr)")
         let issued = try await world.provider.issued()["items"].array
         let refreshAndID = issued.filter { $0["kind"] == "refresh_token" || $0["kind"] == "id_token" }.compactMap { $0["value"].string }
         #expect(!refreshAndID.isEmpty)

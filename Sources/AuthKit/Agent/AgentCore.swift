@@ -56,6 +56,17 @@ actor AgentCore {
     }
 
     func receive(_ line: [UInt8], from connection: AgentStateMachine.Connection) {
+        guard let channel = channels[connection] else { return }  // closed meanwhile
+        // One request at a time, from a client that reads its answers: anything else could
+        // pile answers up in our memory.
+        guard (busy[connection] ?? 0) == 0, channel.isWritable else {
+            logger.info("a connection sent a request before reading the last answer; closed")
+            channel.writeAndFlush(
+                ByteBuffer(bytes: AgentMessage.encode(AgentResponse.failure(.badRequest("one request at a time: read each answer first")))),
+                promise: nil)
+            channel.close(promise: nil)
+            return
+        }
         busy[connection, default: 0] += 1
         perform(machine.receive(line, from: connection, now: Self.now()))
     }
@@ -66,7 +77,14 @@ actor AgentCore {
         machine.closed(connection)
     }
 
+    /// At most this many `--confirm` questions wait; more connections are refused at once.
+    static let maximumPendingQuestions = 4
+    private var pendingQuestions = 0
+
+    private func isOpen(_ connection: AgentStateMachine.Connection) -> Bool { channels[connection] != nil }
+
     private func answer(_ connection: AgentStateMachine.Connection, allowed: Bool) {
+        pendingQuestions = max(0, pendingQuestions - 1)
         logger.info("forwarded connection \(allowed ? "allowed" : "refused") at the terminal")
         perform(machine.confirmed(connection, allowed: allowed, now: Self.now()))
     }
@@ -96,9 +114,18 @@ actor AgentCore {
             case .confirm(let connection, let group, let peer):
                 let previous = questions
                 let confirmer = self.confirmer
+                pendingQuestions += 1
+                guard pendingQuestions <= Self.maximumPendingQuestions else {
+                    pendingQuestions -= 1
+                    perform(machine.confirmed(connection, allowed: false, now: Self.now()))
+                    continue
+                }
                 questions = Task {
                     await previous?.value
-                    let yes = await confirmer?("Allow \(peer) an access token of \(ProviderText.displayable(group))?") ?? false
+                    // A connection that went away while it waited is not asked about.
+                    let yes =
+                        await self.isOpen(connection)
+                        ? (await confirmer?("Allow \(peer) an access token of \(ProviderText.displayable(group))?") ?? false) : false
                     self.answer(connection, allowed: yes)
                 }
             case .close(let connection):

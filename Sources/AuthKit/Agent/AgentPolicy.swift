@@ -12,6 +12,9 @@ package struct AgentPolicy: Sendable, Equatable {
     /// Scopes other than the sign-in's own that may be asked for (nil: any).
     package var extraScopes: Set<String>?
     package var idTokens: Bool
+    /// For a restricted socket opened with `--account`: the one account it serves per group
+    /// (a request for another is refused). nil: any account of the group.
+    package var accounts: [String: String]?
     /// Each new connection's first token waits for a yes at the terminal that opened the socket
     /// (`authkit agent forward --confirm`, as `ssh-add -c`).
     package var confirm = false
@@ -40,6 +43,9 @@ package struct AgentPolicy: Sendable, Equatable {
         let group = request.group ?? ""
         guard let storage = groups[group] else {
             return .failure(.refused("this forwarded agent socket does not serve the group ‘\(ProviderText.displayable(group))’"))
+        }
+        if let fixed = accounts?[group], let asked = request.account, asked != fixed, asked.lowercased() != fixed.lowercased() {
+            return .failure(.refused("this forwarded agent socket serves another account of ‘\(ProviderText.displayable(group))’"))
         }
         if let scopes = request.scopes, let extraScopes, !Set(scopes).isSubset(of: extraScopes) {
             return .failure(.refused("this forwarded agent socket does not serve those scopes (authkit agent forward --scope)"))

@@ -24,6 +24,8 @@ package final class AgentServer: Sendable {
         package var policy: AgentPolicy
         package var recheckInterval: Double = 1
         package var idleTimeout: TimeAmount = .seconds(30)
+        /// Open connections at most (a forwarded socket: 64, as a remote or sandbox may hold
+        /// them); the agent raises its open-file limit to fit.
         package var connectionLimit = 4096
         /// A listening socket handed over by systemd (socket activation), used instead of
         /// making one at ``socketPath``; systemd owns its file.
@@ -33,6 +35,7 @@ package final class AgentServer: Sendable {
         package init(socketPath: String, policy: AgentPolicy) {
             self.socketPath = socketPath
             self.policy = policy
+            if policy.isRestricted { connectionLimit = 64 }
         }
     }
 
@@ -71,6 +74,7 @@ package final class AgentServer: Sendable {
             machine: AgentStateMachine(policy: configuration.policy, recheckInterval: configuration.recheckInterval, pid: getpid()),
             sessions: sessions, logger: logger, confirmer: configuration.confirmer)
         let limit = configuration.connectionLimit
+        raiseDescriptorLimit(to: limit + 64)
         let idle = configuration.idleTimeout
         let previous = umask(0o177)
         let channel: any Channel
@@ -145,6 +149,14 @@ package final class AgentServer: Sendable {
         }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         return (fd, path.isEmpty ? "(systemd's socket)" : path)
+    }
+
+    /// The soft open-file limit up to `wanted` (never past the hard limit).
+    static func raiseDescriptorLimit(to wanted: Int) {
+        var limits = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limits) == 0, limits.rlim_cur < rlim_t(wanted) else { return }
+        limits.rlim_cur = min(rlim_t(wanted), limits.rlim_max)
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limits)
     }
 
     // MARK: The socket file
@@ -291,8 +303,9 @@ extension AgentServer {
     }
 
     /// A random name for a forwarded socket: nobody can guess it to squat it first.
-    package static func randomName(prefix: String) -> String {
-        let bytes = (try? SecureRandom.bytes(8)) ?? []
+    package static func randomName(prefix: String) throws(Failure) -> String {
+        let bytes: [UInt8]
+        do { bytes = try SecureRandom.bytes(8) } catch { throw Failure("no randomness for a socket name: \(error)") }
         return prefix + bytes.map { String($0, radix: 16).leftPadded(2) }.joined()
     }
 }

@@ -8,7 +8,12 @@ package enum AgentSocket {
     /// Why a socket call did not get through, as a phrase.
     package struct Failure: Error, Sendable, CustomStringConvertible {
         package var description: String
-        init(_ description: String) { self.description = description }
+        /// The errno of a failed connect, if that is what failed.
+        package var code: Int32 = 0
+        init(_ description: String, code: Int32 = 0) {
+            self.description = description
+            self.code = code
+        }
     }
 
     /// `struct ucred`.
@@ -28,15 +33,19 @@ package enum AgentSocket {
         guard var address = address(path) else { return .failure(Failure("the socket path \(path) is too long")) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .failure(Failure("no socket: \(String(cString: strerror(errno)))")) }
+        // A hung agent with a full backlog makes connect wait: at most a second, then the
+        // caller reads the store (SO_SNDTIMEO bounds connect on a unix socket).
+        var bound = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, socklen_t(MemoryLayout<timeval>.size))
         let status = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
         guard status == 0 else {
-            let reason = String(cString: strerror(errno))
+            let code = errno
             close(fd)
-            return .failure(Failure("no agent at \(path) (\(reason))"))
+            return .failure(Failure("no agent at \(path) (\(String(cString: strerror(code))))", code: code))
         }
         var noSignal = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &noSignal, socklen_t(MemoryLayout<timeval>.size))

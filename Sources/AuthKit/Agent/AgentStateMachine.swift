@@ -84,6 +84,10 @@ package struct AgentStateMachine: Sendable {
     private var waiting: [Key: [Waiter]] = [:]
     /// The `min_ttl` of the fetch under way for a key.
     private var fetching: [Key: Int] = [:]
+    /// Bumped by `forget` and `rejected`: a fetch that began before may have read what the
+    /// store no longer holds, so its answer is not kept or handed out; it is fetched again.
+    private var generations: [String: Int] = [:]
+    private var fetchGeneration: [Key: Int] = [:]
     /// `--confirm`: connections the person allowed, and the first request of each connection
     /// waiting for the answer.
     private var allowed: Set<Connection> = []
@@ -137,11 +141,13 @@ package struct AgentStateMachine: Sendable {
         case .forget:
             guard let group = request.group else { return [.reply(connection, .failure(.badRequest("forget needs a group")))] }
             held = held.filter { $0.key.group != group }
+            generations[group, default: 0] += 1
             return [.reply(connection, AgentResponse(ok: true))]
         case .rejected:
             guard let value = request.token, !value.isEmpty else { return [.reply(connection, AgentResponse(ok: true))] }
             held = held.filter { $0.value.token.value != value }
             guard let group = request.group, !group.isEmpty else { return [.reply(connection, AgentResponse(ok: true))] }
+            generations[group, default: 0] += 1
             let store = policy.isRestricted ? (policy.groups?[group] ?? "") : storage
             guard StorageChoice(rawValue: store) != nil else { return [.reply(connection, AgentResponse(ok: true))] }
             return [.markRejected(group: group, storage: store, token: value, then: connection)]
@@ -187,7 +193,8 @@ package struct AgentStateMachine: Sendable {
             return [.reply(connection, .failure(.badRequest("min_ttl must be between 0 and \(Self.maximumMinTTL)")))]
         }
         let scopes = Array(Set(request.scopes ?? [])).sorted()
-        let key = Key(storage: storage, group: group, account: request.account, scopes: scopes, idToken: request.op == .idToken)
+        let account = policy.accounts?[group] ?? request.account
+        let key = Key(storage: storage, group: group, account: account, scopes: scopes, idToken: request.op == .idToken)
         if let entry = held[key], usable(entry, key: key, minTTL: minTTL, now: now) {
             return [.reply(connection, Self.answer(entry.token))]
         }
@@ -195,6 +202,7 @@ package struct AgentStateMachine: Sendable {
         // A fetch under way answers this request too (or is followed by one for a longer min_ttl).
         if fetching[key] != nil { return [] }
         fetching[key] = minTTL
+        fetchGeneration[key] = generations[group, default: 0]
         return [.fetch(key, minTTL: minTTL)]
     }
 
@@ -206,6 +214,14 @@ package struct AgentStateMachine: Sendable {
     /// The outcome of a ``Action/fetch(_:minTTL:)``.
     package mutating func fetched(_ key: Key, _ result: Result<Token, AgentFailure>, now: Now) -> [Action] {
         let asked = fetching.removeValue(forKey: key) ?? 0
+        let began = fetchGeneration.removeValue(forKey: key) ?? 0
+        if began != generations[key.group, default: 0], let waiters = waiting[key], !waiters.isEmpty {
+            // The sign-in changed while this fetch ran (a logout, a rejected token): ask again.
+            let longest = waiters.map(\.minTTL).max() ?? asked
+            fetching[key] = longest
+            fetchGeneration[key] = generations[key.group, default: 0]
+            return [.fetch(key, minTTL: longest)]
+        }
         let waiters = waiting.removeValue(forKey: key) ?? []
         switch result {
         case .failure(let failure):
@@ -227,6 +243,7 @@ package struct AgentStateMachine: Sendable {
             if let longest = later.map(\.minTTL).max() {
                 waiting[key] = later
                 fetching[key] = longest
+                fetchGeneration[key] = generations[key.group, default: 0]
                 actions.append(.fetch(key, minTTL: longest))
             }
             return actions

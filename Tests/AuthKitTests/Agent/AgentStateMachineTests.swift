@@ -119,6 +119,24 @@ struct AgentStateMachineTests {
         #expect(response.token == nil)
     }
 
+    @Test("a fetch that began before a forget or a rejection is not kept nor handed out: it is fetched again")
+    func changedWhileFetching() {
+        var machine = Machine(policy: .owner, pid: 7)
+        #expect(machine.receive(Self.line(Self.request), from: 1, now: Self.now) == [.fetch(Self.key, minTTL: 60)])
+        _ = machine.receive(Self.line(#"{"v":1,"op":"forget","group":"g"}"#), from: 2, now: Self.now)
+        #expect(machine.fetched(Self.key, .success(Self.token("old")), now: Self.now) == [.fetch(Self.key, minTTL: 60)])
+        #expect(machine.heldCount == 0)
+        #expect(machine.fetched(Self.key, .success(Self.token("new")), now: Self.now) == [.reply(1, Machine.answer(Self.token("new")))])
+
+        _ = machine.receive(Self.line(Self.request), from: 3, now: Self.now)  // held: answered at once
+        var later = Self.now
+        later.monotonic += 2
+        #expect(machine.receive(Self.line(Self.request), from: 4, now: later) == [.fetch(Self.key, minTTL: 60)])
+        _ = machine.receive(
+            Self.line(#"{"v":1,"op":"rejected","group":"g","storage":"secret-service","token":"new"}"#), from: 5, now: later)
+        #expect(machine.fetched(Self.key, .success(Self.token("new")), now: later) == [.fetch(Self.key, minTTL: 60)])
+    }
+
     @Test("hello says who answers, and whether the socket is restricted")
     func hello() {
         var machine = Machine(policy: .restricted(groups: ["g": "kernel-keyring"], extraScopes: [], idTokens: false), pid: 42)
@@ -187,6 +205,20 @@ struct AgentPolicyTests {
         #expect(refused.count == 2 && refused.last == .close(2))
         if case .reply(2, let response) = refused.first { #expect(response.error?.code == "refused") } else { Issue.record("no refusal") }
         #expect(machine.confirmed(2, allowed: true, now: now).isEmpty, "nothing waits any more")
+    }
+
+    @Test("a forward opened with --account serves that account only")
+    func fixedAccount() {
+        var policy = Self.policy
+        policy.accounts = ["g": "ada@example.test"]
+        #expect(code(#"{"v":1,"op":"token","group":"g","account":"grace@example.test"}"#, policy: policy) == "refused")
+        var machine = Machine(policy: policy, pid: 1)
+        let actions = machine.receive(Array(#"{"v":1,"op":"token","group":"g"}"#.utf8), from: 1, now: AgentStateMachineTests.now)
+        #expect(
+            actions == [
+                .fetch(
+                    Machine.Key(storage: "kernel-keyring", group: "g", account: "ada@example.test", scopes: [], idToken: false), minTTL: 60)
+            ])
     }
 
     @Test("the owner's socket serves any group and stops on request")

@@ -1,0 +1,20 @@
+#!/usr/bin/env python3
+"""Sends fifty token requests on one agent connection without reading an answer, and prints
+whether the agent answered "one request at a time" (the agent test of pipelining)."""
+import socket, sys
+
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+request = b'{"v":1,"op":"token","group":"' + sys.argv[2].encode() + b'","min_ttl":86400}\n'
+s.sendall(request * 50)
+data = b""
+try:
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+except socket.timeout:
+    pass
+print("one request at a time" in data.decode())
