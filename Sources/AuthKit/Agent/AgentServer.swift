@@ -80,7 +80,7 @@ package final class AgentServer: Sendable {
         let channel: any Channel
         do {
             let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .serverChannelOption(ChannelOptions.backlog, value: 256)
+                .serverChannelOption(ChannelOptions.backlog, value: AgentServer.backlog)
                 .childChannelInitializer { child in
                     AgentServer.admit(child, core: core, logger: logger, limit: limit, idle: idle)
                 }
@@ -152,6 +152,11 @@ package final class AgentServer: Sendable {
     }
 
     /// The soft open-file limit up to `wanted` (never past the hard limit).
+    /// Connections the kernel queues before the agent accepts them: a burst of clients (a
+    /// build starting a thousand `git` fetches) waits in the queue instead of finding it full
+    /// and falling back to the store. The kernel caps it at `net.core.somaxconn`.
+    static let backlog: Int32 = 4096
+
     static func raiseDescriptorLimit(to wanted: Int) {
         var limits = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limits) == 0, limits.rlim_cur < rlim_t(wanted) else { return }

@@ -45,6 +45,9 @@ package enum AgentSocket {
         guard status == 0 else {
             let code = errno
             close(fd)
+            if code == EAGAIN {
+                return .failure(Failure("the agent at \(path) did not take the connection within a second (busy or stopped)", code: code))
+            }
             return .failure(Failure("no agent at \(path) (\(String(cString: strerror(code))))", code: code))
         }
         var noSignal = timeval(tv_sec: 10, tv_usec: 0)
