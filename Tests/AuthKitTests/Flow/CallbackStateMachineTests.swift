@@ -1,0 +1,142 @@
+import Testing
+@testable import AuthKit
+
+/// The receiver's rules without a socket: requests are numbered, connections named.
+@Suite("CallbackStateMachine")
+struct CallbackStateMachineTests {
+    typealias Machine = CallbackStateMachine<String, Int>
+
+    static let expectation = CallbackExpectation(state: "good-state", issuer: "https://idp.example", issuerRequired: false)
+
+    func machine(_ change: (inout LoopbackRedirectReceiver.Limits) -> Void = { _ in }) -> Machine {
+        var limits = LoopbackRedirectReceiver.Limits()
+        change(&limits)
+        return Machine(path: "/callback", limits: limits)
+    }
+
+    func waiting(_ machine: inout Machine) {
+        guard case .waiting(let effects) = machine.wait(for: Self.expectation) else {
+            Issue.record("the wait did not start")
+            return
+        }
+        #expect(effects.replies.isEmpty && effects.outcome == nil)
+    }
+
+    func replies(_ effects: Machine.Effects) -> [Int: CallbackReply] {
+        Dictionary(effects.replies.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    @Test func theRightCallbackEndsTheWaitWithARedirectAndItsResultPageOnlyThen() throws {
+        var machine = machine()
+        waiting(&machine)
+        #expect(machine.receive(target: "/authkit/signed-in", responder: 0).replies.first?.1.status == .notFound, "not before it happened")
+
+        let effects = machine.receive(target: "/callback?code=the-code&state=good-state", responder: 1)
+        guard case .success(let grant) = effects.outcome else {
+            Issue.record("the wait did not end with the grant: \(String(describing: effects.outcome))")
+            return
+        }
+        #expect(grant.code == "the-code")
+        let reply = try #require(replies(effects)[1])
+        #expect(
+            reply.status == .seeOther && reply.location == "/authkit/signed-in", "a redirect, never a page with the code in the address bar"
+        )
+        #expect(!effects.closeListener && machine.awaitsResultPage, "the listener stays for the result page")
+
+        #expect(
+            machine.receive(target: "/authkit/failed", responder: 2).replies.first?.1.status == .notFound, "only the outcome that happened")
+        let page = machine.receive(target: "/authkit/signed-in", responder: 3)
+        #expect(page.replies.first?.1.status == .ok && page.resultPageFetched && !machine.awaitsResultPage)
+
+        let again = machine.receive(target: "/callback?code=another&state=good-state", responder: 4)
+        #expect(again.outcome == nil && replies(again)[4]?.location == "/authkit/already-used")
+        #expect(replies(machine.receive(target: "/callback", responder: 5))[5]?.status == .gone)
+    }
+
+    @Test func aNeighbourCannotEndOrJamTheWaitAndOnlyTheFirstRefusalsAreReported() {
+        var machine = machine { $0.maxReportedRefusals = 2 }
+        waiting(&machine)
+        var reported: [AuthorizationError] = []
+        for number in 0..<5 {
+            let effects = machine.receive(target: "/callback?code=stolen&state=wrong-state", responder: number)
+            #expect(effects.outcome == nil, "a wrong state never ends the wait")
+            #expect(replies(effects)[number]?.location == "/authkit/ignored")
+            reported += effects.refusals
+        }
+        #expect(reported.count == 2)
+        #expect(machine.receive(target: "/elsewhere", responder: 9).replies.first?.1.title == "Not the sign-in callback")
+        #expect(machine.receive(target: "/favicon.ico", responder: 10).refusals.isEmpty)
+        let ended = machine.receive(target: "/callback?code=the-code&state=good-state", responder: 11)
+        #expect((try? ended.outcome?.get())?.code == "the-code", "the sign-in still ends with the right callback")
+    }
+
+    @Test func aMalformedCallbackIsRefusedWithARedirectAndTheWaitGoesOn() {
+        var machine = machine()
+        waiting(&machine)
+        let effects = machine.receive(target: "/callback?code=a&code=b&state=good-state", responder: 1)
+        #expect(effects.outcome == nil && replies(effects)[1]?.location == "/authkit/malformed")
+        #expect(effects.refusals.count == 1)
+    }
+
+    @Test func theProvidersErrorEndsTheWaitAndShowsOnlyOnTheFailedPage() {
+        var machine = machine()
+        waiting(&machine)
+        let effects = machine.receive(target: "/callback?error=access_denied&state=good-state", responder: 1)
+        guard case .failure(.providerError(let code, _, _)) = effects.outcome else {
+            Issue.record("not the provider's error: \(String(describing: effects.outcome))")
+            return
+        }
+        #expect(code == "access_denied")
+        #expect(replies(effects)[1]?.location == "/authkit/failed")
+        let page = machine.receive(target: "/authkit/failed", responder: 2)
+        #expect(page.replies.first?.1.title == "Sign-in failed" && page.resultPageFetched)
+        #expect(machine.receive(target: "/authkit/signed-in", responder: 3).replies.first?.1.status == .notFound)
+    }
+
+    @Test func anEarlyCallbackIsHeldUntilTheWaitStartsAndTheHoldIsBounded() {
+        var machine = machine { $0.maxUnexpectedRequests = 1 }
+        #expect(machine.receive(target: "/callback?code=the-code&state=good-state", responder: 1).replies.isEmpty)
+        #expect(machine.heldCount == 1 && !machine.isWaiting)
+        #expect(replies(machine.receive(target: "/callback?code=x&state=y", responder: 2))[2]?.status == .serviceUnavailable)
+        guard case .waiting(let effects) = machine.wait(for: Self.expectation) else {
+            Issue.record("the wait did not start")
+            return
+        }
+        #expect((try? effects.outcome?.get())?.code == "the-code" && replies(effects)[1]?.location == "/authkit/signed-in")
+        guard case .ended(.failure(.invalidRequest)) = machine.wait(for: Self.expectation) else {
+            Issue.record("a second wait was not refused")
+            return
+        }
+    }
+
+    @Test func theTimeOutEndsTheWaitClosesTheListenerAndAnswersWhatWasHeld() {
+        var machine = machine()
+        _ = machine.receive(target: "/callback?code=late&state=good-state", responder: 1)
+        let effects = machine.end(.failure(.timedOut(seconds: 300)))
+        guard case .failure(.timedOut) = effects.outcome else {
+            Issue.record("not the time-out: \(String(describing: effects.outcome))")
+            return
+        }
+        #expect(effects.closeListener && !machine.awaitsResultPage)
+        #expect(replies(effects)[1]?.location == "/authkit/already-used")
+        #expect(machine.end(.failure(.cancelled)).outcome == nil, "the wait ends once")
+        guard case .ended(.failure(.timedOut)) = machine.wait(for: Self.expectation) else {
+            Issue.record("a wait after the end did not get the outcome")
+            return
+        }
+    }
+
+    @Test func atTheCapANewConnectionClosesTheOldestThatHasNotSentAWholeRequest() {
+        var machine = machine { $0.maxConnections = 2 }
+        let (first, none) = machine.connectionOpened("first")
+        let (second, _) = machine.connectionOpened("second")
+        #expect(none.closeConnections.isEmpty && first != second)
+        machine.requestCompleted(first)
+        #expect(machine.hasCompleteRequest(first) && !machine.hasCompleteRequest(second))
+        let (_, third) = machine.connectionOpened("third")
+        #expect(third.closeConnections == ["second"], "the complete one stays")
+        machine.connectionClosed(first)
+        let (_, fourth) = machine.connectionOpened("fourth")
+        #expect(fourth.closeConnections.isEmpty, "room was made by a close")
+    }
+}
