@@ -45,6 +45,14 @@ public enum ItemSchema {
         return (key, nil)
     }
 
+    /// What every store checks before it writes anything: a valid key and a secret that is
+    /// non-empty UTF-8 text — an item every store reads back as sound.
+    static func checkSave(_ secret: [UInt8], for key: ItemKey) throws(SecretStoreError) {
+        try key.validate()
+        guard !secret.isEmpty else { throw .invalidSecret(reason: "it is empty") }
+        guard isUTF8(secret) else { throw .invalidSecret(reason: "it is not UTF-8 text") }
+    }
+
     static func isUTF8(_ bytes: [UInt8]) -> Bool {
         var iterator = bytes.makeIterator()
         var decoder = UTF8()

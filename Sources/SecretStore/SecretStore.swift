@@ -12,11 +12,16 @@ public protocol SecretStore: Sendable {
     /// - Parameter loadSecrets: also read the secrets (one round trip for all items).
     nonisolated(nonsending) func items(matching query: ItemQuery, loadSecrets: Bool) async throws(SecretStoreError) -> [StoredItem]
 
-    /// The item for `key` with its secret, or nil when there is none.
+    /// The item for `key` with its secret: the sound one; else one of ours for the key that
+    /// cannot be used (``StoredItem/problem`` says why, so a caller can tell the user instead of
+    /// reporting nothing); else nil. One definition for every store, in the extension below.
     nonisolated(nonsending) func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem?
 
     /// Stores `secret` for `key`, replacing the previous item. Afterwards exactly one item
-    /// exists for the key; a failed save leaves the previous item as it was.
+    /// exists for the key; a failed save leaves the previous item as it was. Every store
+    /// refuses an invalid key (``SecretStoreError/invalidKey(field:reason:)``) and a secret that
+    /// is empty or not UTF-8 text (``SecretStoreError/invalidSecret(reason:)``) before it
+    /// touches anything.
     /// - Returns: where the item was written.
     @discardableResult
     nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError) -> StorageLocation
@@ -47,6 +52,12 @@ extension SecretStore {
 }
 
 extension SecretStore {
+    /// The sound item for `key`, else an unusable one of ours for it, else nil.
+    public nonisolated(nonsending) func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem? {
+        let found = try await items(matching: ItemQuery(key), loadSecrets: true)
+        return found.first { $0.problem == nil && $0.key == key } ?? found.first
+    }
+
     /// Saves with ``ItemKey/defaultLabel``.
     @discardableResult
     public nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey) async throws(SecretStoreError) -> StorageLocation {

@@ -96,16 +96,11 @@ public final class KernelKeyringStore: SecretStore {
         return items
     }
 
-    public nonisolated(nonsending) func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem? {
-        try await items(matching: ItemQuery(key), loadSecrets: true).first { $0.problem == nil && $0.key == key }
-    }
-
     @discardableResult
     public nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError)
         -> StorageLocation
     {
-        try key.validate()
-        guard !secret.isEmpty else { throw .invalidSecret(reason: "it is empty") }
+        try ItemSchema.checkSave(secret, for: key)
         guard let keyring = try groupKeyring(key.group, create: true) else {
             throw .providerFailure(operation: "save", message: "no keyring")
         }

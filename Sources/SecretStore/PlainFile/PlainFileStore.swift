@@ -50,17 +50,11 @@ public final class PlainFileStore: SecretStore {
         }
     }
 
-    public nonisolated(nonsending) func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem? {
-        let found = try await items(matching: ItemQuery(key), loadSecrets: true)
-        return found.first { $0.problem == nil && $0.key == key }
-    }
-
     @discardableResult
     public nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError)
         -> StorageLocation
     {
-        try key.validate()
-        guard ItemSchema.isUTF8(secret) else { throw .invalidSecret(reason: "it is not UTF-8 text") }
+        try ItemSchema.checkSave(secret, for: key)
         try checkDirectory(create: true)
         let lock = try Lock(path: directory + "/" + key.group.name + ".lock")
         defer { lock.release() }
