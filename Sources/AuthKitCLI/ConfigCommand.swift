@@ -17,8 +17,9 @@ struct ConfigCommand: ParsableCommand {
             Lists the settings a command would use with the same flags and environment: the \
             profile, issuer, tenant, client id, scopes, group, storage and the rest, each with \
             its source: a flag, an AUTHKIT_* variable, file:line of the config file, a built-in \
-            profile, or authkit's default. A client secret is shown as "(set)", never its value. \
-            Reads only the config file and the environment: no network, no token store.
+            profile, where the group's last sign-in was saved (storage), or authkit's default. A \
+            client secret is shown as "(set)", never its value. Reads only the config file, the \
+            environment and that record: no network, no token store.
 
             Examples:
               authkit config
@@ -50,7 +51,7 @@ struct ConfigShowCommand: ParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let path = ConfigFile.location(environment: environment)
         let exists = FileManager.default.fileExists(atPath: path)
-        let settings = Self.settings(of: profile)
+        let settings = Self.settings(of: profile, environment: environment)
         if json {
             let report = ConfigReport(
                 configFile: .init(path: path, exists: exists),
@@ -70,7 +71,8 @@ struct ConfigShowCommand: ParsableCommand {
     }
 
     /// Each setting with its value (nil: not set) and where it came from.
-    static func settings(of profile: Profile) -> [(key: String, value: String?, source: String)] {
+    static func settings(of profile: Profile, environment: [String: String]) -> [(key: String, value: String?, source: String)] {
+        let account = environment["AUTHKIT_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }
         func source(_ key: String, default fallback: String = "not set") -> String {
             profile.sources[key] ?? fallback
         }
@@ -82,6 +84,12 @@ struct ConfigShowCommand: ParsableCommand {
             ("client_secret", profile.clientSecret == nil ? nil : "(set)", source("client_secret")),
             ("scopes", profile.scopes.joined(separator: " "), source("scopes", default: "built-in default")),
             ("group", profile.group, source("group", default: "built-in default")),
+            (
+                "account", account,
+                account == nil
+                    ? "not set: the group's current account (`authkit account`), else its most recent sign-in"
+                    : "environment variable AUTHKIT_ACCOUNT"
+            ),
             ("storage", profile.storage.rawValue, source("storage", default: "built-in default")),
             ("redirect_host", profile.redirectHost.rawValue, source("redirect_host", default: "built-in default")),
             ("redirect_path", profile.redirectPath, source("redirect_path", default: "built-in default")),

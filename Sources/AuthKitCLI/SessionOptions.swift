@@ -99,13 +99,7 @@ struct SignInSelector: Equatable {
 
     /// The shared session of the profile's group, in the profile's store.
     func session(for profile: Profile) throws(AuthKitError) -> SharedSession {
-        let store: any SecretStore
-        switch profile.storage {
-        case .secretService: store = SecretServiceStore()
-        case .kernelKeyring: store = KernelKeyringStore()
-        case .plainFile: store = PlainFileStore()
-        }
-        return try SharedSession(group: profile.group, store: store, environment: environment)
+        try SharedSession(group: profile.group, store: SharedSession.store(for: profile.storage), environment: environment)
     }
 }
 

@@ -23,7 +23,7 @@ import Testing
         #expect(where_["kind"] as? String == "kernel-keyring" && where_["memory_only"] as? Bool == true)
         #expect((where_["keyring"] as? Int ?? 0) > 0)
         // The Secret Service does not have it: the stores are separate.
-        #expect(try await world.authkit(["token", "--group", group]).status == 1)
+        #expect(try await world.authkit(["token", "--group", group, "--storage", "secret-service"]).status == 1)
 
         // AUTHKIT_STORAGE chooses it as well; a refresh race of eight processes makes one refresh.
         try TerminalSafetyTests.tamperKernel(group: group, issuer: world.provider.issuer.absoluteString) {
@@ -59,6 +59,43 @@ import Testing
         let logout = try await world.authkit(["logout", "--group", group] + storage)
         #expect(logout.status == 0, "\(logout.stderr)")
         #expect(try await world.authkit(["token", "--group", group] + storage).status == 1)
+        try await world.assertNoSecretsLeaked()
+    }
+
+    /// The second hour after `login --storage kernel-keyring` on a machine without a session
+    /// bus: every later command finds the sign-in without the flag (login recorded where it
+    /// went), says where it is and why; a flag still wins; the last logout forgets the record.
+    @Test func theSignInIsFoundWhereItWasStoredWithoutTheFlag() async throws {
+        let group = "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))"
+        let world = try await CLIHarness.start(group: group)
+        defer { world.stop() }
+        let noBus = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"]
+        let login = try await world.authkit(
+            world.loginArguments(["--storage", "kernel-keyring"]), environment: world.browserEnvironment(user: "ada").merging(noBus) { $1 },
+            timeout: 60)
+        #expect(login.status == 0, "\(login.stderr)")
+
+        let status = try await world.authkit(["status", "--group", group], environment: noBus)
+        #expect(status.status == 0 && status.stdout.contains("kernel keyring"), "\(status.stdout) \(status.stderr)")
+        let token = try await world.authkit(["token", "--group", group], environment: noBus)
+        #expect(token.status == 0 && !token.stdout.isEmpty, "\(token.stderr)")
+        let map = try await world.authkit(["config", "--group", group], environment: noBus)
+        #expect(map.stdout.contains("where the group's last sign-in was saved"), "\(map.stdout) \(map.stderr)")
+        // git through a mapping written without --storage.
+        let setup = try await world.authkit(["setup", "git", "--host", "https://git.example.com", "--group", group], environment: noBus)
+        #expect(setup.status == 0, "\(setup.stderr)")
+        let git = try await world.authkit(
+            ["credential", "git", "get"], environment: noBus, stdin: "protocol=https\nhost=git.example.com\n\n")
+        #expect(git.status == 0 && git.stdout.contains("password="), "\(git.stderr)")
+        // A flag wins over the record: the Secret Service (unreachable here) is asked.
+        #expect(try await world.authkit(["token", "--group", group, "--storage", "secret-service"], environment: noBus).status == 3)
+
+        let logout = try await world.authkit(["logout", "--group", group], environment: noBus)
+        #expect(logout.status == 0, "\(logout.stderr)")
+        let record = world.stateDirectory.appendingPathComponent("storage").path
+        #expect(!((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").contains(group), "the record went with the last sign-in")
+        let after = try await world.authkit(["token", "--group", group], environment: noBus)
+        #expect(after.status == 3, "back to the default store, which is unreachable here: \(after.stderr)")
         try await world.assertNoSecretsLeaked()
     }
 

@@ -216,6 +216,9 @@ public struct ProfileResolver: Sendable {
                     location: location("storage"), key: "storage", problem: "use secret-service, kernel-keyring or plain-file")
             }
             profile.storage = choice
+        } else if let recorded = StorageRecord.choice(for: profile.group, environment: environment) {
+            profile.storage = recorded
+            sources["storage"] = "where the group's last sign-in was saved (\(StorageRecord.path(environment: environment)))"
         }
         profile.loginHint = value("login_hint")
         profile.prompt = value("prompt")

@@ -13,14 +13,7 @@ struct AgentRoute: Sendable {
     let storage: String
 
     init?(store: any SecretStore, environment: [String: String]) {
-        let choice: StorageChoice
-        switch store {
-        case is SecretServiceStore: choice = .secretService
-        case is KernelKeyringStore: choice = .kernelKeyring
-        case is PlainFileStore: choice = .plainFile
-        default: return nil
-        }
-        guard let client = AgentClient(environment: environment) else { return nil }
+        guard let choice = StorageChoice(store: store), let client = AgentClient(environment: environment) else { return nil }
         self.client = client
         self.storage = choice.rawValue
     }

@@ -41,16 +41,18 @@ public final class SharedSession: Sendable {
     /// for the `authkit` command, or give your own logger.
     public let logger: Logger
 
-    /// The store `AUTHKIT_STORAGE` names, as the `authkit` command picks it: `kernel-keyring`
-    /// (`KernelKeyringStore`), `plain-file` (`PlainFileStore`), else the Secret Service.
-    /// The default of ``init(group:store:transport:environment:lockTimeout:logger:clock:)``,
+    /// The store the `authkit` command would use for `group` when no flag or configuration
+    /// names one: the one `AUTHKIT_STORAGE` names (`secret-service`, `kernel-keyring`,
+    /// `plain-file`), else the one the group's last sign-in was saved to when that was not the
+    /// Secret Service (`authkit login --storage kernel-keyring` records it), else the Secret
+    /// Service. The default of ``init(group:store:transport:environment:lockTimeout:logger:clock:)``,
     /// so a tool that names only the group finds the sign-in wherever the user keeps it.
-    public static func defaultStore(environment: [String: String] = ProcessInfo.processInfo.environment) -> any SecretStore {
-        switch environment["AUTHKIT_STORAGE"] {
-        case "kernel-keyring": return KernelKeyringStore()
-        case "plain-file": return PlainFileStore()
-        default: return SecretServiceStore()
-        }
+    public static func defaultStore(
+        group: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> any SecretStore {
+        if let named = environment["AUTHKIT_STORAGE"].flatMap(StorageChoice.init(rawValue:)) { return store(for: named) }
+        if let group, let recorded = StorageRecord.choice(for: group, environment: environment) { return store(for: recorded) }
+        return SecretServiceStore()
     }
 
     /// The store of `choice`.
@@ -66,8 +68,8 @@ public final class SharedSession: Sendable {
     ///
     /// - Parameters:
     ///   - group: the group name every sharing tool uses, e.g. `com.example.shared`.
-    ///   - store: where tokens live; by default the store `AUTHKIT_STORAGE` names
-    ///     (``defaultStore(environment:)``), else the Secret Service.
+    ///   - store: where tokens live; by default ``defaultStore(group:environment:)``:
+    ///     `AUTHKIT_STORAGE`, else where the group's sign-in was saved, else the Secret Service.
     ///   - transport: how refresh and revocation requests are sent.
     ///   - environment: for the lock directory (`XDG_RUNTIME_DIR`, `TMPDIR`).
     ///   - lockTimeout: how long to wait for another process's refresh of the group.
@@ -75,7 +77,7 @@ public final class SharedSession: Sendable {
     ///   - clock: the time used for expiry decisions.
     public init(
         group: String,
-        store: any SecretStore = SharedSession.defaultStore(),
+        store: (any SecretStore)? = nil,
         transport: any HTTPTransport = CurlHTTPTransport(),
         environment: [String: String] = ProcessInfo.processInfo.environment,
         lockTimeout: Duration = .seconds(60),
@@ -83,6 +85,7 @@ public final class SharedSession: Sendable {
         clock: @escaping @Sendable () -> Date = { Date() }
     ) throws(AuthKitError) {
         do { self.group = try SecretGroup(group) } catch { throw .storage(error) }
+        let store = store ?? Self.defaultStore(group: group, environment: environment)
         self.store = store
         self.transport = transport
         self.environment = environment
@@ -174,6 +177,12 @@ public final class SharedSession: Sendable {
             location = try await write(record, for: key)
         }
         await agent?.forget(group: group.name)
+        // Later commands look here without being told (StorageRecord).
+        if let choice = StorageChoice(store: store) {
+            do { try StorageRecord.record(choice, for: group.name, environment: environment) } catch {
+                logger.debug("could not record where the sign-in is", metadata: ["path": "\(error.path)", "error": "\(error.reason)"])
+            }
+        }
         return location
     }
 
@@ -210,6 +219,9 @@ public final class SharedSession: Sendable {
             do throws(SecretStoreError) { _ = try await store.deleteAll(in: group) } catch { throw .storage(error) }
         }
         await agent?.forget(group: group.name)
+        if let choice = StorageChoice(store: store), (try? await records().isEmpty) == true {
+            try? StorageRecord.forget(group.name, storedIn: choice, environment: environment)
+        }
         return outcomes
     }
 
