@@ -17,7 +17,9 @@ struct StatusCommand: AsyncParsableCommand {
         discussion: """
             For each account of the group: who, issuer and tenant, scopes, when the access \
             token expires, whether a refresh token is present, when the id_token was verified, \
-            and where the tokens are stored. Reads the token store only: no network.
+            and where the tokens are stored; then which other groups hold a sign-in (unless \
+            --group, AUTHKIT_GROUP or the config names the group). Reads the token store only: \
+            no network.
 
             Exit status: 0 when at least one account is usable (its access token is valid or \
             it can be refreshed), 1 when nobody is signed in or a new login is needed, 2 for \
@@ -63,6 +65,15 @@ struct StatusCommand: AsyncParsableCommand {
                 }
             }
             if !accounts.isEmpty, let agent = await Self.agentLine() { Terminal.printOut(agent) }
+            // Which other groups hold a sign-in, unless the group was asked for by name.
+            if profile.sources["group"] == nil, let shared = try? session.session(for: profile) {
+                let others = await shared.otherSignedInGroups()
+                if !others.isEmpty {
+                    Terminal.printOut(
+                        "\(accounts.isEmpty ? "" : "\n")Also signed in: the group\(others.count == 1 ? "" : "s") \(others.joined(separator: ", ")) "
+                            + "(`authkit status --group \(others[0])`)")
+                }
+            }
         }
         if usable { return }
         // A sign-in behind a locked collection is not gone: the store is unavailable until unlocked.

@@ -34,6 +34,10 @@ public protocol SecretStore: Sendable {
     @discardableResult
     nonisolated(nonsending) func deleteAll(in group: SecretGroup) async throws(SecretStoreError) -> Int
 
+    /// The groups that hold at least one item of ours whose kind is `kind`, sorted by name
+    /// (so a caller can say which other groups hold a sign-in). Reads no secret.
+    nonisolated(nonsending) func groups(holding kind: String) async throws(SecretStoreError) -> [SecretGroup]
+
     /// Where the group's items are or would be written, and whether that place is usable.
     nonisolated(nonsending) func storageStatus(for group: SecretGroup) async throws(SecretStoreError) -> StorageStatus
 

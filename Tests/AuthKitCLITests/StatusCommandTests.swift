@@ -76,6 +76,33 @@ import Testing
         #expect(report["error"] == .null)
     }
 
+    /// A plain `status` in the default group names the other groups holding a sign-in — in
+    /// the Secret Service and in the kernel keyring a login recorded — and `--group` narrows.
+    @Test func aPlainStatusNamesTheOtherGroupsThatHoldASignIn() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn()
+        let kernelGroup = "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))"
+        let login = try await world.authkit(
+            [
+                "login", "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--group", kernelGroup,
+                "--storage", "kernel-keyring",
+            ], environment: world.browserEnvironment(user: "ada"), timeout: 60)
+        #expect(login.status == 0, "\(login.stderr)")
+
+        let plain = try await world.authkit(["status"])
+        #expect(plain.status == 1, "nobody in the default group")
+        #expect(plain.stdout.hasPrefix("Nobody is signed in in the group authkit.\n"), "\(plain.stdout)")
+        let others = [world.group, kernelGroup].sorted().joined(separator: ", ")
+        #expect(plain.stdout.contains("Also signed in: the groups \(others) (`authkit status --group "), "\(plain.stdout)")
+        let narrowed = try await world.authkit(["status", "--group", "authkit"])
+        #expect(!narrowed.stdout.contains("Also signed in"), "\(narrowed.stdout)")
+        // The kernel keyring outlives the test: signed out here (the logout forgets the record).
+        #expect(try await world.authkit(["logout", "--group", kernelGroup]).status == 0)
+        #expect(!(try await world.authkit(["status"])).stdout.contains(kernelGroup))
+        try await world.assertNoSecretsLeaked()
+    }
+
     @Test func signedInShowsWhoWhereAndHowLongExitsZero() async throws {
         let world = try await CLIHarness.start(graph: true)
         defer { world.stop() }

@@ -71,6 +71,19 @@ public final class KernelKeyringStore: SecretStore {
         return id
     }
 
+    public nonisolated(nonsending) func groups(holding kind: String) async throws(SecretStoreError) -> [SecretGroup] {
+        var groups: [SecretGroup] = []
+        for id in try Self.members(of: try Self.persistentKeyring()) {
+            guard let (type, _, _, description) = Self.describe(id), type == "keyring", description.hasPrefix("authkit:"),
+                let group = try? SecretGroup(String(description.dropFirst("authkit:".count)))
+            else { continue }
+            if try await items(matching: ItemQuery(group: group, kind: kind), loadSecrets: false).contains(where: { $0.problem == nil }) {
+                groups.append(group)
+            }
+        }
+        return groups.sorted { $0.name < $1.name }
+    }
+
     public nonisolated(nonsending) func items(matching query: ItemQuery, loadSecrets: Bool) async throws(SecretStoreError) -> [StoredItem] {
         guard let keyring = try groupKeyring(query.group, create: false) else { return [] }
         let location = try location(keyring)

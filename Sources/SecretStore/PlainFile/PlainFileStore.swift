@@ -50,6 +50,25 @@ public final class PlainFileStore: SecretStore {
         }
     }
 
+    public nonisolated(nonsending) func groups(holding kind: String) async throws(SecretStoreError) -> [SecretGroup] {
+        guard let folder = opendir(directory) else { return [] }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            names.append(withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
+        }
+        closedir(folder)
+        var groups: [SecretGroup] = []
+        for name in names.sorted() where name.hasSuffix(".json") {
+            guard let group = try? SecretGroup(String(name.dropLast(".json".count))) else { continue }
+            if (try? await items(matching: ItemQuery(group: group, kind: kind), loadSecrets: false))?.contains(where: { $0.problem == nil })
+                == true
+            {
+                groups.append(group)
+            }
+        }
+        return groups
+    }
+
     @discardableResult
     public nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError)
         -> StorageLocation

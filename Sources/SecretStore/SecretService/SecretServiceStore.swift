@@ -41,6 +41,17 @@ public final class SecretServiceStore: SecretStore {
         }
     }
 
+    public nonisolated(nonsending) func groups(holding kind: String) async throws(SecretStoreError) -> [SecretGroup] {
+        let options = self.options
+        return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
+            let session = thread.session
+            let (found, collections) = try session.search([("kind", kind)], loadSecrets: false, options, thread)
+            session.release(collections)
+            let names = Set(found.compactMap { $0.attributes["group"] })
+            return names.compactMap { try? SecretGroup($0) }.sorted { $0.name < $1.name }
+        }
+    }
+
     @discardableResult
     public nonisolated(nonsending) func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError)
         -> StorageLocation
