@@ -77,3 +77,19 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 }
+
+/// `scripts/try --check`: the try-it shell's set-up (private keyring, local provider and Graph,
+/// a config file) makes the three commands it prints work as typed, with no flags.
+@Suite struct TryScriptTests {
+    @Test func theThreeFirstCommandsWorkAsPrinted() async throws {
+        let script = TestPaths.packageRoot.appendingPathComponent("scripts/try")
+        let bin = TestPaths.product("authkit").deletingLastPathComponent().path
+        let result = try await ProcessRunner.run(script, ["--check"], extraEnvironment: ["TRY_BIN": bin], timeout: 120)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("Signed in as Ada Lovelace"), "\(result.stderr)")
+        #expect(
+            result.stdout.contains("Group authkit") && result.stdout.contains("Ada Lovelace\tada.lovelace@contoso.test"), "\(result.stdout)"
+        )
+        #expect(result.stderr.contains("try: the three commands work"))
+    }
+}
