@@ -123,9 +123,10 @@ actor AgentCore {
                 questions = Task {
                     await previous?.value
                     // A connection that went away while it waited is not asked about.
-                    let yes =
-                        await self.isOpen(connection)
-                        ? (await confirmer?("Allow \(peer) an access token of \(ProviderText.displayable(group))?") ?? false) : false
+                    var yes = false
+                    if self.isOpen(connection), let confirmer {
+                        yes = await confirmer("Allow \(peer) an access token of \(ProviderText.displayable(group))?")
+                    }
                     self.answer(connection, allowed: yes)
                 }
             case .close(let connection):
