@@ -55,7 +55,11 @@ struct AuthKitCommand: AsyncParsableCommand {
         do {
             // The hot path scripts run in loops skips ArgumentParser (TokenFastPath).
             if let request = TokenFastPath.parse(Array(CommandLine.arguments.dropFirst())) {
-                try await request.run()
+                // From the agent, before the concurrency runtime starts a thread: most of
+                // what an agent-served `authkit token` would otherwise cost.
+                let profile = try? request.session.resolveProfile()
+                if let profile, request.runThroughAgentNow(profile) { return }
+                try await request.run(profile: profile)
                 return
             }
             // Run under a client's own name for its plug-in (docker-credential-authkit, a link

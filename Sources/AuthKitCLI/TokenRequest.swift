@@ -45,11 +45,12 @@ struct TokenRequest: Equatable {
     var session: SignInSelector { selector }
     var account: String? { selector.account }
 
-    /// Prints the token (and a newline) on standard output, or reports why not.
-    func run() async throws {
+    /// Prints the token (and a newline) on standard output, or reports why not. `profile`:
+    /// the settings already resolved (their warnings shown), else resolved here.
+    func run(profile: Profile? = nil) async throws {
         let output: String, expiresAt: Date
         do throws(AuthKitError) {
-            (output, expiresAt) = try await fetch()
+            (output, expiresAt) = try await fetch(profile)
         } catch {
             switch error.category {
             case .loginNeeded:
@@ -71,10 +72,27 @@ struct TokenRequest: Equatable {
         Terminal.write(fd: 1, output + "\n")
     }
 
+    /// The token straight from the agent, on the main thread before anything else starts
+    /// (no task, no thread, no store): true when it was printed. Only for a plain
+    /// `authkit token`; anything but a valid, long-enough token returns false and ``run()``
+    /// goes the usual way (which asks the agent again and reports what the store would).
+    func runThroughAgentNow(_ profile: Profile) -> Bool {
+        guard !json, !idToken else { return false }
+        guard
+            let token = SharedSession.agentAccessTokenNow(
+                group: profile.group, storage: profile.storage, account: account, scopes: scopes.isEmpty ? nil : scopes,
+                minimumLifetime: .seconds(minTTL), environment: session.environment),
+            Int(clamping: token.expiresAt.timeIntervalSinceNow) >= minTTL
+        else { return false }
+        Terminal.write(fd: 1, token.value + "\n")
+        return true
+    }
+
     /// The line to print — the token, the id_token, or the `--json` object — and when the
     /// token expires.
-    private func fetch() async throws(AuthKitError) -> (String, Date) {
-        let profile = try session.resolveProfile()
+    private func fetch(_ resolved: Profile?) async throws(AuthKitError) -> (String, Date) {
+        let profile: Profile
+        if let resolved { profile = resolved } else { profile = try session.resolveProfile() }
         let shared = try session.session(for: profile)
         if idToken {
             let token = try await shared.validIDToken(account: account, minimumLifetime: .seconds(minTTL))

@@ -6,6 +6,22 @@ import FoundationEssentials
 import Foundation
 #endif
 
+extension SharedSession {
+    /// The agent's access token for `group`, asked on the calling thread (one blocking
+    /// exchange on a unix socket, no task, no thread): for a process whose whole job is this
+    /// token (`authkit token`), so that nothing else starts. nil on anything but a valid token
+    /// — no agent, a failure, a malformed answer — and the caller then goes the usual way
+    /// (``validAccessToken(account:minimumLifetime:scopes:replacing:)``), which asks again and
+    /// reports what the store would. Never call it from a task: it blocks its thread.
+    package static func agentAccessTokenNow(
+        group: String, storage: StorageChoice, account: String?, scopes: [String]?, minimumLifetime: Duration,
+        environment: [String: String]
+    ) -> AccessToken? {
+        AgentRoute.accessTokenNow(
+            group: group, storage: storage, account: account, scopes: scopes, minimumLifetime: minimumLifetime, environment: environment)
+    }
+}
+
 /// How a session reaches the authkit agent: its client, and the name of the session's store
 /// on the wire. A session whose store the agent cannot name (a tool's own store) has none.
 struct AgentRoute: Sendable {
@@ -80,19 +96,41 @@ struct AgentRoute: Sendable {
                 session.logger.debug("the agent answered with a failure", metadata: ["code": "\(failure.code)"])
                 throw Self.cleaned(failure).error(group: session.group.name)
             }
-            // An answer is checked like anything from outside: a token of visible ASCII only,
-            // an expiry and an account.
-            guard let value = response.token, TokenResponse.isTransportable(value), let expiresAt = response.expiresAt,
-                expiresAt > 0, expiresAt < Int64(TokenRecord.latestTime), let account = response.account, !account.isEmpty
-            else {
+            guard let answer = Self.checked(response) else {
                 session.logger.debug("the agent's answer is malformed; reading the store")
                 return nil
             }
-            session.logger.debug("token from the agent", metadata: ["account": "\(ProviderText.displayable(account))"])
-            return Answer(
-                value: value, expiresAt: Date(timeIntervalSince1970: Double(expiresAt)), account: ProviderText.displayable(account),
-                scopes: (response.scopes ?? []).map(ProviderText.displayable), refreshed: response.refreshed ?? false)
+            session.logger.debug("token from the agent", metadata: ["account": "\(answer.account)"])
+            return answer
         }
+    }
+
+    /// A successful answer checked like anything from outside: a token of visible ASCII only,
+    /// an expiry and an account. nil when it is not one.
+    private static func checked(_ response: AgentResponse) -> Answer? {
+        guard response.ok, let value = response.token, TokenResponse.isTransportable(value), let expiresAt = response.expiresAt,
+            expiresAt > 0, expiresAt < Int64(TokenRecord.latestTime), let account = response.account, !account.isEmpty
+        else { return nil }
+        return Answer(
+            value: value, expiresAt: Date(timeIntervalSince1970: Double(expiresAt)), account: ProviderText.displayable(account),
+            scopes: (response.scopes ?? []).map(ProviderText.displayable), refreshed: response.refreshed ?? false)
+    }
+
+    /// See ``SharedSession/agentAccessTokenNow(group:storage:account:scopes:minimumLifetime:environment:)``.
+    static func accessTokenNow(
+        group: String, storage: StorageChoice, account: String?, scopes: [String]?, minimumLifetime: Duration,
+        environment: [String: String]
+    ) -> AccessToken? {
+        guard let client = AgentClient(environment: environment) else { return nil }
+        let request = AgentRequest(
+            op: .token, group: group, storage: storage.rawValue,
+            account: account ?? environment["AUTHKIT_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }, scopes: scopes,
+            minTTL: Int(clamping: minimumLifetime.components.seconds))
+        guard case .answer(let response) = AgentClient.exchange(path: client.path, request: request, timeout: client.answerTimeout),
+            let answer = checked(response)
+        else { return nil }
+        return AccessToken(
+            value: answer.value, expiresAt: answer.expiresAt, scopes: answer.scopes, account: answer.account, refreshed: answer.refreshed)
     }
 
     /// A failure's text as a terminal may show it (the agent at the end of a forward is not
