@@ -1,5 +1,6 @@
 // The floor for store-lookup, built by scripts/bench-store with swiftc (not a package target):
-// the least a static-stdlib Swift program can do for the same lookup — one
+// the least a static-stdlib Swift program can do for the same lookup — one (libsecret linked,
+// through the module map beside this file, not SecretStore's door that opens it on first use),
 // secret_password_lookupv_sync, no SecretStore, no concurrency, no bounds. It tells how much
 // of store-lookup's time is Swift start-up and how much is SecretStore.
 import CLibSecret

@@ -1,5 +1,11 @@
 import CLibSecret
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The `a{sv}` reply of Properties.GetAll, read without building a proxy.
 struct Properties: ~Copyable {
     private let dictionary: OpaquePointer?

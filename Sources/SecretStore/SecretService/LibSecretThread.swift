@@ -20,7 +20,7 @@ final class LibSecretThread: @unchecked Sendable {
     static let shared = LibSecretThread()
 
     /// Called with nil when the thread could not be started.
-    typealias Job = (LibSecretThread?) -> Void
+    typealias Job = (Result<LibSecretThread, SecretStoreError>) -> Void
 
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
@@ -46,13 +46,11 @@ final class LibSecretThread: @unchecked Sendable {
         _ body: @escaping @Sendable (LibSecretThread) throws(SecretStoreError) -> T
     ) async throws(SecretStoreError) -> T {
         let result: Result<T, SecretStoreError> = await withCheckedContinuation { continuation in
-            enqueue { thread in
-                guard let thread else {
-                    continuation.resume(
-                        returning: .failure(.providerFailure(operation: "start", message: "cannot start a thread for libsecret")))
-                    return
+            enqueue { started in
+                switch started {
+                case .failure(let error): continuation.resume(returning: .failure(error))
+                case .success(let thread): continuation.resume(returning: Result { () throws(SecretStoreError) -> T in try body(thread) })
                 }
-                continuation.resume(returning: Result { () throws(SecretStoreError) -> T in try body(thread) })
             }
         }
         return try result.get()
@@ -61,10 +59,17 @@ final class LibSecretThread: @unchecked Sendable {
     private func enqueue(_ job: @escaping Job) {
         pthread_mutex_lock(mutex)
         if !started {
+            // libsecret is opened on first use, not linked (scripts/generate-libsecret-door).
+            var message = [CChar](repeating: 0, count: 256)
+            if ak_libsecret_load(&message, message.count) != 0 {
+                pthread_mutex_unlock(mutex)
+                job(.failure(.noSecretService(detail: String(cString: message))))
+                return
+            }
             started = startThread()
             if !started {
                 pthread_mutex_unlock(mutex)
-                job(nil)
+                job(.failure(.providerFailure(operation: "start", message: "cannot start a thread for libsecret")))
                 return
             }
         }
@@ -97,7 +102,7 @@ final class LibSecretThread: @unchecked Sendable {
             while jobs.isEmpty { pthread_cond_wait(condition, mutex) }
             let job = jobs.removeFirst()
             pthread_mutex_unlock(mutex)
-            job(self)
+            job(.success(self))
         }
     }
 }
