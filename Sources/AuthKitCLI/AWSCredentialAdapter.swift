@@ -76,7 +76,7 @@ enum AWSCredentialAdapter: CredentialAdapter {
         return true
     }
 
-    static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
+    nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
         guard let role = flags.own["--role-arn"] else {
             throw CredentialPlugin.Failure(message: "authkit: credential aws needs --role-arn", code: ExitStatus.usage)
         }

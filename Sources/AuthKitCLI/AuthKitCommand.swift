@@ -51,6 +51,7 @@ struct AuthKitCommand: AsyncParsableCommand {
     /// Parses and runs the command, mapping errors to the documented exit codes
     /// (ExitStatus): usage errors exit 2, not ArgumentParser's default 64.
     static func main() async {
+        _ = MainThread.id
         LogSetup.bootstrapFromEnvironment()
         do {
             // The hot path scripts run in loops skips ArgumentParser (TokenFastPath).
@@ -72,12 +73,15 @@ struct AuthKitCommand: AsyncParsableCommand {
             let client = CredentialAdapters.aliased(name)?.client ?? cargo
             let arguments =
                 client.map { ["credential", $0] + CommandLine.arguments.dropFirst() } ?? Array(CommandLine.arguments.dropFirst())
-            let commands = configuration.subcommands.map { $0.configuration.commandName ?? "" }
-            if HelpTopics.handle(arguments, commands: commands) { return }
+            // Before the command list is built: that walks every command's configuration, and
+            // its dynamic casts scan every protocol conformance in the binary (a plug-in's
+            // millisecond; kubectl runs its plug-in twice per command).
             if let (client, flags) = CredentialFastPath.parse(arguments) {
                 try await CredentialFastPath.run(client: client, flags: flags)
                 return
             }
+            let commands = configuration.subcommands.map { $0.configuration.commandName ?? "" }
+            if HelpTopics.handle(arguments, commands: commands) { return }
             if arguments.first != "---completion" { HelpTopics.checkCommandLine(arguments, commands: commands) }
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {

@@ -53,7 +53,7 @@ enum CargoCredentialAdapter: CredentialAdapter {
     static var setupCommands: [any SetupClientCommand.Type] { [SetupCargoCommand.self] }
     static var greeting: String? { #"{"v":[1]}"# + "\n" }
 
-    static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
+    nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
         let line: String
         do throws(CredentialPlugin.Failure) {
             guard let read = try CredentialPlugin.readLine() else { return .none }  // cargo closed without asking

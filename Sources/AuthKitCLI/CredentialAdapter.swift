@@ -29,7 +29,7 @@ protocol CredentialAdapter {
     static func accepts(_ flags: CredentialFlags) -> Bool
     /// Reads the client's request (standard input, the environment), asks AuthKit, and returns
     /// the answer. Errors are one line (``CredentialPlugin/Failure``).
-    static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer
+    nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer
 }
 
 extension CredentialAdapter {

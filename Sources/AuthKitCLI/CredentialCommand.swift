@@ -112,7 +112,7 @@ enum CredentialFastPath {
     }
 
     /// Runs what ``parse(_:)`` found.
-    static func run(client: String, flags: CredentialFlags) async throws {
+    nonisolated(nonsending) static func run(client: String, flags: CredentialFlags) async throws {
         guard let adapter = CredentialAdapters.named(client) else { return }
         try await CredentialPlugin.serve(adapter, flags)
     }
@@ -149,10 +149,25 @@ enum CredentialPlugin {
     }
 
     /// A valid access token for `target`, at least `minTTL` seconds left.
-    static func accessToken(for target: CredentialTarget, _ flags: CredentialFlags) async throws(Failure) -> AccessToken {
+    ///
+    /// Run by the fast path on the main thread (``serve(_:_:)`` and the adapters run on their
+    /// caller's executor), it first asks the agent right there, before any other thread
+    /// starts — `authkit token`'s way (``TokenRequest/runThroughAgentNow(_:)``); kubectl runs
+    /// its plug-in twice per command, so this is most of what the plug-in costs it.
+    nonisolated(nonsending) static func accessToken(for target: CredentialTarget, _ flags: CredentialFlags) async throws(Failure)
+        -> AccessToken
+    {
         let settings = selector(target, flags), minTTL = flags.minTTL
         do throws(AuthKitError) {
             let profile = try settings.resolveProfile()
+            if MainThread.isCurrent,
+                let token = SharedSession.agentAccessTokenNow(
+                    group: profile.group, storage: profile.storage, account: target.account, scopes: target.scopes,
+                    minimumLifetime: .seconds(minTTL), environment: settings.environment),
+                Int(clamping: token.expiresAt.timeIntervalSinceNow) >= minTTL
+            {
+                return token
+            }
             let session = try settings.session(for: profile)
             return try await session.validAccessToken(account: target.account, minimumLifetime: .seconds(minTTL), scopes: target.scopes)
         } catch {
@@ -253,7 +268,7 @@ enum CredentialPlugin {
 
     /// Serves one request: the adapter's answer on standard output with its status; a failure
     /// is its one line on standard error and its exit code, with nothing on standard output.
-    static func serve(_ adapter: any CredentialAdapter.Type, _ flags: CredentialFlags) async throws {
+    nonisolated(nonsending) static func serve(_ adapter: any CredentialAdapter.Type, _ flags: CredentialFlags) async throws {
         let answer: CredentialAnswer
         do throws(Failure) {
             // Checked here, not in validate(): a plug-in's error is one line, not a usage page.

@@ -51,7 +51,7 @@ enum DockerCredentialAdapter: CredentialAdapter {
     /// `credentials.NewErrCredentialsNotFound`).
     static let notFound = "credentials not found in native keychain"
 
-    static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
+    nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
         // list needs no request; the others read one line (get, erase) or a JSON object (store).
         let input = flags.action == "list" ? "" : try CredentialPlugin.readInput()
         switch flags.action {

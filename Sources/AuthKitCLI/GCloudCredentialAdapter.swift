@@ -50,7 +50,7 @@ enum GCloudCredentialAdapter: CredentialAdapter {
 
     static func accepts(_ flags: CredentialFlags) -> Bool { flags.scopes.isEmpty }
 
-    static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
+    nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
         let environment = ProcessInfo.processInfo.environment
         let wanted = environment["GOOGLE_EXTERNAL_ACCOUNT_TOKEN_TYPE"] ?? idTokenType
         guard wanted == idTokenType || wanted == jwtType else {

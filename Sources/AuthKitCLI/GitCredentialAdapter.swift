@@ -49,7 +49,7 @@ enum GitCredentialAdapter: CredentialAdapter {
     static var command: any CredentialAdapterCommand.Type { CredentialGitCommand.self }
     static var setupCommands: [any SetupClientCommand.Type] { [SetupGitCommand.self] }
 
-    static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
+    nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
         let request = try GitCredentialRequest(parsing: try CredentialPlugin.readInput())
         if flags.action == "store" { return .none }  // git stores after every success; nothing to keep
         guard let target = try target(for: request, flags: flags) else { return .none }  // unmapped: git asks its next helper

@@ -67,7 +67,7 @@ enum KubectlCredentialAdapter: CredentialAdapter {
         CredentialKubectlCommand.TokenType(rawValue: flags.own["--token-type"] ?? "access-token")
     }
 
-    static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
+    nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
         let apiVersion = try Self.apiVersion(ProcessInfo.processInfo.environment["KUBERNETES_EXEC_INFO"])
         let target = flags.target(entry: "kubectl")
         let value: String, expiresAt: Date

@@ -63,7 +63,10 @@ final class LibSecretThread: @unchecked Sendable {
             var message = [CChar](repeating: 0, count: 256)
             if ak_libsecret_load(&message, message.count) != 0 {
                 pthread_mutex_unlock(mutex)
-                job(.failure(.noSecretService(detail: String(cString: message))))
+                job(
+                    .failure(
+                        .noSecretService(detail: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+                )
                 return
             }
             started = startThread()
