@@ -93,7 +93,7 @@ struct AuthKitCommand: AsyncParsableCommand {
             let code = exitCode(for: error)
             let message = fullMessage(for: error)
             if code == .success {
-                if !message.isEmpty { print(message) }
+                if !message.isEmpty { Terminal.printOut(message) }
                 Glibc.exit(0)
             }
             if !message.isEmpty { Terminal.printError(Voice.argumentParserMessage(message)) }

@@ -44,7 +44,7 @@ struct CredentialOptions: ParsableArguments {
     var minTTL: Int = 300
 
     func validate() throws {
-        guard TokenRequest.minTTLRange.contains(minTTL) else { throw ValidationError("--min-ttl must be between 0 and 86400 seconds") }
+        try TokenRequest.checkMinTTL(minTTL)
     }
 
     /// The flags these options give, with the client's `action` and own options.

@@ -45,9 +45,7 @@ struct TokenCommand: AsyncParsableCommand {
     var idToken = false
 
     func validate() throws {
-        guard TokenRequest.minTTLRange.contains(minTTL) else {
-            throw ValidationError("--min-ttl must be between 0 and 86400 seconds")
-        }
+        try TokenRequest.checkMinTTL(minTTL)
         if idToken && (json || !scopes.isEmpty) { throw ValidationError("--id-token takes neither --json nor --scope") }
     }
 
@@ -59,5 +57,13 @@ struct TokenCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await request.run()
+    }
+}
+
+extension TokenRequest {
+    /// The one check of `--min-ttl`, for every command that takes it (the fast paths decline
+    /// a value outside ``minTTLRange``, so this message is the only one).
+    static func checkMinTTL(_ seconds: Int) throws {
+        guard minTTLRange.contains(seconds) else { throw ValidationError("--min-ttl must be between 0 and 86400 seconds") }
     }
 }
