@@ -59,7 +59,7 @@ struct AuthKitCommand: AsyncParsableCommand {
                 // From the agent, before the concurrency runtime starts a thread: most of
                 // what an agent-served `authkit token` would otherwise cost.
                 let profile = try? request.session.resolveProfile()
-                if let profile, request.runThroughAgentNow(profile) { return }
+                if let profile, try request.runThroughAgentNow(profile) { return }
                 try await request.run(profile: profile)
                 return
             }

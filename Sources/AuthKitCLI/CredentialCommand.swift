@@ -161,12 +161,11 @@ enum CredentialPlugin {
         do throws(AuthKitError) {
             let profile = try settings.resolveProfile()
             if MainThread.isCurrent,
-                let token = SharedSession.agentAccessTokenNow(
+                let answer = SharedSession.agentAccessTokenNow(
                     group: profile.group, storage: profile.storage, account: target.account, scopes: target.scopes,
-                    minimumLifetime: .seconds(minTTL), environment: settings.environment),
-                Int(clamping: token.expiresAt.timeIntervalSinceNow) >= minTTL
+                    minimumLifetime: .seconds(minTTL), environment: settings.environment)
             {
-                return token
+                return try answer.get()
             }
             let session = try settings.session(for: profile)
             return try await session.validAccessToken(account: target.account, minimumLifetime: .seconds(minTTL), scopes: target.scopes)

@@ -48,10 +48,23 @@ struct TokenRequest: Equatable {
     /// Prints the token (and a newline) on standard output, or reports why not. `profile`:
     /// the settings already resolved (their warnings shown), else resolved here.
     func run(profile: Profile? = nil) async throws {
-        let output: String, expiresAt: Date
+        let fetched: Result<(String, Date), AuthKitError>
         do throws(AuthKitError) {
-            (output, expiresAt) = try await fetch(profile)
+            let (output, expiresAt) = try await fetch(profile)
+            fetched = .success((output + "\n", expiresAt))
         } catch {
+            fetched = .failure(error)
+        }
+        try finish(fetched)
+    }
+
+    /// Prints what was fetched (the line and when its token expires) or reports why not:
+    /// one way for the agent's answer and the store's.
+    private func finish(_ fetched: Result<(String, Date), AuthKitError>) throws {
+        let output: String, expiresAt: Date
+        switch fetched {
+        case .success(let value): (output, expiresAt) = value
+        case .failure(let error):
             switch error.category {
             case .loginNeeded:
                 // One line: scripts log stderr, and `$(authkit token)` leaves stdout empty.
@@ -69,22 +82,21 @@ struct TokenRequest: Equatable {
                     hint: "lower --min-ttl, or accept it with --allow-shorter"))
             throw ExitStatus.tokenTooShort
         }
-        Terminal.write(fd: 1, output + "\n")
+        Terminal.write(fd: 1, output)
     }
 
     /// The token straight from the agent, on the main thread before anything else starts
-    /// (no task, no thread, no store): true when it was printed. Only for a plain
-    /// `authkit token`; anything but a valid, long-enough token returns false and ``run()``
-    /// goes the usual way (which asks the agent again and reports what the store would).
-    func runThroughAgentNow(_ profile: Profile) -> Bool {
-        guard !json, !idToken else { return false }
-        guard
-            let token = SharedSession.agentAccessTokenNow(
+    /// (no task, no thread, no store): true when the agent answered — the token printed, or its
+    /// failure reported exactly as ``run(profile:)`` would (thrown). Only for a plain
+    /// `authkit token`; false when there is no agent to ask, and ``run(profile:)`` goes the
+    /// usual way.
+    func runThroughAgentNow(_ profile: Profile) throws -> Bool {
+        guard !json, !idToken,
+            let answer = SharedSession.agentAccessTokenNow(
                 group: profile.group, storage: profile.storage, account: account, scopes: scopes.isEmpty ? nil : scopes,
-                minimumLifetime: .seconds(minTTL), environment: session.environment),
-            Int(clamping: token.expiresAt.timeIntervalSinceNow) >= minTTL
+                minimumLifetime: .seconds(minTTL), environment: session.environment)
         else { return false }
-        Terminal.write(fd: 1, token.value + "\n")
+        try finish(answer.map { ($0.value + "\n", $0.expiresAt) })
         return true
     }
 

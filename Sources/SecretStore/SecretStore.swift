@@ -59,7 +59,7 @@ extension SecretStore {
     /// The sound item for `key`, else an unusable one of ours for it, else nil.
     public nonisolated(nonsending) func item(for key: ItemKey) async throws(SecretStoreError) -> StoredItem? {
         let found = try await items(matching: ItemQuery(key), loadSecrets: true)
-        return found.first { $0.problem == nil && $0.key == key } ?? found.first
+        return found.first { $0.problem == nil && $0.key == key } ?? found.first { $0.key == key }
     }
 
     /// Saves with ``ItemKey/defaultLabel``.

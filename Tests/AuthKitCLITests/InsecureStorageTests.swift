@@ -32,8 +32,11 @@ import Testing
         #expect(json["accounts"][0]["storage"]["encrypted"] == .bool(false))
         #expect(json["accounts"][0]["storage"]["path"].string?.hasPrefix(world.stateDirectory.path) == true)
 
-        // The Secret Service holds nothing: the two stores are separate.
-        #expect(try await world.authkit(["status", "--group", world.group]).status == 1)
+        // The Secret Service holds nothing: the two stores are separate. Without a flag the
+        // sign-in is found where it was stored (the login recorded it), and still announced.
+        #expect(try await world.authkit(["status", "--group", world.group, "--storage", "secret-service"]).status == 1)
+        let plain = try await world.authkit(["status", "--group", world.group])
+        #expect(plain.status == 0 && plain.stdout.contains("    storage:        PLAIN FILE "), "\(plain.stdout) \(plain.stderr)")
         let token = try await world.authkit(["token", "--group", world.group, "--insecure-storage"])
         #expect(token.status == 0)
         // AUTHKIT_STORAGE=plain-file is the same choice, for scripts.

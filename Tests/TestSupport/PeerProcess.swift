@@ -153,8 +153,10 @@ public final class PeerProcess: @unchecked Sendable {
 
     private static func terminate(_ process: TestProcess) {
         // End of input is the peer's first stop signal; SIGTERM, then SIGKILL, if it lingers.
+        // `wait` is true when the time ran out: only then is the peer still running. stop()
+        // returns with the peer gone (a test that stops its provider must find it stopped).
         process.closeInput()
-        if !process.wait(timeout: 2, killing: false) {
+        if process.wait(timeout: 2, killing: false) {
             process.send(signal: SIGTERM)
             process.wait(timeout: 5)
         }

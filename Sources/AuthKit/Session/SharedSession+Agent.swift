@@ -7,16 +7,18 @@ import Foundation
 #endif
 
 extension SharedSession {
-    /// The agent's access token for `group`, asked on the calling thread (one blocking
-    /// exchange on a unix socket, no task, no thread): for a process whose whole job is this
-    /// token (`authkit token`), so that nothing else starts. nil on anything but a valid token
-    /// — no agent, a failure, a malformed answer — and the caller then goes the usual way
-    /// (``validAccessToken(account:minimumLifetime:scopes:replacing:)``), which asks again and
-    /// reports what the store would. Never call it from a task: it blocks its thread.
+    /// The agent's answer for `group`'s access token, asked on the calling thread (one
+    /// blocking exchange on a unix socket, no task, no thread): for a process whose whole job
+    /// is this token (`authkit token`, a credential plug-in), so that nothing else starts. The
+    /// token, or the agent's failure as the error the store would have given (a refusal, not
+    /// signed in — never asked twice: a `--confirm` forward would ask its person again); nil
+    /// when there is no agent or its answer is malformed, and the caller goes the usual way
+    /// (``validAccessToken(account:minimumLifetime:scopes:replacing:)``). Never call it from a
+    /// task of the cooperative pool: it blocks its thread.
     package static func agentAccessTokenNow(
         group: String, storage: StorageChoice, account: String?, scopes: [String]?, minimumLifetime: Duration,
         environment: [String: String]
-    ) -> AccessToken? {
+    ) -> Result<AccessToken, AuthKitError>? {
         AgentRoute.accessTokenNow(
             group: group, storage: storage, account: account, scopes: scopes, minimumLifetime: minimumLifetime, environment: environment)
     }
@@ -120,17 +122,20 @@ struct AgentRoute: Sendable {
     static func accessTokenNow(
         group: String, storage: StorageChoice, account: String?, scopes: [String]?, minimumLifetime: Duration,
         environment: [String: String]
-    ) -> AccessToken? {
+    ) -> Result<AccessToken, AuthKitError>? {
         guard let client = AgentClient(environment: environment) else { return nil }
         let request = AgentRequest(
             op: .token, group: group, storage: storage.rawValue,
             account: account ?? environment["AUTHKIT_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }, scopes: scopes,
             minTTL: Int(clamping: minimumLifetime.components.seconds))
-        guard case .answer(let response) = AgentClient.exchange(path: client.path, request: request, timeout: client.answerTimeout),
-            let answer = checked(response)
+        guard case .answer(let response) = AgentClient.exchange(path: client.path, request: request, timeout: client.answerTimeout)
         else { return nil }
-        return AccessToken(
-            value: answer.value, expiresAt: answer.expiresAt, scopes: answer.scopes, account: answer.account, refreshed: answer.refreshed)
+        if !response.ok, let failure = response.error { return .failure(cleaned(failure).error(group: group)) }
+        guard let answer = checked(response) else { return nil }
+        return .success(
+            AccessToken(
+                value: answer.value, expiresAt: answer.expiresAt, scopes: answer.scopes, account: answer.account,
+                refreshed: answer.refreshed))
     }
 
     /// A failure's text as a terminal may show it (the agent at the end of a forward is not

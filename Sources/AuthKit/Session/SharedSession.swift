@@ -180,7 +180,7 @@ public final class SharedSession: Sendable {
         // Later commands look here without being told (StorageRecord).
         if let choice = StorageChoice(store: store) {
             do { try StorageRecord.record(choice, for: group.name, environment: environment) } catch {
-                logger.debug("could not record where the sign-in is", metadata: ["path": "\(error.path)", "error": "\(error.reason)"])
+                logger.debug("could not record where the sign-in is", metadata: ["path": "\(error.path)", "reason": "\(error.reason)"])
             }
         }
         return location

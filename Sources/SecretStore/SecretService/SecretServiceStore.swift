@@ -47,8 +47,14 @@ public final class SecretServiceStore: SecretStore {
             let session = thread.session
             let (found, collections) = try session.search([("kind", kind)], loadSecrets: false, options, thread)
             session.release(collections)
-            let names = Set(found.compactMap { $0.attributes["group"] })
-            return names.compactMap { try? SecretGroup($0) }.sorted { $0.name < $1.name }
+            var groups: [String: SecretGroup] = [:]
+            for item in found {
+                guard let name = item.attributes["group"], let group = try? SecretGroup(name),
+                    ItemSchema.key(from: item.attributes, group: group, secret: nil).1 == nil
+                else { continue }
+                groups[name] = group
+            }
+            return groups.values.sorted { $0.name < $1.name }
         }
     }
 
