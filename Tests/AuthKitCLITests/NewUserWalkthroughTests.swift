@@ -84,7 +84,10 @@ import Testing
     @Test func theThreeFirstCommandsWorkAsPrinted() async throws {
         let script = TestPaths.packageRoot.appendingPathComponent("scripts/try")
         let bin = TestPaths.product("authkit").deletingLastPathComponent().path
-        let result = try await ProcessRunner.run(script, ["--check"], extraEnvironment: ["TRY_BIN": bin], timeout: 120)
+        // A calling shell's AUTHKIT_* must not leak in (another test of this process may setenv
+        // one meanwhile); the script clears them itself too.
+        let environment = ProcessInfo.processInfo.environment.merging(["TRY_BIN": bin, "AUTHKIT_CLIENT_SECRET": "from-the-shell"]) { $1 }
+        let result = try await ProcessRunner.run(script, ["--check"], environment: environment, timeout: 120)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("Signed in as Ada Lovelace"), "\(result.stderr)")
         #expect(
