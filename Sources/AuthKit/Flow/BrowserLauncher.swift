@@ -24,6 +24,10 @@ public struct BrowserLauncher: Sendable {
     /// The commands tried, in order (each an argument vector template).
     public let commands: [[String]]
 
+    /// The environment the browser's is made from (`NAME=value` entries; nil: this process's).
+    /// Tests give their own instead of changing the environment of a process other tests share.
+    package var parentEnvironment: [String]?
+
     /// Builds the launcher from `$BROWSER` (when set and not empty) or `xdg-open`.
     public init(environment: [String: String]) {
         if let browser = environment["BROWSER"]?.trimmingASCIIWhitespace(), !browser.isEmpty {
@@ -47,7 +51,7 @@ public struct BrowserLauncher: Sendable {
         for template in commands {
             let argv = Self.arguments(template, url: url)
             guard let program = argv.first else { continue }
-            switch Self.spawn(argv) {
+            switch Self.spawn(argv, environment: Self.childEnvironment(parentEnvironment ?? ChildProcess.currentEnvironment())) {
             case .success:
                 return .launched(command: program)
             case .failure(let reason):
@@ -80,8 +84,8 @@ public struct BrowserLauncher: Sendable {
 
     private enum SpawnResult { case success, failure(String) }
 
-    private static func spawn(_ argv: [String]) -> SpawnResult {
-        var options = ChildProcess.Options(argv, environment: Self.childEnvironment())
+    private static func spawn(_ argv: [String], environment: [String]) -> SpawnResult {
+        var options = ChildProcess.Options(argv, environment: environment)
         // Its own process group: a Ctrl-C meant for authkit does not kill the browser.
         options.newProcessGroup = true
         let child: ChildProcess.Spawned
@@ -96,8 +100,8 @@ public struct BrowserLauncher: Sendable {
         return .success
     }
 
-    /// This process's environment without secrets meant for authkit alone.
-    private static func childEnvironment() -> [String] {
-        ChildProcess.currentEnvironment().filter { !$0.hasPrefix("AUTHKIT_CLIENT_SECRET=") }
+    /// The environment without secrets meant for authkit alone.
+    private static func childEnvironment(_ parent: [String]) -> [String] {
+        parent.filter { !$0.hasPrefix("AUTHKIT_CLIENT_SECRET=") }
     }
 }

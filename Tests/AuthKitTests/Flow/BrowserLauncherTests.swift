@@ -1,4 +1,5 @@
 import Foundation
+import ChildProcess
 import Testing
 import TestSupport
 @testable import AuthKit
@@ -30,9 +31,10 @@ struct BrowserLauncherTests {
         """.write(to: script, atomically: false, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: script.path)
 
-        setenv("AUTHKIT_CLIENT_SECRET", "must-not-leak", 1)
-        defer { unsetenv("AUTHKIT_CLIENT_SECRET") }
-        let launcher = BrowserLauncher(commands: [["/nonexistent/browser"], [script.path]])
+        // The secret in the launcher's parent environment, not setenv: other tests of this
+        // process start children meanwhile, and would inherit it.
+        var launcher = BrowserLauncher(commands: [["/nonexistent/browser"], [script.path]])
+        launcher.parentEnvironment = ChildProcess.currentEnvironment() + ["AUTHKIT_CLIENT_SECRET=must-not-leak"]
         let url = "http://127.0.0.1:1/?a=1&b=$(touch%20pwned);x"
         #expect(launcher.open(url) == .launched(command: script.path))
         var text = ""
