@@ -40,6 +40,8 @@ struct SSHCommand: AsyncParsableCommand {
     var arguments: [String] = []
 
     func validate() throws {
+        // ssh's own words are passed through, but ssh has no -h: a first --help or -h is ours.
+        if let first = arguments.first, first == "--help" || first == "-h" { throw CleanExit.helpRequest(self) }
         if forward.confirm {
             throw ValidationError(
                 "--confirm needs the terminal, which ssh uses for the session: run `authkit agent forward --confirm` in another terminal and forward its socket with ssh -R"
