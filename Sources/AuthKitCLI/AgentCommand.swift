@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthKit
 import ChildProcess
+import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -93,14 +94,15 @@ struct AgentRunCommand: AsyncParsableCommand {
 enum AgentService {
     static func serve(
         path: String, policy: AgentPolicy, environment: [String: String], inherited: Int32? = nil,
-        confirmer: (@Sendable (String) async -> Bool)? = nil, ready: () -> Void = {}
+        confirmer: (@Sendable (String) async -> Bool)? = nil, logLevel: Logger.Level = .info, ready: () -> Void = {}
     ) async throws {
         if !AgentServer.protectMemory() {
             Terminal.printError("authkit: warning: could not forbid core dumps of the agent (prctl)")
         }
         let server: AgentServer
         do throws(AgentServer.Failure) {
-            server = try await start(path: path, policy: policy, environment: environment, inherited: inherited, confirmer: confirmer)
+            server = try await start(
+                path: path, policy: policy, environment: environment, inherited: inherited, confirmer: confirmer, logLevel: logLevel)
         } catch {
             Terminal.printError(Voice.error(error.description))
             throw ExitStatus.usage
@@ -112,14 +114,14 @@ enum AgentService {
 
     static func start(
         path: String, policy: AgentPolicy, environment: [String: String], inherited: Int32? = nil,
-        confirmer: (@Sendable (String) async -> Bool)? = nil
+        confirmer: (@Sendable (String) async -> Bool)? = nil, logLevel: Logger.Level = .info
     ) async throws(AgentServer.Failure) -> AgentServer {
         ignoreHangup()
         var configuration = AgentServer.Configuration(socketPath: path, policy: policy)
         configuration.inheritedDescriptor = inherited
         configuration.confirmer = confirmer
         let server = try await AgentServer.start(
-            configuration, sessions: AgentSessions(environment: environment), logger: LogSetup.agentLogger)
+            configuration, sessions: AgentSessions(environment: environment), logger: LogSetup.agentLogger(level: logLevel))
         // systemd's socket file is systemd's to remove.
         if inherited == nil { AgentSignals.removeOnSignal(path) } else { AgentSignals.exitOnSignal() }
         return server

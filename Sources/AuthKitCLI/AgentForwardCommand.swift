@@ -107,7 +107,9 @@ struct AgentForwardCommand: AsyncParsableCommand {
             }
             confirmer = { question in await terminal.ask(question) }
         }
-        try await AgentService.serve(path: path, policy: policy, environment: environment, confirmer: confirmer) {
+        // It says what it serves itself (below); its log shows only what went wrong unless
+        // AUTHKIT_LOG asks for more.
+        try await AgentService.serve(path: path, policy: policy, environment: environment, confirmer: confirmer, logLevel: .warning) {
             Terminal.printOut(path)
             Terminal.printError(
                 "authkit: forwarding \(policy.groups?.keys.sorted().joined(separator: ", ") ?? "") on \(path); Ctrl-C ends it.")

@@ -13,11 +13,12 @@ enum LogSetup {
     static let logger = Logger(label: "authkit")
 
     /// The agent's log: what it serves and refuses (never a token) on standard error, at
-    /// `info` unless AUTHKIT_LOG says otherwise — systemd's journal keeps it.
-    static var agentLogger: Logger {
+    /// `level` unless AUTHKIT_LOG says otherwise — `info` for an agent or a forward of its own
+    /// (systemd's journal keeps it), `warning` inside a terminal session such as `authkit ssh`'s.
+    static func agentLogger(level: Logger.Level = .info) -> Logger {
         var logger = Logger(label: "authkit.agent") { StreamLogHandler.standardError(label: $0) }
-        let level = getenv("AUTHKIT_LOG").flatMap { Logger.Level(rawValue: String(cString: $0).lowercased()) }
-        logger.logLevel = level ?? .info
+        let chosen = getenv("AUTHKIT_LOG").flatMap { Logger.Level(rawValue: String(cString: $0).lowercased()) }
+        logger.logLevel = chosen ?? level
         return logger
     }
 

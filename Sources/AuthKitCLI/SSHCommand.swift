@@ -62,7 +62,8 @@ struct SSHCommand: AsyncParsableCommand {
         do throws(AgentServer.Failure) {
             local = try AgentServer.privateDirectory(environment: environment) + "/" + AgentServer.randomName(prefix: "ssh-") + ".sock"
             remote = "/tmp/" + (try AgentServer.randomName(prefix: "authkit-agent-")) + ".sock"
-            server = try await AgentService.start(path: local, policy: policy, environment: environment)
+            // Quiet in the session's terminal: only what went wrong (AUTHKIT_LOG=info for more).
+            server = try await AgentService.start(path: local, policy: policy, environment: environment, logLevel: .warning)
         } catch {
             Terminal.printError(Voice.error(error.description))
             throw ExitStatus.usage

@@ -46,7 +46,9 @@ struct StatusCommand: AsyncParsableCommand {
                 // Scripts get an answer on stdout even now; whether anyone is signed in is unknown.
                 printJSON(StatusReport(group: profile.group, signedIn: nil, usable: false, accounts: [], error: error.description))
             }
-            throw failure(error)
+            let hint = await AgentNotice.storeHint(
+                for: error, command: "status", refusal: "tell a sign-in's status", environment: session.settings.environment)
+            throw failure(error, hint: hint)
         }
         let now = Date()
         let usable = accounts.contains { Self.isUsable($0, now: now) }

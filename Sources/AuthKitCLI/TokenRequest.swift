@@ -55,12 +55,16 @@ struct TokenRequest: Equatable {
         } catch {
             fetched = .failure(error)
         }
-        try finish(fetched)
+        var hint: String?
+        if case .failure(let error) = fetched {
+            hint = await AgentNotice.storeHint(for: error, command: "token", refusal: nil, environment: session.environment)
+        }
+        try finish(fetched, hint: hint)
     }
 
     /// Prints what was fetched (the line and when its token expires) or reports why not:
-    /// one way for the agent's answer and the store's.
-    private func finish(_ fetched: Result<(String, Date), AuthKitError>) throws {
+    /// one way for the agent's answer and the store's. `hint` replaces the error's own.
+    private func finish(_ fetched: Result<(String, Date), AuthKitError>, hint: String? = nil) throws {
         let output: String, expiresAt: Date
         switch fetched {
         case .success(let value): (output, expiresAt) = value
@@ -71,7 +75,7 @@ struct TokenRequest: Equatable {
                 Terminal.printError("authkit: \(error); " + signInHint(session))
                 throw ExitStatus.loginNeeded
             default:
-                throw failure(error)
+                throw failure(error, hint: hint)
             }
         }
         let left = Int(clamping: expiresAt.timeIntervalSinceNow)

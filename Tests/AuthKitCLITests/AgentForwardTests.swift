@@ -24,17 +24,18 @@ import Glibc
 
     /// `authkit ARGUMENTS` inside bubblewrap: the whole file system read-only, but /tmp, /run,
     /// /root and /home empty (no D-Bus socket, no keyring, no home), a clean environment, and
-    /// only the forwarded socket at /run/authkit/agent.sock.
-    static func sandboxed(_ command: [String], socket: String, config: URL? = nil) throws -> ProcessResult {
+    /// only the forwarded socket at /run/authkit/agent.sock (nil: nothing there, as after the
+    /// forward ended).
+    static func sandboxed(_ command: [String], socket: String?, config: URL? = nil) throws -> ProcessResult {
         var arguments = [
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/root", "--tmpfs", "/home",
             "--ro-bind", TestPaths.product("authkit").path, "/run/bin/authkit",
-            "--bind", socket, "/run/authkit/agent.sock",
             "--unshare-all", "--share-net", "--die-with-parent", "--clearenv",
             "--setenv", "AUTHKIT_AGENT_SOCK", "/run/authkit/agent.sock", "--setenv", "HOME", "/root",
             "--setenv", "PATH", "/run/bin:/usr/bin:/bin", "--setenv", "GIT_TERMINAL_PROMPT", "0",
         ]
+        if let socket { arguments += ["--bind", socket, "/run/authkit/agent.sock"] }
         if let config { arguments += ["--ro-bind", config.path, "/run/config", "--setenv", "XDG_CONFIG_HOME", "/run/config"] }
         return try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/bwrap"), arguments + command, environment: [:], timeout: 60)
     }
@@ -95,9 +96,16 @@ import Glibc
             #expect(result.status == 2 && result.stdout.isEmpty, "\(refused): \(result.stdout)\(result.stderr)")
             #expect(result.stderr.contains("forwarded agent socket does not"), "\(result.stderr)")
         }
-        let logout = try await offThePool { try Self.sandboxed(["authkit", "logout", "--group", world.group], socket: socket) }
-        world.recordExternal("authkit", ["logout"], logout)
-        #expect(logout.status != 0, "no store in the sandbox to sign out of: \(logout.stderr)")
+        // Status and sign-out are the sign-in's machine's: the sandbox is told so, not how to
+        // start a D-Bus session.
+        for (command, refusal) in [("logout", "which does not sign out"), ("status", "which does not tell a sign-in's status")] {
+            let result = try await offThePool { try Self.sandboxed(["authkit", command, "--group", world.group], socket: socket) }
+            world.recordExternal("authkit", [command], result)
+            #expect(result.status == 3 && result.stdout.isEmpty, "no store in the sandbox: \(result.stdout)\(result.stderr)")
+            #expect(
+                result.stderr.contains("forwarded agent socket (/run/authkit/agent.sock), \(refusal)")
+                    && result.stderr.contains("run `authkit \(command)` on the machine that forwarded it"), "\(result.stderr)")
+        }
         #expect(try await world.authkit(["token", "--group", world.group]).stdout == hostToken.stdout, "the sign-in is untouched")
 
         // The protocol itself: every operation, and one that does not exist, on the forwarded
@@ -150,6 +158,11 @@ import Glibc
             Issue.record("a closed forward still answers")
             return
         }
+        // The sandbox still names the socket: it hears that the forward has ended.
+        let after = try await offThePool { try Self.sandboxed(token, socket: nil) }
+        world.recordExternal("authkit", Array(token.dropFirst()), after)
+        #expect(after.status == 3 && after.stdout.isEmpty, "\(after.stdout)\(after.stderr)")
+        #expect(after.stderr.contains("AUTHKIT_AGENT_SOCK names a socket nobody answers on"), "\(after.stderr)")
         try await world.assertNoSecretsLeaked()
     }
 }
@@ -200,6 +213,7 @@ import Glibc
         let token = try await ssh("\(remoteEnvironment) \(authkit) token --group \(world.group)")
         world.recordExternal("authkit", ["token", "--group", world.group], token)
         #expect(token.status == 0 && token.stdout == hostToken.stdout, "the remote account gets the laptop's token: \(token.stderr)")
+        #expect(token.stderr.isEmpty, "nothing of the forward's own in the session's terminal: \(token.stderr)")
 
         let clone = try await ssh(
             "\(remoteEnvironment) GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0 git -c 'credential.helper=!\(authkit) credential git' "
