@@ -35,6 +35,14 @@ import Glibc
         let status = try await world.authkit(["status", "--group", world.group])
         #expect(status.status == 0 && status.stdout.contains("served by:      the agent (tokens from memory), pid "), "\(status.stdout)")
         #expect(!(try await world.authkit(["status", "--group", world.group], environment: Self.noAgent)).stdout.contains("served by:"))
+        // A full agent is no forward: without a bus, status keeps the store's own hint; and with
+        // AUTHKIT_AGENT=off the socket is neither asked nor mentioned.
+        for environment in [Self.noBus, Self.noBus.merging(Self.noAgent) { $1 }] {
+            let unreachable = try await world.authkit(["status", "--group", world.group], environment: environment)
+            #expect(
+                unreachable.status == 3 && unreachable.stderr.contains("dbus-run-session") && !unreachable.stderr.contains("forward"),
+                "\(unreachable.stderr)")
+        }
 
         let idToken = try await world.authkit(["token", "--id-token", "--group", world.group], environment: Self.noBus)
         #expect(idToken.status == 0, "\(idToken.stderr)")

@@ -159,10 +159,14 @@ import Glibc
             return
         }
         // The sandbox still names the socket: it hears that the forward has ended.
-        let after = try await offThePool { try Self.sandboxed(token, socket: nil) }
-        world.recordExternal("authkit", Array(token.dropFirst()), after)
-        #expect(after.status == 3 && after.stdout.isEmpty, "\(after.stdout)\(after.stderr)")
-        #expect(after.stderr.contains("AUTHKIT_AGENT_SOCK names a socket nobody answers on"), "\(after.stderr)")
+        for command in [token, ["authkit", "exec", "--group", world.group, "--", "true"]] {
+            let after = try await offThePool { try Self.sandboxed(command, socket: nil) }
+            world.recordExternal("authkit", Array(command.dropFirst()), after)
+            #expect(after.status == 3 && after.stdout.isEmpty, "\(command): \(after.stdout)\(after.stderr)")
+            #expect(
+                after.stderr.contains("hint: no agent answers at /run/authkit/agent.sock: the forward that made it has ended"),
+                "\(command): \(after.stderr)")
+        }
         try await world.assertNoSecretsLeaked()
     }
 }
