@@ -198,7 +198,10 @@ import Glibc
         }
         chmod(home.path, 0o700)
 
-        let authkit = TestPaths.product("authkit").path
+        // The remote account runs authkit from a copy it can reach (the checkout may be private).
+        let reachable = try ReachableCopy(of: TestPaths.product("authkit"))
+        defer { reachable.remove() }
+        let authkit = reachable.url.path
         let remoteEnvironment =
             "env -i PATH=/usr/bin:/bin HOME=\(home.path) XDG_CONFIG_HOME=\(home.path)/config AUTHKIT_AGENT_SOCK=\"$AUTHKIT_AGENT_SOCK\""
         func ssh(_ command: String, forward: Bool = true) async throws -> ProcessResult {

@@ -33,13 +33,17 @@ public enum UnprivilegedUser {
     }
 
     /// Runs `executable` as the user with exactly `environment` (nothing of the caller's).
+    /// An executable of the checkout runs from a copy the user can reach: a checkout lives in a
+    /// folder only its owner may enter (a 0700 home, `mktemp -d`).
     public static func run(
         _ executable: URL, _ arguments: [String], environment: [String: String], stdin: String? = nil, timeout: TimeInterval = 60
     ) throws -> ProcessResult {
+        let reachable = try ReachableCopy(of: executable)
+        defer { reachable.remove() }
         let assignments = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         return try ProcessRunner.run(
             URL(fileURLWithPath: "/usr/bin/setpriv"),
-            ["--reuid=\(name)", "--regid=\(name)", "--init-groups", "/usr/bin/env", "-i"] + assignments + [executable.path] + arguments,
+            ["--reuid=\(name)", "--regid=\(name)", "--init-groups", "/usr/bin/env", "-i"] + assignments + [reachable.url.path] + arguments,
             environment: [:], stdin: stdin, timeout: timeout)
     }
 }
