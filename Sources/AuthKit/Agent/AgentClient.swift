@@ -61,6 +61,9 @@ package struct AgentClient: Sendable {
         guard let peer = AgentSocket.peer(fd), peer.uid == getuid() else {
             return .unavailable("the socket \(path) is served by another user; not used")
         }
+        // An agent whose own environment names its own socket (a forward given the socket it
+        // serves) would wait for itself.
+        guard peer.pid != getpid() else { return .unavailable("the socket \(path) is this process's own; not used") }
         let message = AgentMessage.encode(request)
         guard AgentSocket.writeAll(fd, message) else { return .unavailable("the agent closed the connection") }
         let deadline = ContinuousClock.now + timeout

@@ -41,9 +41,16 @@ actor AgentCore {
     }
 
     private func register(_ channel: any Channel, peer: String, limit: Int) -> AgentStateMachine.Connection? {
-        guard channels.count < limit else {
-            logger.warning("too many connections; one refused", metadata: ["limit": "\(limit)"])
-            return nil
+        if channels.count >= limit {
+            // The oldest connection that waits for no answer makes room: connections held open
+            // (by a slow or hostile client) cannot lock everyone else out.
+            guard let idle = channels.keys.filter({ (busy[$0] ?? 0) == 0 }).min(), let victim = channels[idle] else {
+                logger.warning("too many connections waiting for answers; one refused", metadata: ["limit": "\(limit)"])
+                return nil
+            }
+            logger.info("connection limit reached; the oldest idle connection closed", metadata: ["limit": "\(limit)"])
+            closed(idle)
+            victim.close(promise: nil)
         }
         nextConnection += 1
         channels[nextConnection] = channel
@@ -111,7 +118,7 @@ actor AgentCore {
                     await sessions.markRejected(token, group: group, storage: storage)
                     self.perform([.reply(connection, AgentResponse(ok: true))])
                 }
-            case .confirm(let connection, let group, let peer):
+            case .confirm(let connection, let group, let idToken, let peer):
                 let previous = questions
                 let confirmer = self.confirmer
                 pendingQuestions += 1
@@ -125,7 +132,8 @@ actor AgentCore {
                     // A connection that went away while it waited is not asked about.
                     var yes = false
                     if self.isOpen(connection), let confirmer {
-                        yes = await confirmer("Allow \(peer) an access token of \(ProviderText.displayable(group))?")
+                        let kind = idToken ? "an id_token" : "an access token"
+                        yes = await confirmer("Allow \(peer) \(kind) of \(ProviderText.displayable(group))?")
                     }
                     self.answer(connection, allowed: yes)
                 }

@@ -39,7 +39,9 @@ package struct AgentPolicy: Sendable, Equatable {
         case .forget, .stop:
             return .failure(.refused("a forwarded agent socket only hands out tokens"))
         }
-        guard request.op == .token || request.op == .idToken else { return .success("") }
+        guard request.op != .hello else { return .success("") }
+        // A token, an id_token or a rejection: only of a group this socket serves, before any
+        // state is kept for it.
         let group = request.group ?? ""
         guard let storage = groups[group] else {
             return .failure(.refused("this forwarded agent socket does not serve the group ‘\(ProviderText.displayable(group))’"))

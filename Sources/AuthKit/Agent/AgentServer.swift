@@ -16,8 +16,11 @@ import Glibc
 /// * The socket is created 0600 in a directory only its user can write; a socket file left by
 ///   a dead agent is replaced, a live agent's is never taken over.
 /// * A connection that sends nothing for ``Configuration/idleTimeout`` while it waits for no
-///   answer is closed; a line over ``AgentMessage/maximumLineBytes`` closes it. A slow or
-///   hostile client holds only its own connection.
+///   answer is closed; so is one whose request line is longer than
+///   ``AgentLineDecoder/maximumRequestBytes`` or takes longer than
+///   ``AgentLineDecoder/lineTimeout`` to arrive. At the connection limit the oldest connection
+///   that waits for no answer makes room for a new one. A slow or hostile client holds only its
+///   own connection, for a bounded time.
 package final class AgentServer: Sendable {
     package struct Configuration: Sendable {
         package var socketPath: String
@@ -188,13 +191,19 @@ package final class AgentServer: Sendable {
         var existing = stat()
         guard fstatat(fd, String(path[path.index(after: slash)...]), &existing, AT_SYMLINK_NOFOLLOW) == 0 else { return }
         guard existing.st_mode & S_IFMT == S_IFSOCK else { throw Failure("\(path) exists and is not a socket; it was left alone") }
-        if case .success(let live) = AgentSocket.connect(path) {
+        switch AgentSocket.connect(path) {
+        case .success(let live):
             let owner = AgentSocket.peer(live)
             Glibc.close(live)
             throw Failure(
                 "an agent already serves \(path)" + (owner.map { " (pid \($0.pid))" } ?? "") + "; stop it first (authkit agent stop)")
+        case .failure(let failure) where failure.code == ECONNREFUSED:
+            // Nobody listens: a dead agent's file, replaced.
+            unlink(path)
+        case .failure(let failure):
+            // A busy agent (a full queue), or a socket we may not use: never taken over.
+            throw Failure("\(path) may still be served (\(failure.description)); it was left alone")
         }
-        unlink(path)
     }
 
     // MARK: Connections
@@ -215,78 +224,12 @@ package final class AgentServer: Sendable {
                 return child.eventLoop.makeCompletedFuture {
                     try child.pipeline.syncOperations.addHandlers([
                         IdleStateHandler(readTimeout: idle),
-                        ByteToMessageHandler(AgentLineDecoder()),
+                        ByteToMessageHandler(AgentLineDecoder(deadline: AgentLineDecoder.lineTimeout)),
                         AgentConnectionHandler(core: core, connection: id),
                     ])
                 }
             }
         }
-    }
-}
-
-/// Splits the byte stream into request lines of bounded length.
-struct AgentLineDecoder: ByteToMessageDecoder {
-    typealias InboundOut = ByteBuffer
-    struct Oversized: Error {}
-
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        if let newline = buffer.readableBytesView.firstIndex(of: 0x0A) {
-            let length = newline - buffer.readerIndex
-            guard length <= AgentMessage.maximumLineBytes, let line = buffer.readSlice(length: length) else { throw Oversized() }
-            buffer.moveReaderIndex(forwardBy: 1)
-            context.fireChannelRead(Self.wrapInboundOut(line))
-            return .continue
-        }
-        guard buffer.readableBytes <= AgentMessage.maximumLineBytes else { throw Oversized() }
-        return .needMoreData
-    }
-}
-
-/// Hands each line to the core; closes an idle connection that waits for nothing.
-final class AgentConnectionHandler: ChannelInboundHandler, Sendable {
-    typealias InboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
-
-    let core: AgentCore
-    let connection: AgentStateMachine.Connection
-
-    init(core: AgentCore, connection: AgentStateMachine.Connection) {
-        self.core = core
-        self.connection = connection
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let line = Array(unwrapInboundIn(data).readableBytesView)
-        let core = self.core
-        let connection = self.connection
-        Task { await core.receive(line, from: connection) }
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
-            let connection = self.connection
-            let core = self.core
-            let channel = context.channel
-            Task { if await !core.isWaiting(connection) { try? await channel.close() } }
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if error is AgentLineDecoder.Oversized {
-            let reply = AgentMessage.encode(
-                AgentResponse.failure(.badRequest("the message is longer than \(AgentMessage.maximumLineBytes) bytes")))
-            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: reply)), promise: nil)
-        }
-        context.close(promise: nil)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        let core = self.core
-        let connection = self.connection
-        Task { await core.closed(connection) }
-        context.fireChannelInactive()
     }
 }
 

@@ -9,6 +9,10 @@
 ///   served within that interval.
 /// * `forget` (a login, a logout) and `rejected` (a server's 401) drop what is held at once.
 /// * Only access tokens and id_tokens are ever held; a refresh token never enters the agent.
+/// * A forwarded socket's client cannot make the machine refresh at will: its `min_ttl` is
+///   capped at ``maximumForwardedMinTTL`` and its `rejected` marks a group's token stale at
+///   most once per ``forwardedRejectionInterval``. It changes state only for the groups it
+///   serves, and every map here is bounded by what is held, fetched or connected.
 package struct AgentStateMachine: Sendable {
     /// What identifies one held token.
     package struct Key: Hashable, Sendable {
@@ -58,9 +62,9 @@ package struct AgentStateMachine: Sendable {
         /// A server refused this token: mark it stale in the group's store (the next request
         /// refreshes), then answer the connection `ok`.
         case markRejected(group: String, storage: String, token: String, then: Connection)
-        /// Ask the person at the terminal whether this connection may have tokens (`--confirm`);
-        /// call ``confirmed(_:allowed:now:)`` with the answer.
-        case confirm(Connection, group: String, peer: String)
+        /// Ask the person at the terminal whether this connection may have tokens of this kind
+        /// for this group (`--confirm`); call ``confirmed(_:allowed:now:)`` with the answer.
+        case confirm(Connection, group: String, idToken: Bool, peer: String)
         /// Close the connection (after a malformed request).
         case close(Connection)
         /// Stop serving.
@@ -84,19 +88,33 @@ package struct AgentStateMachine: Sendable {
     private var waiting: [Key: [Waiter]] = [:]
     /// The `min_ttl` of the fetch under way for a key.
     private var fetching: [Key: Int] = [:]
-    /// Bumped by `forget` and `rejected`: a fetch that began before may have read what the
-    /// store no longer holds, so its answer is not kept or handed out; it is fetched again.
+    /// Bumped by `forget` and `rejected` while a fetch of the group is under way: a fetch that
+    /// began before may have read what the store no longer holds, so its answer is not kept or
+    /// handed out; it is fetched again. A group leaves the map with its last fetch.
     private var generations: [String: Int] = [:]
     private var fetchGeneration: [Key: Int] = [:]
-    /// `--confirm`: connections the person allowed, and the first request of each connection
-    /// waiting for the answer.
-    private var allowed: Set<Connection> = []
+    /// A forwarded socket: when each served group's token was last marked stale (monotonic).
+    private var lastRejection: [String: Double] = [:]
+    /// `--confirm`: what the person allowed (a connection, a group, a kind of token), and the
+    /// request of each connection waiting for the answer.
+    private var allowed: Set<Grant> = []
     private var awaitingConfirmation: [Connection: (AgentRequest, String)] = [:]
     /// Who is at the other end of each connection, for the question (`SO_PEERCRED`).
     private var peers: [Connection: String] = [:]
 
     package static let maximumHeld = 512
     package static let maximumMinTTL = 86_400
+    /// The longest `min_ttl` a forwarded socket's client gets: asking more would refresh on
+    /// every request.
+    package static let maximumForwardedMinTTL = 300
+    /// How often a forwarded socket's `rejected` may send the machine to the provider.
+    package static let forwardedRejectionInterval: Double = 60
+
+    private struct Grant: Hashable {
+        var connection: Connection
+        var group: String
+        var idToken: Bool
+    }
 
     package init(policy: AgentPolicy, recheckInterval: Double = 1, pid: Int32) {
         self.policy = policy
@@ -141,26 +159,41 @@ package struct AgentStateMachine: Sendable {
         case .forget:
             guard let group = request.group else { return [.reply(connection, .failure(.badRequest("forget needs a group")))] }
             held = held.filter { $0.key.group != group }
-            generations[group, default: 0] += 1
+            changed(group)
             return [.reply(connection, AgentResponse(ok: true))]
         case .rejected:
             guard let value = request.token, !value.isEmpty else { return [.reply(connection, AgentResponse(ok: true))] }
             held = held.filter { $0.value.token.value != value }
-            guard let group = request.group, !group.isEmpty else { return [.reply(connection, AgentResponse(ok: true))] }
-            generations[group, default: 0] += 1
-            let store = policy.isRestricted ? (policy.groups?[group] ?? "") : storage
-            guard StorageChoice(rawValue: store) != nil else { return [.reply(connection, AgentResponse(ok: true))] }
-            return [.markRejected(group: group, storage: store, token: value, then: connection)]
+            guard let group = request.group, !group.isEmpty, StorageChoice(rawValue: storage) != nil else {
+                return [.reply(connection, AgentResponse(ok: true))]
+            }
+            if policy.isRestricted {
+                // What is held was dropped; the store is marked (and the provider asked) at most
+                // once an interval, whatever the client sends.
+                if let last = lastRejection[group], now.monotonic - last < Self.forwardedRejectionInterval {
+                    return [.reply(connection, AgentResponse(ok: true))]
+                }
+                lastRejection[group] = now.monotonic
+            }
+            changed(group)
+            return [.markRejected(group: group, storage: storage, token: value, then: connection)]
         case .token, .idToken:
-            if policy.confirm && !allowed.contains(connection) {
+            let grant = Grant(connection: connection, group: request.group ?? "", idToken: request.op == .idToken)
+            if policy.confirm && !allowed.contains(grant) {
                 guard awaitingConfirmation[connection] == nil else {
                     return [.reply(connection, .failure(.badRequest("one request at a time: the first still waits for confirmation")))]
                 }
                 awaitingConfirmation[connection] = (request, storage)
-                return [.confirm(connection, group: request.group ?? "", peer: peers[connection] ?? "unknown")]
+                return [.confirm(connection, group: grant.group, idToken: grant.idToken, peer: peers[connection] ?? "unknown")]
             }
             return token(request, storage: storage, connection: connection, now: now)
         }
+    }
+
+    /// The group's sign-in changed: a fetch under way began before, and is done again.
+    private mutating func changed(_ group: String) {
+        guard fetchGeneration.keys.contains(where: { $0.group == group }) else { return }
+        generations[group, default: 0] += 1
     }
 
     /// Who is at the other end of `connection` (for the `--confirm` question).
@@ -177,7 +210,7 @@ package struct AgentStateMachine: Sendable {
                 .close(connection),
             ]
         }
-        allowed.insert(connection)
+        allowed.insert(Grant(connection: connection, group: request.group ?? "", idToken: request.op == .idToken))
         return token(request, storage: storage, connection: connection, now: now)
     }
 
@@ -188,10 +221,11 @@ package struct AgentStateMachine: Sendable {
         guard StorageChoice(rawValue: storage) != nil else {
             return [.reply(connection, .failure(.badRequest("unknown storage ‘\(ProviderText.displayable(storage))’")))]
         }
-        let minTTL = request.minTTL ?? 60
+        var minTTL = request.minTTL ?? 60
         guard (0...Self.maximumMinTTL).contains(minTTL) else {
             return [.reply(connection, .failure(.badRequest("min_ttl must be between 0 and \(Self.maximumMinTTL)")))]
         }
+        if policy.isRestricted { minTTL = min(minTTL, Self.maximumForwardedMinTTL) }
         let scopes = Array(Set(request.scopes ?? [])).sorted()
         let account = policy.accounts?[group] ?? request.account
         let key = Key(storage: storage, group: group, account: account, scopes: scopes, idToken: request.op == .idToken)
@@ -222,6 +256,7 @@ package struct AgentStateMachine: Sendable {
             fetchGeneration[key] = generations[key.group, default: 0]
             return [.fetch(key, minTTL: longest)]
         }
+        if !fetchGeneration.keys.contains(where: { $0.group == key.group }) { generations[key.group] = nil }
         let waiters = waiting.removeValue(forKey: key) ?? []
         switch result {
         case .failure(let failure):
@@ -252,12 +287,19 @@ package struct AgentStateMachine: Sendable {
 
     /// A connection went away: it waits for nothing any more.
     package mutating func closed(_ connection: Connection) {
-        allowed.remove(connection)
+        allowed = allowed.filter { $0.connection != connection }
         awaitingConfirmation[connection] = nil
         peers[connection] = nil
         for (key, waiters) in waiting {
-            waiting[key] = waiters.filter { $0.connection != connection }
+            let left = waiters.filter { $0.connection != connection }
+            waiting[key] = left.isEmpty ? nil : left
         }
+    }
+
+    /// How many entries the machine's maps hold, for tests of its bounds.
+    package var footprint: Int {
+        held.count + waiting.count + fetching.count + generations.count + fetchGeneration.count + lastRejection.count + allowed.count
+            + awaitingConfirmation.count + peers.count
     }
 
     private mutating func store(_ token: Token, for key: Key, now: Now) {

@@ -191,7 +191,7 @@ struct AgentPolicyTests {
         let now = AgentStateMachineTests.now
         machine.opened(1, peer: "pid 42 (uid 0)")
         let request = Array(#"{"v":1,"op":"token","group":"g"}"#.utf8)
-        #expect(machine.receive(request, from: 1, now: now) == [.confirm(1, group: "g", peer: "pid 42 (uid 0)")])
+        #expect(machine.receive(request, from: 1, now: now) == [.confirm(1, group: "g", idToken: false, peer: "pid 42 (uid 0)")])
         let key = Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false)
         #expect(machine.confirmed(1, allowed: true, now: now) == [.fetch(key, minTTL: 60)])
         _ = machine.fetched(key, .success(AgentStateMachineTests.token()), now: now)
@@ -200,11 +200,83 @@ struct AgentPolicyTests {
         #expect(machine.receive(request, from: 1, now: now) == [.fetch(key, minTTL: 60)])
 
         machine.opened(2, peer: "pid 43 (uid 0)")
-        #expect(machine.receive(request, from: 2, now: now) == [.confirm(2, group: "g", peer: "pid 43 (uid 0)")])
+        #expect(machine.receive(request, from: 2, now: now) == [.confirm(2, group: "g", idToken: false, peer: "pid 43 (uid 0)")])
         let refused = machine.confirmed(2, allowed: false, now: now)
         #expect(refused.count == 2 && refused.last == .close(2))
         if case .reply(2, let response) = refused.first { #expect(response.error?.code == "refused") } else { Issue.record("no refusal") }
         #expect(machine.confirmed(2, allowed: true, now: now).isEmpty, "nothing waits any more")
+    }
+
+    @Test("a yes covers the group and the kind of token it named: another group or an id_token asks again")
+    func confirmationCoversWhatItNamed() {
+        var policy = AgentPolicy.restricted(groups: ["g": "kernel-keyring", "h": "kernel-keyring"], extraScopes: [], idTokens: true)
+        policy.confirm = true
+        var machine = Machine(policy: policy, pid: 1)
+        let now = AgentStateMachineTests.now
+        machine.opened(1, peer: "pid 42 (uid 0)")
+        let token = Array(#"{"v":1,"op":"token","group":"g"}"#.utf8)
+        #expect(machine.receive(token, from: 1, now: now) == [.confirm(1, group: "g", idToken: false, peer: "pid 42 (uid 0)")])
+        let key = Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false)
+        #expect(machine.confirmed(1, allowed: true, now: now) == [.fetch(key, minTTL: 60)])
+        _ = machine.fetched(key, .success(AgentStateMachineTests.token()), now: now)
+        let idToken = Array(#"{"v":1,"op":"id_token","group":"g"}"#.utf8)
+        #expect(machine.receive(idToken, from: 1, now: now) == [.confirm(1, group: "g", idToken: true, peer: "pid 42 (uid 0)")])
+        #expect(machine.confirmed(1, allowed: false, now: now).last == .close(1))
+        machine.closed(1)
+        machine.opened(2, peer: "pid 43 (uid 0)")
+        #expect(machine.receive(token, from: 2, now: now).first == .confirm(2, group: "g", idToken: false, peer: "pid 43 (uid 0)"))
+        _ = machine.confirmed(2, allowed: true, now: now)
+        let other = Array(#"{"v":1,"op":"token","group":"h"}"#.utf8)
+        #expect(machine.receive(other, from: 2, now: now) == [.confirm(2, group: "h", idToken: false, peer: "pid 43 (uid 0)")])
+    }
+
+    @Test("a forward's client gets min_ttl capped, and its rejections reach the store once a minute at most")
+    func forwardCannotRefreshAtWill() {
+        var machine = Machine(policy: Self.policy, pid: 1)
+        var now = AgentStateMachineTests.now
+        let key = Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false)
+        let long = Array(#"{"v":1,"op":"token","group":"g","min_ttl":86400}"#.utf8)
+        #expect(machine.receive(long, from: 1, now: now) == [.fetch(key, minTTL: Machine.maximumForwardedMinTTL)])
+        _ = machine.fetched(key, .success(AgentStateMachineTests.token()), now: now)
+        let rejected = Array(#"{"v":1,"op":"rejected","group":"g","token":"at-1"}"#.utf8)
+        #expect(
+            machine.receive(rejected, from: 1, now: now) == [.markRejected(group: "g", storage: "kernel-keyring", token: "at-1", then: 1)])
+        var marked = 1
+        for _ in 0..<20 {
+            now.monotonic += 1
+            if case .markRejected = machine.receive(rejected, from: 1, now: now).first { marked += 1 }
+        }
+        #expect(marked == 1, "twenty rejections in twenty seconds send the machine to the provider once")
+        now.monotonic += Machine.forwardedRejectionInterval
+        #expect(
+            machine.receive(rejected, from: 1, now: now).first
+                == .markRejected(group: "g", storage: "kernel-keyring", token: "at-1", then: 1))
+        // The owner's own socket is not limited.
+        var owner = Machine(policy: .owner, pid: 1)
+        let ownRejection = Array(#"{"v":1,"op":"rejected","group":"g","storage":"kernel-keyring","token":"at-1"}"#.utf8)
+        #expect((0..<3).allSatisfy { _ in owner.receive(ownRejection, from: 1, now: now).first?.isMark == true })
+    }
+
+    @Test("requests naming ever-new groups keep the machine's memory bounded, on a forward and on the owner's socket")
+    func boundedState() {
+        var forward = Machine(policy: Self.policy, pid: 1)
+        var owner = Machine(policy: .owner, pid: 1)
+        let now = AgentStateMachineTests.now
+        for index in 0..<5000 {
+            let rejected = Array(#"{"v":1,"op":"rejected","group":"g\#(index)","storage":"kernel-keyring","token":"t"}"#.utf8)
+            #expect(forward.receive(rejected, from: 1, now: now).first?.isMark != true)
+            _ = owner.receive(rejected, from: 1, now: now)
+            _ = owner.receive(Array(#"{"v":1,"op":"forget","group":"g\#(index)"}"#.utf8), from: 1, now: now)
+        }
+        #expect(forward.footprint == 0 && owner.footprint == 0, "forward \(forward.footprint), owner \(owner.footprint)")
+        // Waiting connections that go away leave nothing behind.
+        for connection in 1...100 {
+            owner.opened(connection, peer: "pid \(connection)")
+            _ = owner.receive(
+                Array(#"{"v":1,"op":"token","group":"g\#(connection)","storage":"kernel-keyring"}"#.utf8), from: connection, now: now)
+            owner.closed(connection)
+        }
+        #expect(owner.footprint == 100 * 2, "only the fetches under way (and their generation) remain: \(owner.footprint)")
     }
 
     @Test("a forward opened with --account serves that account only")
@@ -226,5 +298,12 @@ struct AgentPolicyTests {
         #expect(code(#"{"v":1,"op":"token","group":"other","storage":"plain-file"}"#, policy: .owner) == "fetch")
         var machine = Machine(policy: .owner, pid: 1)
         #expect(machine.receive(Array(#"{"v":1,"op":"stop"}"#.utf8), from: 1, now: AgentStateMachineTests.now).last == .stop)
+    }
+}
+
+extension AgentStateMachine.Action {
+    fileprivate var isMark: Bool {
+        if case .markRejected = self { return true }
+        return false
     }
 }
