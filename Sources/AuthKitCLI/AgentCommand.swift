@@ -92,9 +92,12 @@ struct AgentRunCommand: AsyncParsableCommand {
 
 /// Runs a server until it is stopped or signalled, then removes its socket.
 enum AgentService {
+    /// `endsOnHangup`: a server that belongs to a terminal (a foreground forward) ends with it
+    /// on SIGHUP, as on Ctrl-C; the agent, which outlives the terminal that started it, ignores it.
     static func serve(
         path: String, policy: AgentPolicy, environment: [String: String], inherited: Int32? = nil,
-        confirmer: (@Sendable (String) async -> Bool)? = nil, logLevel: Logger.Level = .info, ready: () -> Void = {}
+        confirmer: (@Sendable (String) async -> Bool)? = nil, logLevel: Logger.Level = .info, endsOnHangup: Bool = false,
+        ready: () -> Void = {}
     ) async throws {
         if !AgentServer.protectMemory() {
             Terminal.printError("authkit: warning: could not forbid core dumps of the agent (prctl)")
@@ -102,7 +105,8 @@ enum AgentService {
         let server: AgentServer
         do throws(AgentServer.Failure) {
             server = try await start(
-                path: path, policy: policy, environment: environment, inherited: inherited, confirmer: confirmer, logLevel: logLevel)
+                path: path, policy: policy, environment: environment, inherited: inherited, confirmer: confirmer, logLevel: logLevel,
+                endsOnHangup: endsOnHangup)
         } catch {
             Terminal.printError(Voice.error(error.description))
             throw ExitStatus.usage
@@ -114,31 +118,28 @@ enum AgentService {
 
     static func start(
         path: String, policy: AgentPolicy, environment: [String: String], inherited: Int32? = nil,
-        confirmer: (@Sendable (String) async -> Bool)? = nil, logLevel: Logger.Level = .info
+        confirmer: (@Sendable (String) async -> Bool)? = nil, logLevel: Logger.Level = .info, endsOnHangup: Bool = false
     ) async throws(AgentServer.Failure) -> AgentServer {
-        ignoreHangup()
+        if !endsOnHangup { signal(SIGHUP, SIG_IGN) }
+        signal(SIGPIPE, SIG_IGN)
         var configuration = AgentServer.Configuration(socketPath: path, policy: policy)
         configuration.inheritedDescriptor = inherited
         configuration.confirmer = confirmer
         let server = try await AgentServer.start(
             configuration, sessions: AgentSessions(environment: environment), logger: LogSetup.agentLogger(level: logLevel))
         // systemd's socket file is systemd's to remove.
-        if inherited == nil { AgentSignals.removeOnSignal(path) } else { AgentSignals.exitOnSignal() }
+        if inherited == nil { AgentSignals.removeOnSignal(path, hangup: endsOnHangup) } else { AgentSignals.exitOnSignal() }
         return server
-    }
-
-    static func ignoreHangup() {
-        signal(SIGHUP, SIG_IGN)
-        signal(SIGPIPE, SIG_IGN)
     }
 }
 
-/// On SIGTERM or SIGINT: the socket file goes with the process (async-signal-safe calls only).
+/// On SIGTERM or SIGINT (and SIGHUP, for a server that ends with its terminal): the socket file
+/// goes with the process (async-signal-safe calls only).
 enum AgentSignals {
     nonisolated(unsafe) static var socketPath: UnsafeMutablePointer<CChar>?
     nonisolated(unsafe) static var identity = stat()
 
-    static func removeOnSignal(_ path: String) {
+    static func removeOnSignal(_ path: String, hangup: Bool = false) {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
         identity = info
@@ -154,6 +155,10 @@ enum AgentSignals {
         }
         signal(SIGTERM, handler)
         signal(SIGINT, handler)
+        // A hang-up that was already ignored (nohup) stays ignored: that was the user's choice.
+        if hangup, let previous = signal(SIGHUP, handler), unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
+            signal(SIGHUP, SIG_IGN)
+        }
     }
 
     static func exitOnSignal() {

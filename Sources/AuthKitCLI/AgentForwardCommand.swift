@@ -64,7 +64,7 @@ struct AgentForwardCommand: AsyncParsableCommand {
         commandName: "forward",
         abstract: "Open a restricted socket that hands out access tokens only, for a container or sandbox.",
         discussion: """
-            Serves, until it is stopped (Ctrl-C, SIGTERM), access tokens of the listed groups — \
+            Serves, until it is stopped (Ctrl-C, SIGTERM, or its terminal closing: SIGHUP), access tokens of the listed groups — \
             id_tokens only with --id-token, other scopes only those listed with --scope — and \
             nothing else: no refresh token, no sign-in, sign-out or erase. Prints the socket's \
             path on standard output once it listens. Give that socket to the container:
@@ -108,8 +108,10 @@ struct AgentForwardCommand: AsyncParsableCommand {
             confirmer = { question in await terminal.ask(question) }
         }
         // It says what it serves itself (below); its log shows only what went wrong unless
-        // AUTHKIT_LOG asks for more.
-        try await AgentService.serve(path: path, policy: policy, environment: environment, confirmer: confirmer, logLevel: .warning) {
+        // AUTHKIT_LOG asks for more. It belongs to its terminal: closing that ends it.
+        try await AgentService.serve(
+            path: path, policy: policy, environment: environment, confirmer: confirmer, logLevel: .warning, endsOnHangup: true
+        ) {
             Terminal.printOut(path)
             Terminal.printError(
                 "authkit: forwarding \(policy.groups?.keys.sorted().joined(separator: ", ") ?? "") on \(path); Ctrl-C ends it.")

@@ -52,6 +52,18 @@ import Glibc
         #expect(ssh.status == 2 && ssh.stderr.contains("--confirm needs the terminal, which ssh uses"), "\(ssh.stderr)")
     }
 
+    /// A foreground forward belongs to its terminal: closing it (SIGHUP) ends the forward as
+    /// Ctrl-C does, and takes the socket with it.
+    @Test func closingItsTerminalEndsAForward() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        let (forward, socket) = try await Self.forward(world)
+        forward.send(signal: SIGHUP)
+        let ended = try await offThePool { forward.finish(timeout: 10) }
+        #expect(!ended.timedOut && ended.status == 0, "the forward ends on SIGHUP: \(ended.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: socket), "the forward removes its socket")
+    }
+
     @Test func aSandboxGetsTheListedGroupsAccessTokensAndNothingElse() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else {
             Issue.record("bubblewrap is missing: run ./scripts/bootstrap")
@@ -247,4 +259,5 @@ import Glibc
         #expect(after.stderr.contains("no agent at \(remoteSocket)"), "the client looked for the forward and found none: \(after.stderr)")
         try await world.assertNoSecretsLeaked()
     }
+
 }
