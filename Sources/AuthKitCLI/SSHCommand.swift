@@ -23,7 +23,9 @@ struct SSHCommand: AsyncParsableCommand {
             with it forwarded to a random path on the remote host (-R, StreamLocalBindUnlink) \
             and AUTHKIT_AGENT_SOCK pointing there, and closes it when ssh ends. On the remote \
             host, `authkit token`, git with the authkit helper, kubectl and docker get access \
-            tokens from this sign-in: no sign-in, no keyring, no refresh token there.
+            tokens from this sign-in: no sign-in, no keyring, no refresh token there. If sshd \
+            made that socket open to other accounts (its StreamLocalBindMask), the session ends \
+            before running anything.
 
               authkit ssh dev.example.com
               authkit ssh --group com.example.shared -- -p 2222 me@dev.example.com git pull
@@ -120,10 +122,25 @@ struct SSHCommand: AsyncParsableCommand {
         return (options, words[index], Array(words[(index + 1)...]))
     }
 
-    /// What the remote shell runs: the socket exported, the command (or a login shell), and
-    /// the socket's file removed when it ends.
+    /// What the remote shell runs: the socket checked and exported, the command (or a login
+    /// shell), and the socket's file removed when it ends.
+    ///
+    /// The socket must be this account's alone (no permission for group or others, no ACL):
+    /// sshd makes it with its StreamLocalBindMask, which an administrator may have opened up.
+    /// A wider socket ends the session before the command runs, rather than being narrowed
+    /// with chmod: a socket's mode is checked when a process connects, so a connection another
+    /// account made before a chmod would keep getting tokens.
     static func remoteCommand(socket: String, command: [String]) -> String {
         let run = command.isEmpty ? #""${SHELL:-/bin/sh}" -l"# : command.joined(separator: " ")
-        return "AUTHKIT_AGENT_SOCK=\(socket); export AUTHKIT_AGENT_SOCK; \(run); authkit_status=$?; rm -f \(socket); exit $authkit_status"
+        let refusal = Voice.error(
+            "the forwarded socket \(socket) on the remote host is open to other accounts there "
+                + "(sshd's StreamLocalBindMask made it wider than 0600), so the session ends before running anything",
+            hint: "ask the remote host's administrator for StreamLocalBindMask 0177 (OpenSSH's default); "
+                + "or run `authkit agent forward` and forward its socket with ssh -R into a folder only you can enter")
+        let check =
+            "set -- $(LC_ALL=C ls -ld \(socket) 2>/dev/null); case $1 in s???------|s???------.) ;; "
+            + "*) printf '%s\\n' \(Setup.shellQuoted(refusal)) >&2; rm -f \(socket); exit 255;; esac"
+        return
+            "\(check); AUTHKIT_AGENT_SOCK=\(socket); export AUTHKIT_AGENT_SOCK; \(run); authkit_status=$?; rm -f \(socket); exit $authkit_status"
     }
 }

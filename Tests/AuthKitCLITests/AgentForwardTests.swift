@@ -260,4 +260,33 @@ import Glibc
         try await world.assertNoSecretsLeaked()
     }
 
+    /// An sshd whose StreamLocalBindMask lets every account open the forwarded socket: the
+    /// session ends before the command runs, says why, and leaves no socket behind.
+    @Test func aRemoteSocketOtherAccountsCouldOpenEndsTheSessionFirst() async throws {
+        if let reason = TestSSHServer.unavailableReason {
+            Issue.record(Comment(rawValue: "cannot run sshd: \(reason)"))
+            return
+        }
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        let server = try await offThePool { try TestSSHServer(streamLocalBindMask: "0000") }
+        defer { server.stop() }
+        let arguments = ["ssh", "--group", world.group, "--"] + server.clientOptions + [server.destination, "echo ran"]
+        let session = try await offThePool {
+            try ProcessRunner.run(TestPaths.product("authkit"), arguments, environment: world.environment, timeout: 60)
+        }
+        world.recordExternal("authkit", ["ssh", "echo ran"], session)
+        #expect(session.status == 255 && session.stdout.isEmpty, "the command never runs: \(session.stdout)\(session.stderr)")
+        #expect(
+            session.stderr.contains("is open to other accounts there (sshd's StreamLocalBindMask made it wider than 0600)")
+                && session.stderr.contains("hint: ask the remote host's administrator for StreamLocalBindMask 0177"), "\(session.stderr)")
+        let named = session.stderr.firstMatch(of: /the forwarded socket (\/tmp\/authkit-agent-[^ ]+\.sock)/)?.1
+        let socket = try #require(named.map(String.init), "the message names the socket: \(session.stderr)")
+        let after = try await offThePool {
+            try ProcessRunner.run(
+                URL(fileURLWithPath: "/usr/bin/ssh"), server.clientOptions + [server.destination, "test -e \(socket) && echo present"],
+                environment: world.environment, timeout: 60)
+        }
+        #expect(after.stdout.isEmpty, "the refused socket is removed: \(after.stdout)\(after.stderr)")
+    }
 }

@@ -24,7 +24,9 @@ public final class TestSSHServer: @unchecked Sendable {
         return nil
     }
 
-    public init() throws {
+    /// `streamLocalBindMask`: sshd's umask for the sockets `-R` makes (nil: OpenSSH's 0177,
+    /// owner only); "0000" is an administrator's opened-up server.
+    public init(streamLocalBindMask: String? = nil) throws {
         if let reason = Self.unavailableReason { throw HarnessError(reason) }
         directory = try TestPaths.makeTemporaryDirectory(prefix: "authkit-sshd")
         chmod(directory.path, 0o755)
@@ -55,7 +57,7 @@ public final class TestSSHServer: @unchecked Sendable {
                 StrictModes no
                 PidFile none
                 MaxStartups 50
-                """
+                """ + (streamLocalBindMask.map { "\nStreamLocalBindMask \($0)" } ?? "")
             let file = directory.appendingPathComponent("sshd_config")
             try config.write(to: file, atomically: false, encoding: .utf8)
             let process = try TestProcess(URL(fileURLWithPath: "/usr/sbin/sshd"), ["-D", "-e", "-f", file.path], environment: [:])
