@@ -101,17 +101,22 @@ enum CargoCredentialAdapter: CredentialAdapter {
     /// The flags' sign-in for any registry, else the config's `[credential]` mapping of the index URL.
     static func target(for indexURL: String, flags: CredentialFlags) throws(CredentialPlugin.Failure) -> CredentialTarget? {
         if flags.namesSignIn { return flags.target(entry: indexURL) }
+        return try target(for: indexURL, flags: flags, in: CredentialPlugin.config())
+    }
+
+    /// The `[credential]` mapping of the index URL in `file`.
+    static func target(for indexURL: String, flags: CredentialFlags, in file: ConfigFile) throws(CredentialPlugin.Failure)
+        -> CredentialTarget?
+    {
         let plain = indexURL.hasPrefix("sparse+") ? String(indexURL.dropFirst(7)) : indexURL
-        guard let url = URL(string: plain), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+        guard let url = URL(string: plain), url.scheme != nil, let host = url.host, !host.isEmpty else {
             LogSetup.logger.debug("cargo sent an index URL authkit cannot read", metadata: ["url": "\(ProviderText.displayable(indexURL))"])
             return nil
         }
-        let hostAndPort = url.port.map { "\(host):\($0)" } ?? host
-        let path = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
-        let file = try CredentialPlugin.config()
         let mapping: CredentialTarget?
         do throws(ConfigurationError) {
-            mapping = try CredentialMap.gitTarget(protocol: scheme, host: hostAndPort, path: path.isEmpty ? nil : path, in: file)
+            // The URL as cargo fetches it: URL.path would decode an escaped `/` into a new segment.
+            mapping = try CredentialMap.urlTarget(plain, in: file)
         } catch {
             throw CredentialPlugin.Failure(message: "authkit: \(error)", code: ExitStatus.usage)
         }

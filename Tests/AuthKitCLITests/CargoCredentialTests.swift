@@ -2,6 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import AuthKit
+@testable import AuthKitCLI
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,6 +16,26 @@ import Glibc
         var candidates = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { String($0) + "/cargo" }
         if let home = getpwuid(getuid())?.pointee.pw_dir { candidates.append(String(cString: home) + "/.cargo/bin/cargo") }
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }.map { URL(fileURLWithPath: $0) }
+    }
+
+    /// cargo fetches the index URL as written, so its path is matched as written: an escaped
+    /// `/` stays inside its segment and never climbs into another team's mapping.
+    @Test(
+        arguments: [
+            ("sparse+https://cargo.example.com/team-b%2F..%2Fteam-a/", nil), ("sparse+https://cargo.example.com/team-a%2Fx/", nil),
+            ("sparse+https://cargo.example.com/team-a/", "a"), ("sparse+https://cargo.example.com/%74eam-a/index/", "a"),
+            ("sparse+https://cargo.example.com/team-b/", "b"),
+        ] as [(String, String?)])
+    func theIndexURLIsMatchedAsCargoSendsIt(url: String, group: String?) throws {
+        let file = try ConfigFile.parse(
+            """
+            [credential "https://cargo.example.com/team-a"]
+            group = a
+
+            [credential "https://cargo.example.com/team-b"]
+            group = b
+            """, path: "/home/ada/.config/authkit/config")
+        #expect(try CargoCredentialAdapter.target(for: url, flags: CredentialFlags(), in: file)?.group == group, "\(url)")
     }
 
     @Test(arguments: [false, true])

@@ -67,10 +67,28 @@ package enum CredentialMap {
     package static func gitTarget(
         protocol scheme: String, host: String, path: String?, username: String? = nil, in file: ConfigFile
     ) throws(ConfigurationError) -> CredentialTarget? {
-        let wantedHost = host.lowercased()
         // git sends `path` already percent-decoded (credential_from_url): only its dot segments
         // are resolved here; decoding it again would turn a literal `%2e%2e` into `..`.
         guard let wantedPath = normalizedPath(path ?? "", decoding: false) else { return nil }
+        return try target(scheme: scheme, host: host, path: wantedPath, username: username, in: file)
+    }
+
+    /// The entry for a URL exactly as a client sends and fetches it (cargo's index URL),
+    /// chosen as for git. Its path is compared as sent, escapes and all, normalised as an
+    /// entry's path is: an escaped `/` (`%2F`) stays inside its segment, as the server gets
+    /// it, so `…/team-b%2F..%2Fteam-a/` is never `…/team-a/`. Nil when no entry matches, or
+    /// when the URL cannot be read or climbs above the root.
+    package static func urlTarget(_ url: String, in file: ConfigFile) throws(ConfigurationError) -> CredentialTarget? {
+        guard let wanted = ParsedURL(url) else { return nil }
+        return try target(scheme: wanted.scheme, host: wanted.host, path: wanted.path, username: wanted.user, in: file)
+    }
+
+    /// The most specific `[credential]` entry for a request already taken apart (see
+    /// ``gitTarget(protocol:host:path:username:in:)``).
+    private static func target(
+        scheme: String, host: String, path wantedPath: [String], username: String?, in file: ConfigFile
+    ) throws(ConfigurationError) -> CredentialTarget? {
+        let wantedHost = host.lowercased()
         var best: [(url: String, entry: ParsedURL, section: ConfigFile.Section)] = []
         func specificity(_ entry: ParsedURL) -> (Int, Int) { (entry.path.count, entry.user == nil ? 0 : 1) }
         for (url, section) in file.credentials {
