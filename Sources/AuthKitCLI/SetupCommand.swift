@@ -139,7 +139,11 @@ enum Setup {
         /// Puts the file back as it was (a later step failed).
         func undo() {
             guard replacement != nil else { return }
-            if let previous { try? writeAtomically(previous, to: path, mode: 0o600) } else { unlink(path) }
+            if let previous {
+                try? writeAtomically(previous, to: path, mode: 0o600)
+            } else {
+                unlink((try? AtomicFile.linkTarget(of: path)) ?? path)
+            }
         }
     }
 
@@ -250,10 +254,11 @@ enum Setup {
         return SectionPlan(path: path, text: text, previous: previous, replacement: Array(updated.utf8))
     }
 
-    /// Replaces `path` whole (``AtomicFile``), keeping an existing file's mode.
+    /// Replaces `path` whole (``AtomicFile``), keeping an existing file's mode. A symbolic link
+    /// there (a dotfile kept in another folder) stays: the file it names is replaced.
     static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t) throws(Failure) {
         do throws(AtomicFile.Failure) {
-            try AtomicFile.write(bytes, to: path, mode: mode, keepingMode: true)
+            try AtomicFile.write(bytes, to: path, mode: mode, keepingMode: true, throughLinks: true)
         } catch {
             throw Failure(description: "cannot \(error.operation) \(error.path): \(error.reason)")
         }

@@ -12,13 +12,23 @@ package enum AtomicFile {
         package var path: String
         package var operation: String
         package var errno: Int32
+        /// Said instead of the kernel's reason, when the refusal is the writer's own.
+        package var detail: String? = nil
 
-        package var reason: String { String(cString: strerror(errno)) }
+        package var reason: String { detail ?? String(cString: strerror(errno)) }
     }
 
     /// Replaces `path` with `bytes`. The new file gets `mode`, or the existing file's mode when
     /// `keepingMode` and there is one. A symbolic link at the temporary name is never followed.
-    package static func write(_ bytes: [UInt8], to path: String, mode: mode_t, keepingMode: Bool = false) throws(Failure) {
+    ///
+    /// `throughLinks`: when `path` is a symbolic link (a dotfile kept elsewhere), the file it
+    /// names is replaced, in that file's folder, and the link stays; a link to anything but a
+    /// regular file (a device, a folder, /dev/null) is refused. Otherwise the link itself is
+    /// replaced, as rename(2) does.
+    package static func write(
+        _ bytes: [UInt8], to path: String, mode: mode_t, keepingMode: Bool = false, throughLinks: Bool = false
+    ) throws(Failure) {
+        let path = throughLinks ? try linkTarget(of: path) : path
         var info = stat()
         let finalMode = keepingMode && stat(path, &info) == 0 ? info.st_mode & 0o7777 : mode
         let directory = Self.directory(of: path)
@@ -50,6 +60,35 @@ package enum AtomicFile {
         guard directoryFD >= 0 else { throw Failure(path: directory, operation: "open", errno: errno) }
         defer { close(directoryFD) }
         guard fsync(directoryFD) == 0 else { throw Failure(path: directory, operation: "flush", errno: errno) }
+    }
+
+    /// The file `path` finally names: itself unless it is a symbolic link, else the end of the
+    /// chain of links (a relative target read from its link's folder). The end may not exist
+    /// yet (a link to a file still to be made); when it exists it must be a regular file.
+    package static func linkTarget(of path: String) throws(Failure) -> String {
+        var current = path
+        // As many links as the kernel follows in one path (MAXSYMLINKS).
+        for _ in 0..<40 {
+            var info = stat()
+            guard lstat(current, &info) == 0 else {
+                guard errno == ENOENT else { throw Failure(path: current, operation: "look at", errno: errno) }
+                return current
+            }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: return current
+            case S_IFLNK: break
+            default:
+                throw Failure(
+                    path: current, operation: "write", errno: EINVAL,
+                    detail: "\(path) links to it, and it is not a regular file; point the link at a file, or remove it")
+            }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(current, &buffer, buffer.count - 1)
+            guard count > 0 else { throw Failure(path: current, operation: "read the link", errno: errno) }
+            let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = target.hasPrefix("/") ? target : directory(of: current) + "/" + target
+        }
+        throw Failure(path: path, operation: "follow the links of", errno: ELOOP)
     }
 
     static func directory(of path: String) -> String {

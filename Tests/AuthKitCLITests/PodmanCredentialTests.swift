@@ -2,10 +2,44 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// podman, skopeo and buildah read credential helpers from containers-auth.json and speak
 /// docker's helper protocol: Debian's skopeo, set up by `authkit setup podman`, against a
 /// registry that takes only the provider's live access tokens.
 @Suite struct PodmanCredentialTests {
+    /// An auth.json kept in a dotfiles folder and linked into place stays linked: setup writes
+    /// the file the link names (atomically, beside it), every other key kept.
+    @Test func aSymlinkedAuthFileStaysALinkAndItsFileIsWritten() async throws {
+        let home = try ConfigurationErrorTests.Home()
+        let containers = home.root.appendingPathComponent(".config/containers")
+        let dotfiles = home.root.appendingPathComponent("dotfiles")
+        let bin = home.root.appendingPathComponent("bin")
+        for folder in [containers, dotfiles, bin] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        let target = dotfiles.appendingPathComponent("containers-auth.json")
+        try #"{"auths":{"other.example":{"auth":"dXNlcjpwYXNz"}}}"#.write(to: target, atomically: false, encoding: .utf8)
+        chmod(target.path, 0o640)
+        let link = containers.appendingPathComponent("auth.json")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "../../dotfiles/containers-auth.json")
+
+        let setup = try await home.authkit([
+            "setup", "podman", "--registry", "registry.example.com", "--group", "com.example.team", "--link-dir", bin.path,
+        ])
+        #expect(setup.status == 0, "\(setup.stderr)")
+        #expect(
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) == "../../dotfiles/containers-auth.json",
+            "the link is kept")
+        let written = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: target)) as? [String: Any])
+        #expect((written["credHelpers"] as? [String: String]) == ["registry.example.com": "authkit"], "\(written)")
+        #expect((written["auths"] as? [String: Any])?["other.example"] != nil, "other keys are kept")
+        let mode = try FileManager.default.attributesOfItem(atPath: target.path)[.posixPermissions] as? Int
+        #expect(mode == 0o640, "the file keeps its mode")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dotfiles.path).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty && !FileManager.default.fileExists(atPath: containers.appendingPathComponent(".auth.json.tmp").path))
+    }
+
     @Test(arguments: [false, true])
     func skopeoInspectsAndCopiesWithTheSignInAndAnUnmappedRegistryGetsNothing(agent: Bool) async throws {
         let skopeo = URL(fileURLWithPath: "/usr/bin/skopeo")
