@@ -19,7 +19,9 @@ struct CredentialAWSCommand: CredentialAdapterCommand {
             (AssumeRoleWithWebIdentity) for the role's temporary credentials and prints the \
             document the AWS CLI and SDKs read from a credential_process. The credentials are \
             kept in the token store beside the sign-in (never a plain file) and reused until 16 \
-            minutes before they expire, so a loop of aws calls makes one STS call. STS is \
+            minutes before they expire (and never past the duration asked for, 12 hours at \
+            most), so a loop of aws calls makes one STS call; they are kept apart by role, \
+            duration, STS endpoint, region and account. STS is \
             AWS_ENDPOINT_URL_STS, else AWS_ENDPOINT_URL, else the AWS_REGION's endpoint. Write \
             the profile with `authkit setup aws --profile NAME --role-arn ARN`:
 
@@ -91,7 +93,8 @@ enum AWSCredentialAdapter: CredentialAdapter {
                 session = try settings.session(for: try settings.resolveProfile())
             } catch { throw .authKit(error) }
             credentials = try await session.awsCredentials(
-                roleARN: role, durationSeconds: flags.own["--duration"].flatMap(Int.init), account: settings.account, endpoint: endpoint)
+                roleARN: role, durationSeconds: flags.own["--duration"].flatMap(Int.init), account: settings.account, endpoint: endpoint,
+                region: STSWebIdentity.region(environment: environment))
         } catch {
             switch error {
             case .authKit(let error): throw CredentialPlugin.failure(error, settings: settings)

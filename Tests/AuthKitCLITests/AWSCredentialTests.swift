@@ -7,6 +7,46 @@ import Testing
 @Suite struct AWSCredentialTests {
     static let role = "arn:aws:iam::123456789012:role/dev"
 
+    /// One run against another STS (AWS_ENDPOINT_URL_STS: a test's, or a hostile one) whose
+    /// credentials claim to live until 9999: believed only for the duration asked for (12 h
+    /// when none was), and never handed to a later call that names another STS.
+    @Test func keptCredentialsAreTheirSTSsAloneAndLiveNoLongerThanAsked() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn(user: "ada")
+        let forever = try await offThePool {
+            try AWSStandIn(acceptTokensFrom: world.provider, audience: CLIHarness.clientID, expiration: "9999-12-31T23:59:59Z")
+        }
+        defer { forever.stop() }
+        let usual = try await offThePool { try AWSStandIn(acceptTokensFrom: world.provider, audience: CLIHarness.clientID) }
+        defer { usual.stop() }
+        func credentials(from sts: AWSStandIn, duration: Int?) async throws -> (key: String, expires: Date) {
+            var environment = world.environment
+            environment["AWS_ENDPOINT_URL_STS"] = sts.endpoint
+            environment["AWS_REGION"] = "us-east-1"
+            let arguments =
+                ["credential", "aws", "--role-arn", Self.role, "--group", world.group]
+                + (duration.map { ["--duration", String($0)] } ?? [])
+            let result = try await world.authkit(arguments, environment: environment)
+            try #require(result.status == 0, "\(result.stderr)")
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            let expires = try #require((document["Expiration"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) })
+            return (try #require(document["AccessKeyId"] as? String), expires)
+        }
+        let started = Date()
+        let first = try await credentials(from: forever, duration: 3600)
+        #expect(first.expires <= started.addingTimeInterval(3600 + 60), "believed for the hour asked for, not until \(first.expires)")
+        let other = try await credentials(from: usual, duration: 3600)
+        #expect(other.key != first.key, "another STS's credentials are never reused")
+        #expect(try await usual.calls().count == 1)
+        let again = try await credentials(from: forever, duration: 3600)
+        let foreverCalls = try await forever.calls().count
+        #expect(again.key == first.key && foreverCalls == 1, "kept for their own STS")
+        let longest = try await credentials(from: forever, duration: nil)
+        #expect(longest.expires <= Date().addingTimeInterval(43_200 + 60), "12 hours at most when no duration is asked for")
+        try await world.assertNoSecretsLeaked()
+    }
+
     @Test(arguments: [false, true])
     func theAWSCLIGetsRoleCredentialsOnceAndSTSErrorsAreOneLine(agent: Bool) async throws {
         let aws = TestPaths.python.deletingLastPathComponent().appendingPathComponent("aws")

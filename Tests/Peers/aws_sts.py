@@ -5,6 +5,9 @@ only for a WebIdentityToken that is the OIDC test provider's live id_token for -
 anything else gets STS's own `InvalidIdentityToken` error. moto does not check the signatures
 of the signed requests that follow (S3 with the temporary credentials), as no AWS stand-in can.
 
+With --expiration, every answer claims that expiry instead of moto's (a misconfigured or
+hostile STS: `9999-12-31T23:59:59Z`).
+
 Control API: GET /_test/sts lists each AssumeRoleWithWebIdentity (role, whether the token was
 accepted) and the credentials STS issued, for the leak scan (the test never prints them).
 """
@@ -15,6 +18,7 @@ import argparse
 import io
 import logging
 import os
+import re
 import sys
 import threading
 import urllib.parse
@@ -27,7 +31,7 @@ import resource_auth  # noqa: E402
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app  # noqa: E402
 
 LOCK = threading.Lock()
-STATE = {"provider": "", "audience": "", "calls": [], "issued": []}
+STATE = {"provider": "", "audience": "", "expiration": "", "calls": [], "issued": []}
 REFUSED = (b'<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type>'
            b"<Code>InvalidIdentityToken</Code><Message>The web identity token is not a live token of the trusted provider"
            b"</Message></Error><RequestId>authkit-test</RequestId></ErrorResponse>")
@@ -64,9 +68,14 @@ class WebIdentityCheck:
 
         def capture(status, headers, exc_info=None):
             captured["status"], captured["headers"] = status, headers
-            return start_response(status, headers, exc_info)
+            return lambda data: None
 
         body = b"".join(self.app(environ, capture))
+        if STATE["expiration"]:
+            # A test's (or a hostile) STS: credentials that claim to live until then.
+            body = re.sub(rb"<Expiration>[^<]*</Expiration>", b"<Expiration>" + STATE["expiration"].encode() + b"</Expiration>", body)
+        headers = [(name, value) for name, value in captured["headers"] if name.lower() != "content-length"]
+        start_response(captured["status"], headers + [("Content-Length", str(len(body)))])
         try:
             root = ElementTree.fromstring(body)
             for element in root.iter():
@@ -83,11 +92,13 @@ def main() -> int:
     peerlib.add_common_arguments(parser)
     parser.add_argument("--accept-tokens-from", required=True, metavar="URL", help="the OIDC test provider's base URL")
     parser.add_argument("--audience", required=True, help="the client id the id_token must be for")
+    parser.add_argument("--expiration", default="", help="the Expiration every issued credential claims (RFC 3339)")
     args = parser.parse_args()
     peerlib.setup_logging(args.log)
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     STATE["provider"] = args.accept_tokens_from.rstrip("/")
     STATE["audience"] = args.audience
+    STATE["expiration"] = args.expiration
     app = WebIdentityCheck(DomainDispatcherApplication(create_backend_app))
     peer = peerlib.Peer("aws", app, args.port)
     return peer.serve({"endpoint": peer.base_url}, watch_stdin=not args.ignore_stdin)

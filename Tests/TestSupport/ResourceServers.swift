@@ -151,10 +151,12 @@ public final class AWSStandIn: Sendable {
     /// `http://127.0.0.1:PORT`, for AWS_ENDPOINT_URL.
     public let endpoint: String
 
-    public init(acceptTokensFrom provider: OIDCTestProvider, audience: String) throws {
+    /// `expiration`: the expiry every credential claims (RFC 3339), instead of moto's.
+    public init(acceptTokensFrom provider: OIDCTestProvider, audience: String, expiration: String? = nil) throws {
         process = try PeerProcess(
             name: "aws", script: "aws_sts.py",
-            arguments: ["--accept-tokens-from", provider.baseURL.absoluteString, "--audience", audience],
+            arguments: ["--accept-tokens-from", provider.baseURL.absoluteString, "--audience", audience]
+                + (expiration.map { ["--expiration", $0] } ?? []),
             readyTimeout: 60)
         endpoint = process.baseURL.absoluteString
     }

@@ -35,6 +35,15 @@ package enum STSWebIdentity {
         package var category: AuthKitError.Category
     }
 
+    /// The longest STS credentials live (DurationSeconds' maximum, 12 hours): the expiry
+    /// believed when no duration was asked for.
+    package static let maximumDuration = 43_200
+
+    /// `AWS_REGION`, else `AWS_DEFAULT_REGION`, when set.
+    package static func region(environment: [String: String]) -> String? {
+        (environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"]).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// Where STS is, as the AWS SDKs decide it: `AWS_ENDPOINT_URL_STS`, then
     /// `AWS_ENDPOINT_URL`, then the regional endpoint of `AWS_REGION` (or
     /// `AWS_DEFAULT_REGION`), else the global `https://sts.amazonaws.com`. https only (http
@@ -46,7 +55,7 @@ package enum STSWebIdentity {
                 throw Failure(description: error.description, category: .usage)
             }
         }
-        if let region = environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"], !region.isEmpty {
+        if let region = Self.region(environment: environment) {
             guard region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
                 throw Failure(description: "AWS_REGION ‘\(ProviderText.displayable(region))’ is not a region name", category: .usage)
             }

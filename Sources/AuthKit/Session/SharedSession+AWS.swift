@@ -13,28 +13,35 @@ extension SharedSession {
     /// kept in the store beside the sign-in (never a plain file), so a loop of `aws` calls
     /// makes one STS call. The exchange happens under the group's lock: tools asking at once
     /// make one call.
+    ///
+    /// Kept credentials are found only by everything that chose them — the sign-in's account
+    /// (and so the session name), the STS endpoint, the region, the role and the duration —
+    /// so a run against another STS never answers a later one. STS's expiry is believed only
+    /// up to the duration asked for (``STSWebIdentity/maximumDuration`` when none was).
     package func awsCredentials(
-        roleARN: String, durationSeconds: Int?, account: String?, endpoint: URL
+        roleARN: String, durationSeconds: Int?, account: String?, endpoint: URL, region: String?
     ) async throws(AWSExchangeError) -> AWSCredentials {
         let (item, record): (StoredItem, TokenRecord)
         do { (item, record) = try await select(account: account) } catch { throw .authKit(error) }
         let key = ItemKey(
             group: group, issuer: item.key.issuer, clientID: item.key.clientID, account: item.key.account,
-            kind: Self.awsKind(roleARN: roleARN, durationSeconds: durationSeconds))
-        if let cached = await cachedAWS(key) { return cached }
+            kind: Self.awsKind(roleARN: roleARN, durationSeconds: durationSeconds, endpoint: endpoint, region: region))
+        let longest = Double(durationSeconds ?? STSWebIdentity.maximumDuration)
+        if let cached = await cachedAWS(key, longest: longest) { return cached }
         // The id_token first: a refresh takes the group's lock itself.
         let idToken: IDToken
         do { idToken = try await validIDToken(account: record.account, minimumLifetime: .seconds(60)) } catch { throw .authKit(error) }
         let held: RefreshLock.Held
         do { held = try await acquireLock() } catch { throw .authKit(error) }
         defer { held.release() }
-        if let cached = await cachedAWS(key) { return cached }
-        let credentials: AWSCredentials
+        if let cached = await cachedAWS(key, longest: longest) { return cached }
+        var credentials: AWSCredentials
         do {
             credentials = try await STSWebIdentity.assumeRole(
                 roleARN: roleARN, sessionName: STSWebIdentity.sessionName(for: record.account), webIdentityToken: idToken.value,
                 durationSeconds: durationSeconds, endpoint: endpoint, transport: transport)
         } catch { throw .sts(error) }
+        credentials.expiration = min(credentials.expiration, clock().timeIntervalSince1970 + longest)
         do {
             let bytes = try StrictJSONEncoder().encode(credentials)
             _ = try await store.save(bytes, for: key, label: "authkit AWS credentials (\(record.account))")
@@ -52,14 +59,19 @@ extension SharedSession {
     /// `credential_process` again 15 minutes before the expiry they were given.
     package static let awsReuseMargin: Double = 16 * 60
 
-    static func awsKind(roleARN: String, durationSeconds: Int?) -> String {
-        "aws-sts " + roleARN + (durationSeconds.map { " \($0)" } ?? "")
+    /// `aws-sts ROLE duration=SECONDS|default endpoint=URL region=REGION|-`: every choice that
+    /// made the credentials, in clear (none of it is secret).
+    static func awsKind(roleARN: String, durationSeconds: Int?, endpoint: URL, region: String?) -> String {
+        "aws-sts \(roleARN) duration=\(durationSeconds.map(String.init) ?? "default") endpoint=\(endpoint.absoluteString) region=\(region ?? "-")"
     }
 
-    private func cachedAWS(_ key: ItemKey) async -> AWSCredentials? {
+    /// Kept credentials that live ``awsReuseMargin`` more, and no longer than `longest`
+    /// seconds from now (a record that claims more was not made by this rule).
+    private func cachedAWS(_ key: ItemKey, longest: Double) async -> AWSCredentials? {
+        let now = clock().timeIntervalSince1970
         guard let item = try? await store.item(for: key), let secret = try? item.validatedSecret(),
             let credentials = try? JSONDocument.storedRecord.decode(AWSCredentials.self, from: secret), credentials.isWellFormed,
-            credentials.expiration - clock().timeIntervalSince1970 >= Self.awsReuseMargin
+            credentials.expiration - now >= Self.awsReuseMargin, credentials.expiration <= now + longest
         else { return nil }
         logger.debug("AWS credentials from the store")
         return credentials
