@@ -73,11 +73,6 @@ struct LogoutCommand: AsyncParsableCommand {
 
     /// `authkit login` with whatever the current settings do not supply of `outcome`'s sign-in.
     static func loginAgain(_ outcome: SharedSession.SignOutOutcome, profile: Profile, session: SignInSelector) -> String {
-        var extra: [String] = []
-        if profile.issuer != outcome.issuer { extra += ["--issuer", Setup.shellQuoted(outcome.issuer)] }
-        if profile.clientID != outcome.clientID { extra += ["--client-id", Setup.shellQuoted(outcome.clientID)] }
-        var selector = session
-        if !extra.isEmpty, selector.group == nil, profile.group != "authkit" { selector.group = profile.group }
-        return loginCommand(selector, extra: extra.joined(separator: " "))
+        loginCommand(session, profile: profile, issuer: outcome.issuer, clientID: outcome.clientID)
     }
 }

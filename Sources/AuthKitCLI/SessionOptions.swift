@@ -127,9 +127,23 @@ func exitCode(for category: AuthKitError.Category) -> ExitCode {
 }
 
 /// What to do when nobody (or not the named account) is signed in: the one hint every command
-/// gives, naming the whole command that signs this group and profile in.
+/// gives, naming the whole command that signs this group and profile in — with the issuer and
+/// client id of the group's last sign-in (``LoginRecord``) where the settings supply none.
 func signInHint(_ options: SignInSelector) -> String {
-    "run `\(loginCommand(options))` to sign in"
+    guard let profile = try? options.resolveProfile(), let last = LoginRecord.entry(for: profile.group, environment: options.environment)
+    else { return "run `\(loginCommand(options))` to sign in" }
+    return "run `\(loginCommand(options, profile: profile, issuer: last.issuer, clientID: last.clientID))` to sign in"
+}
+
+/// `authkit login` for these settings, adding the issuer and client id of a known sign-in
+/// where `profile` (the settings resolved) names others or none.
+func loginCommand(_ options: SignInSelector, profile: Profile, issuer: String, clientID: String) -> String {
+    var extra: [String] = []
+    if profile.issuer != issuer { extra += ["--issuer", Setup.shellQuoted(issuer)] }
+    if profile.clientID != clientID { extra += ["--client-id", Setup.shellQuoted(clientID)] }
+    var selector = options
+    if !extra.isEmpty, selector.group == nil, profile.group != Profile.defaultGroup { selector.group = profile.group }
+    return loginCommand(selector, extra: extra.joined(separator: " "))
 }
 
 /// The command that signs in again for this group/profile, for hints.

@@ -53,6 +53,26 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
+    /// After a sign-out, a later command's "nobody is signed in" hint still names the whole
+    /// login (the issuer and client id of the group's last sign-in, remembered without a
+    /// secret), and that command works as printed.
+    @Test func laterCommandsStillHintTheWholeLoginAfterASignOut() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn()
+        #expect(try await world.authkit(["logout", "--group", world.group]).status == 0)
+        let expected =
+            "authkit login --group \(world.group) --issuer \(world.provider.issuer.absoluteString) --client-id \(CLIHarness.clientID)"
+        for command in [["token"], ["status"], ["exec", "--", "true"]] {
+            let later = try await world.authkit([command[0], "--group", world.group] + command.dropFirst())
+            #expect(later.status == 1 && later.stderr.contains("run `\(expected)` to sign in"), "\(command): \(later.stderr)")
+        }
+        let restored = try await world.authkit(
+            Array(expected.split(separator: " ").dropFirst().map(String.init)), environment: world.browserEnvironment(), timeout: 60)
+        #expect(restored.status == 0, "the hinted command: \(restored.stderr)")
+        try await world.assertNoSecretsLeaked()
+    }
+
     @Test func severalAccountsNeedAccountOrAll() async throws {
         let world = try await CLIHarness.start()
         defer { world.stop() }

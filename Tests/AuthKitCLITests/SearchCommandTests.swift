@@ -259,7 +259,10 @@ import Testing
         let result = try await world.authkit(["search", "ada", "--group", world.group])
         #expect(result.status == 1, "the refresh token is dead: a login is needed, not a provider failure: \(result.stderr)")
         #expect(result.stderr.contains("must sign in again"))
-        #expect(result.stderr.contains("hint: run `authkit login --group \(world.group)` to sign in\n"))
+        #expect(
+            result.stderr.contains(
+                "hint: run `authkit login --group \(world.group) --issuer \(world.provider.issuer.absoluteString) --client-id \(CLIHarness.clientID)` to sign in\n"
+            ))
         #expect(try await world.graph?.requests().isEmpty == true, "no request went to Graph without a token")
         try await world.assertNoSecretsLeaked()
     }

@@ -135,7 +135,11 @@ import Testing
         #expect(result.stdout.isEmpty)
         #expect(CLIOutput.lines(result.stderr).count == 1, "one line: \(result.stderr)")
         #expect(result.stderr.contains("must sign in again"))
-        #expect(result.stderr.contains("run `authkit login --group \(world.group)`"))
+        // The whole command: the issuer and client id of the group's last sign-in.
+        #expect(
+            result.stderr.contains(
+                "run `authkit login --group \(world.group) --issuer \(world.provider.issuer.absoluteString) --client-id \(CLIHarness.clientID)`"
+            ))
         // Not deleted: status still lists the account, as needing a login once the token expires.
         let status = try await world.authkit(["status", "--group", world.group])
         #expect(status.stdout.contains("Ada Lovelace"))

@@ -177,11 +177,18 @@ public final class SharedSession: Sendable {
             location = try await write(record, for: key)
         }
         await agent?.forget(group: group.name)
-        // Later commands look here without being told (StorageRecord).
+        // Later commands look here without being told (StorageRecord), and name the whole
+        // login in their hints, also after a sign-out (LoginRecord).
         if let choice = StorageChoice(store: store) {
             do { try StorageRecord.record(choice, for: group.name, environment: environment) } catch {
                 logger.debug("could not record where the sign-in is", metadata: ["path": "\(error.path)", "reason": "\(error.reason)"])
             }
+        }
+        do {
+            try LoginRecord.record(
+                LoginRecord.Entry(issuer: record.configuredIssuer, clientID: key.clientID), for: group.name, environment: environment)
+        } catch {
+            logger.debug("could not record how the group signed in", metadata: ["path": "\(error.path)", "reason": "\(error.reason)"])
         }
         return location
     }
