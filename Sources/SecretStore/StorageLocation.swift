@@ -1,8 +1,9 @@
 /// Where items are, or would be, written.
 public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
-    /// A Secret Service collection. `isGroupCollection` is false when the item lives in (or
-    /// would fall back to) another collection, usually the default one; `fallbackReason`
-    /// then says why the group's own collection is not used.
+    /// A Secret Service collection. `isGroupCollection` is false when the item lives (or
+    /// would live) in another collection, usually the default one — where a group's items
+    /// are kept unless it has a collection of its own; `fallbackReason` says why, when
+    /// creating the group's own collection was asked for and failed.
     case collection(
         label: String, objectPath: String, isGroupCollection: Bool, isLocked: Bool, fallbackReason: String? = nil)
     /// The explicitly chosen plain-file store: not encrypted.
@@ -29,8 +30,8 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
-    /// Why the items are not in the group's own collection, when that is known (e.g. the
-    /// provider could not show the password prompt that creating one needs): for logs.
+    /// Why the items are not in the group's own collection, and why creating one failed when
+    /// that was asked for (e.g. the new-keyring dialog was dismissed): for logs.
     public var fallbackExplanation: String? {
         if case .collection(_, _, false, _, let reason) = self {
             return "the group's own collection is not used" + (reason.map { " (it could not be created: \($0))" } ?? "")
@@ -64,9 +65,9 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
 
 /// Where a group's items are or would be written, and whether that place is usable now.
 public struct StorageStatus: Sendable, Hashable, CustomStringConvertible {
-    /// The collection (or file) the next save writes to. When the group collection does not
-    /// exist yet, this is the collection a save would fall back to, and ``groupCollectionExists``
-    /// is false (a save first asks the provider to create it).
+    /// The collection (or file) the next save writes to. When the group has no collection of
+    /// its own, this is the default collection and ``groupCollectionExists`` is false (a save
+    /// asks the provider to create one only when its store was told to).
     public var location: StorageLocation
     /// Whether a collection labelled with the group name exists.
     public var groupCollectionExists: Bool
@@ -86,7 +87,7 @@ public struct StorageStatus: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         var text = location.description
         if !groupCollectionExists && !location.isPlainFile && !location.isKernelKeyring {
-            text += "; the group collection does not exist yet (the next save asks to create it)"
+            text += "; the group has no collection of its own (the default one holds its items)"
         }
         if let provider { text += "; provider \(provider)" }
         return text + "; \(itemCount) item(s)"

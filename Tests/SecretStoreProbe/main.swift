@@ -4,8 +4,10 @@
 //   SecretStoreProbe [options] save --group G --issuer I --client-id C --account A [--kind K] [--label L] < secret
 //   SecretStoreProbe [options] lookup|delete --group G --issuer I --client-id C --account A [--kind K]
 //   SecretStoreProbe [options] list --group G [--issuer I] [--client-id C] [--account A] [--kind K] [--secrets]
-//   SecretStoreProbe [options] delete-all|status --group G
-// options: --plain-file DIR (use PlainFileStore in DIR) --kernel-keyring (KernelKeyringStore) --timeout S --prompt-timeout S --no-prompt --show-secret
+//   SecretStoreProbe [options] delete-all|status|prepare --group G
+//   SecretStoreProbe [options] prepare-and-save --group G --issuer I --client-id C --account A < secret  (a sign-in's order)
+// options: --plain-file DIR (use PlainFileStore in DIR) --kernel-keyring (KernelKeyringStore) --timeout S --prompt-timeout S
+//          --prompts never|unlock|create (the Secret Service store's PromptPolicy; default unlock) --no-prompt (= never) --show-secret
 //          --repeat N (run the command N times in this one process, one JSON line each: a store
 //          must stay usable after an error such as a timeout)
 //
@@ -156,9 +158,15 @@ if let directory = options["--plain-file"] {
 } else if flags.contains("--kernel-keyring") {
     store = KernelKeyringStore()
 } else {
+    let policies: [String: SecretServiceStore.PromptPolicy] = [
+        "never": .never, "unlock": .unlock, "create": .unlockAndCreateCollection,
+    ]
+    guard let prompts = flags.contains("--no-prompt") ? .never : policies[options["--prompts"] ?? "unlock"] else {
+        print(#"{"error":"usage","message":"--prompts is never, unlock or create"}"#)
+        exit(2)
+    }
     store = SecretServiceStore(
-        timeout: seconds("--timeout", .seconds(5)), promptTimeout: seconds("--prompt-timeout", .seconds(120)),
-        allowsPrompts: !flags.contains("--no-prompt"))
+        timeout: seconds("--timeout", .seconds(5)), promptTimeout: seconds("--prompt-timeout", .seconds(120)), prompts: prompts)
 }
 
 func group() throws(SecretStoreError) -> SecretGroup { try SecretGroup(options["--group"] ?? "") }
@@ -197,13 +205,18 @@ for attempt in 1...repetitions {
         case "delete-all":
             let count = try await store.deleteAll(in: try group())
             print(#"{"deleted":\#(count)}"#)
-        case "status":
-            let status = try await store.storageStatus(for: try group())
+        case "prepare-and-save":
+            let prepared = try await store.prepareToSave(in: try group())
+            let location = try await store.save(readStandardInput(), for: try key(), label: options["--label"] ?? "")
+            print(#"{"saved":true,"prepared":\#(json(prepared.location)),"location":\#(json(location))}"#)
+        case "status", "prepare":
+            let status =
+                command == "status" ? try await store.storageStatus(for: try group()) : try await store.prepareToSave(in: try group())
             print(
                 #"{"location":\#(json(status.location)),"groupCollectionExists":\#(status.groupCollectionExists),"provider":\#(status.provider.map(json) ?? "null"),"itemCount":\#(status.itemCount),"description":\#(json(status.description))}"#
             )
         default:
-            print(#"{"error":"usage","message":"commands: save lookup list delete delete-all status"}"#)
+            print(#"{"error":"usage","message":"commands: save lookup list delete delete-all status prepare prepare-and-save"}"#)
             exit(2)
         }
     } catch {

@@ -25,9 +25,9 @@ struct SecretServiceStoreTests {
     @discardableResult
     static func save(
         _ service: PrivateSecretService, _ secret: String = record, group: String = group,
-        account: String = "ada@contoso.com"
+        account: String = "ada@contoso.com", prompts: String = "unlock"
     ) throws -> [String: Any] {
-        let result = try service.probe(["save"] + key(group: group, account: account), stdin: secret)
+        let result = try service.probe(["--prompts", prompts, "save"] + key(group: group, account: account), stdin: secret)
         #expect(result.status == 0, "save failed: \(result.stdout) \(result.stderr)")
         return try json(result)
     }
@@ -65,19 +65,61 @@ struct SecretServiceStoreTests {
         #expect(Self.location(looked)["isGroupCollection"] as? Bool == true)
     }
 
-    @Test("no group collection and no prompter: the default collection, and the location says so")
-    func absentAndUncreatableFallsBackToDefault() throws {
+    @Test("no group collection: the default collection, which is no fallback, and nothing is created")
+    func absentGroupCollectionUsesDefault() throws {
         let service = try PrivateSecretService()
         defer { service.stop() }
-        let location = Self.location(try Self.save(service))
-        #expect(location["isGroupCollection"] as? Bool == false)
-        #expect(location["label"] as? String == "Login")
-        #expect((location["fallbackReason"] as? String)?.isEmpty == false)
-        #expect(location["description"] as? String == "Secret Service keyring ‘Login’ (encrypted)", "plain words for a person")
+        let monitor = try service.monitor()
+        for policy in ["never", "unlock"] {
+            let location = Self.location(try Self.save(service, prompts: policy))
+            #expect(location["isGroupCollection"] as? Bool == false)
+            #expect(location["label"] as? String == "Login")
+            #expect(location["fallbackReason"] is NSNull, "the default collection is the rule, not a fallback")
+            #expect(location["description"] as? String == "Secret Service keyring ‘Login’ (encrypted)", "plain words for a person")
+            let prepared = try Self.json(try service.probe(["prepare", "--prompts", policy, "--group", Self.group]))
+            #expect(prepared["groupCollectionExists"] as? Bool == false)
+        }
         // Found again by attributes, wherever it is.
         let looked = try service.probe(["lookup"] + Self.key())
         #expect(looked.status == 0)
         #expect(try service.collectionCount(label: Self.group) == 0)
+        #expect(try monitor.count("CreateCollection") == 0, "no save or preparation asked for a collection")
+        #expect(try monitor.count("Prompt") == 0)
+    }
+
+    @Test("creation asked: once per store, before the save; a failure falls back with its reason and is not asked again")
+    func creationAskedOnceFallsBack() throws {
+        let service = try PrivateSecretService()
+        defer { service.stop() }
+        try Self.save(service, group: "com.example.other")  // the login keyring a desktop has
+        let monitor = try service.monitor()
+        // A sign-in's order in one process: prepare (asks), then save (does not ask again).
+        let result = try Self.json(
+            try service.probe(["prepare-and-save", "--prompts", "create", "--prompt-timeout", "10"] + Self.key(), stdin: Self.record))
+        let prepared = try #require(result["prepared"] as? [String: Any])
+        let location = Self.location(result)
+        #expect(prepared["label"] as? String == "Login")
+        #expect((prepared["fallbackReason"] as? String)?.isEmpty == false, "the preparation says why: \(prepared)")
+        #expect(location["label"] as? String == "Login")
+        #expect(location["fallbackReason"] as? String == prepared["fallbackReason"] as? String, "the save keeps the reason")
+        #expect(try monitor.count("CreateCollection") == 1)
+        // Another store asked to create, prepared twice in one process: one request more.
+        let twice = try service.probe(["--prompts", "create", "--prompt-timeout", "10", "--repeat", "2", "prepare", "--group", Self.group])
+        #expect(twice.status == 0, "\(twice.stdout)")
+        #expect(try monitor.count("CreateCollection") == 2)
+    }
+
+    @Test("a group's own collection without items yet is found, used and never created twice")
+    func emptyGroupCollectionIsNotCreatedAgain() throws {
+        let service = try PrivateSecretService()
+        defer { service.stop() }
+        try service.createCollection(label: Self.group)
+        let monitor = try service.monitor()
+        let prepared = try Self.json(try service.probe(["prepare", "--prompts", "create", "--group", Self.group]))
+        #expect(prepared["groupCollectionExists"] as? Bool == true, "\(prepared)")
+        #expect(Self.location(try Self.save(service, prompts: "create"))["isGroupCollection"] as? Bool == true)
+        #expect(try monitor.count("CreateCollection") == 0)
+        #expect(try service.collectionCount(label: Self.group) == 1)
     }
 
     @Test("a label with '-', '.' and '_' names one collection, reused across runs")
@@ -253,7 +295,7 @@ struct SecretServiceStoreTests {
     func saveReplaces() throws {
         let service = try PrivateSecretService()
         defer { service.stop() }
-        try Self.save(service, "{\"generation\":1}")  // falls back to the default collection
+        try Self.save(service, "{\"generation\":1}")  // the default collection
         try Self.save(service, "{\"generation\":2}")
         var items = try Self.peerItems(service, ["group=\(Self.group)"])
         #expect(items.count == 1)
@@ -318,6 +360,10 @@ struct SecretServiceStoreTests {
         defer { service.stop() }
         var status = try Self.json(try service.probe(["status", "--group", Self.group]))
         #expect(status["groupCollectionExists"] as? Bool == false)
+        #expect(
+            (status["description"] as? String)?.hasSuffix(
+                "; the group has no collection of its own (the default one holds its items); provider gnome-keyring-d; 0 item(s)") == true,
+            "\(status)")
         #expect(status["provider"] as? String == "gnome-keyring-d")
         #expect(status["itemCount"] as? Int == 0)
         try service.createCollection(label: Self.group)

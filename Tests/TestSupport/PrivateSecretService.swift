@@ -187,6 +187,17 @@ public final class PrivateSecretService: @unchecked Sendable {
         try ProcessRunner.run(executable, arguments, environment: environment, stdin: stdin, timeout: timeout)
     }
 
+    /// Starts watching this bus's method calls (Tests/Peers/bus_monitor.py); it ends with ``stop()``.
+    public func monitor() throws -> BusMonitor {
+        let process = try TestProcess(
+            TestPaths.python, [Self.packageFile("Tests/Peers/bus_monitor.py").path], environment: environment,
+            stderr: .file(root.appendingPathComponent("monitor.log")))
+        lock.lock()
+        processes.append(process)
+        lock.unlock()
+        return try BusMonitor(process: process, environment: environment)
+    }
+
     /// Creates a collection labelled `label` through gnome-keyring's
     /// `InternalUnsupportedGuiltRiddenInterface.CreateWithMasterPassword` — test setup only:
     /// the product asks through the standard CreateCollection and its prompt.
@@ -202,7 +213,9 @@ public final class PrivateSecretService: @unchecked Sendable {
 
     // MARK: Paths
 
-    public static let peerScript = TestPaths.packageRoot.appendingPathComponent("Tests/Peers/secret_service_peer.py")
+    public static let peerScript = packageFile("Tests/Peers/secret_service_peer.py")
+
+    static func packageFile(_ path: String) -> URL { TestPaths.packageRoot.appendingPathComponent(path) }
 
     public static func probeExecutable() throws -> URL {
         let url = TestPaths.product("SecretStoreProbe")

@@ -1,11 +1,20 @@
 /// The shared sign-in store: the freedesktop Secret Service (gnome-keyring, KeePassXC,
 /// ksecretd) through libsecret.
 ///
-/// Items of a group are written to the collection whose **label** is the group name. When
-/// it does not exist, a save asks the provider to create it (a desktop shows a password
-/// prompt); when that is impossible (headless, prompt dismissed, provider refuses) the item
-/// goes to the default collection and the returned ``StorageLocation`` says so. Reads search
-/// every collection by attributes, so an item is found wherever it is.
+/// Items of a group carry the `group` attribute and live in the collection whose **label** is
+/// the group name when one exists, else in the provider's **default collection** (the login
+/// keyring a desktop unlocks at login) — as an Apple keychain access group is an attribute of
+/// items in one keychain. Reads search every collection by attributes, so an item is found
+/// wherever it is.
+///
+/// The store causes the provider's dialogs only as its ``PromptPolicy`` allows: by default
+/// none, so a refresh, a credential plug-in or an agent never shows one (a locked collection
+/// is ``SecretStoreError/locked(collection:)``). A command a person runs passes
+/// ``PromptPolicy/unlock``; only a sign-in that asked for a collection of the group's own
+/// passes ``PromptPolicy/unlockAndCreateCollection``, and then the collection is asked for at
+/// most once (``prepareToSave(in:)`` does it before the sign-in starts). A collection created
+/// with its own password stays locked in the next desktop session until someone unlocks it,
+/// which is why it is not the default.
 ///
 /// Every libsecret call runs on one dedicated thread of the process and is bounded by
 /// `timeout` (prompts by `promptTimeout`): a hung provider gives
@@ -15,23 +24,26 @@ public final class SecretServiceStore: SecretStore {
     public let timeout: Duration
     /// The bound for a provider's prompt (unlocking a collection, creating one).
     public let promptTimeout: Duration
-    /// Whether a locked collection may be unlocked through the provider's prompt. When
-    /// false, a locked item gives ``SecretStoreError/locked(collection:)`` at once.
-    public let allowsPrompts: Bool
+    /// Which of the provider's dialogs this store may cause.
+    public let prompts: PromptPolicy
+    private let creations = CollectionCreations()
+    /// Where a save records its one creation of a group collection; nil when the policy
+    /// allows none.
+    private var creation: CollectionCreations? { prompts.allowsCreation ? creations : nil }
 
     private var options: LibSecretOptions {
-        LibSecretOptions(timeout: timeout, promptTimeout: promptTimeout, allowsPrompts: allowsPrompts)
+        LibSecretOptions(timeout: timeout, promptTimeout: promptTimeout, allowsPrompts: prompts.allowsUnlock)
     }
 
     /// A store in the session's Secret Service.
     /// - Parameters:
     ///   - timeout: The bound on each D-Bus call.
     ///   - promptTimeout: The bound on an unlock or create prompt a person answers.
-    ///   - allowsPrompts: Whether the provider may show prompts at all.
-    public init(timeout: Duration = .seconds(5), promptTimeout: Duration = .seconds(120), allowsPrompts: Bool = true) {
+    ///   - prompts: Which of the provider's dialogs the store may cause; by default none.
+    public init(timeout: Duration = .seconds(5), promptTimeout: Duration = .seconds(120), prompts: PromptPolicy = .never) {
         self.timeout = timeout
         self.promptTimeout = promptTimeout
-        self.allowsPrompts = allowsPrompts
+        self.prompts = prompts
     }
 
     public nonisolated(nonsending) func items(matching query: ItemQuery, loadSecrets: Bool) async throws(SecretStoreError) -> [StoredItem] {
@@ -64,9 +76,9 @@ public final class SecretServiceStore: SecretStore {
     {
         try ItemSchema.checkSave(secret, for: key)
         let label = label.isEmpty ? key.defaultLabel : label
-        let options = self.options
+        let (options, creation) = (self.options, self.creation)
         return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
-            try Self.save(secret, for: key, label: label, options, thread)
+            try Self.save(secret, for: key, label: label, creation, options, thread)
         }
     }
 
@@ -87,23 +99,33 @@ public final class SecretServiceStore: SecretStore {
     }
 
     public nonisolated(nonsending) func storageStatus(for group: SecretGroup) async throws(SecretStoreError) -> StorageStatus {
-        let options = self.options
+        let (options, creations) = (self.options, self.creations)
         return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
-            try Self.status(for: group, options, thread)
+            try Self.status(for: group, failedCreation: creations.failure(of: group.name), options, thread)
         }
     }
 
-    /// The collection a save would write to, unlocked now (the provider's prompt) if it is
-    /// locked: a locked keyring fails here, before a sign-in starts, not after it.
+    /// The collection a save would write to, ready now: with
+    /// ``PromptPolicy/unlockAndCreateCollection`` the group's own collection is created if it
+    /// does not exist (the provider's new-keyring dialog; a failure leaves the default
+    /// collection, with the reason in the location), and a locked collection is unlocked (the
+    /// provider's password dialog) — before a sign-in starts, not after it. Without a policy
+    /// that allows the dialog, a locked collection is ``SecretStoreError/locked(collection:)``.
     public nonisolated(nonsending) func prepareToSave(in group: SecretGroup) async throws(SecretStoreError) -> StorageStatus {
-        let options = self.options
+        let (options, creations, creation) = (self.options, self.creations, self.creation)
         return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
-            let status = try Self.status(for: group, options, thread)
+            var status = try Self.status(for: group, failedCreation: creations.failure(of: group.name), options, thread)
+            if !status.groupCollectionExists, let creation {
+                if let created = try Self.createGroupCollection(group.name, creation, options, thread) {
+                    thread.session.release([created])
+                }
+                status = try Self.status(for: group, failedCreation: creations.failure(of: group.name), options, thread)
+            }
             guard case .collection(_, let path, _, true, _) = status.location else { return status }
             let collections = try thread.session.collections(options, thread)
             defer { thread.session.release(collections) }
             try Self.unlock([path], collections, options, thread)
-            return try Self.status(for: group, options, thread)
+            return try Self.status(for: group, failedCreation: creations.failure(of: group.name), options, thread)
         }
     }
 }
@@ -208,35 +230,29 @@ extension SecretServiceStore {
     }
 
     private static func save(
-        _ secret: [UInt8], for key: ItemKey, label: String, _ options: LibSecretOptions, _ thread: LibSecretThread
+        _ secret: [UInt8], for key: ItemKey, label: String, _ creation: CollectionCreations?, _ options: LibSecretOptions,
+        _ thread: LibSecretThread
     ) throws(SecretStoreError) -> StorageLocation {
         let session = thread.session
         var collections = try session.collections(options, thread)
         defer { session.release(collections) }
         let group = key.group.name
         var target = collections.filter { $0.label == group }.min { $0.path < $1.path }
-        var fallbackReason: String?
-        if target == nil {
-            do {
-                let created = try session.createCollection(group, options, thread)
-                collections.append(created)
-                target = created
-            } catch {
-                switch error {
-                case .noSessionBus, .noSecretService: throw error
-                default: fallbackReason = reason(creationFailed: error)
-                }
-            }
+        if target == nil, let creation, let created = try createGroupCollection(group, creation, options, thread) {
+            collections.append(created)
+            target = created
         }
+        // Without a collection of the group's own, the default collection holds the items:
+        // the group attribute keeps them apart, as an access group does in one keychain.
+        let fallbackReason = target == nil ? creation?.failure(of: group) : nil
         if target == nil {
             let defaultPath = try session.defaultCollectionPath(options, thread)
             target = collections.first { $0.path == defaultPath }
             guard target != nil else {
                 throw .providerFailure(
                     operation: "choose a collection",
-                    message:
-                        "the group collection could not be created (\(fallbackReason ?? "unknown reason")) and the provider has no default collection"
-                )
+                    message: "the group has no collection of its own and the provider has no default collection"
+                        + (fallbackReason.map { " (creating one failed: \($0))" } ?? ""))
             }
         }
         guard let target else { throw .providerFailure(operation: "choose a collection", message: "none found") }
@@ -258,6 +274,25 @@ extension SecretServiceStore {
         return .collection(
             label: target.label, objectPath: target.path, isGroupCollection: target.label == group, isLocked: false,
             fallbackReason: fallbackReason)
+    }
+
+    /// Asks the provider to create `group`'s collection (its new-keyring dialog) unless this
+    /// store asked before. Nil when it asked before or the creation failed (the reason is
+    /// kept in `creation`); a missing bus or provider is an error.
+    private static func createGroupCollection(
+        _ group: String, _ creation: CollectionCreations, _ options: LibSecretOptions, _ thread: LibSecretThread
+    ) throws(SecretStoreError) -> FoundCollection? {
+        guard creation.claim(group) else { return nil }
+        do {
+            return try thread.session.createCollection(group, options, thread)
+        } catch {
+            switch error {
+            case .noSessionBus, .noSecretService: throw error
+            default:
+                creation.failed(group, reason: reason(creationFailed: error))
+                return nil
+            }
+        }
     }
 
     private static func reason(creationFailed error: SecretStoreError) -> String {
@@ -291,13 +326,17 @@ extension SecretServiceStore {
         return found.count
     }
 
-    private static func status(for group: SecretGroup, _ options: LibSecretOptions, _ thread: LibSecretThread)
-        throws(SecretStoreError) -> StorageStatus
-    {
+    private static func status(
+        for group: SecretGroup, failedCreation: String?, _ options: LibSecretOptions, _ thread: LibSecretThread
+    ) throws(SecretStoreError) -> StorageStatus {
         let session = thread.session
-        let (found, collections) = try session.search(
+        let (found, holding) = try session.search(
             ItemSchema.attributes(for: ItemQuery(group: group)), loadSecrets: false, options,
             thread)
+        session.release(holding)
+        // Every collection, not only those holding the group's items: a group that has its own
+        // collection but no item yet (a first sign-in) must not be asked to create another.
+        let collections = try session.collections(options, thread)
         defer { session.release(collections) }
         let provider = session.providerName(options, thread)
         if let own = collections.filter({ $0.label == group.name }).min(by: { $0.path < $1.path }) {
@@ -311,7 +350,7 @@ extension SecretServiceStore {
             location: .collection(
                 label: fallback?.label ?? "", objectPath: fallback?.path ?? "/", isGroupCollection: false,
                 isLocked: fallback?.isLocked ?? false,
-                fallbackReason: fallback == nil ? "the provider has no default collection either" : nil),
+                fallbackReason: failedCreation ?? (fallback == nil ? "the provider has no default collection either" : nil)),
             groupCollectionExists: false, provider: provider, itemCount: found.count)
     }
 }
