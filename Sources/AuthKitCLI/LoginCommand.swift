@@ -34,6 +34,13 @@ struct LoginCommand: AsyncParsableCommand {
 
             A client secret, for providers that insist on one, comes from AUTHKIT_CLIENT_SECRET \
             or the config file — never from a flag, which other users could see in `ps`.
+
+            The tokens go to your login keyring (the Secret Service's default collection, \
+            which the desktop unlocks when you log in), marked with the group's name. With \
+            --own-keyring they go to a keyring of the group's own instead: your desktop asks \
+            once, now, for that keyring's password, and it stays locked in each new desktop \
+            session until you unlock it (git, kubectl and the agent never ask; they fail \
+            until then). A keyring named after the group that already exists is always used.
             """
     )
 
@@ -71,6 +78,11 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(help: "Print the signed-in account as JSON on standard output.")
     var json = false
 
+    @Flag(
+        name: .customLong("own-keyring"),
+        help: "Keep the group's tokens in a keyring of their own, with its own password (asked now), not the login keyring.")
+    var ownKeyring = false
+
     func validate() throws {
         if [noBrowser, paste, deviceCode].filter({ $0 }).count > 1 {
             throw ValidationError("--no-browser, --paste and --device-code exclude each other")
@@ -87,15 +99,19 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         let indicator = WaitIndicator()
-        do {
+        do throws(AuthKitError) {
             let profile = try session.resolveProfile(
                 ProfileOverrides(
                     issuer: issuer, tenant: tenant, clientID: clientID, extraScopes: scopes, loginHint: loginHint))
-            let shared = try session.session(for: profile)
+            if ownKeyring, profile.storage != .secretService {
+                throw AuthKitError.unsupported(
+                    "--own-keyring is for the Secret Service; the sign-in goes to --storage \(profile.storage.rawValue), so leave it out")
+            }
+            let shared = try session.session(for: profile, prompts: ownKeyring ? .unlockAndCreateCollection : .unlock)
             // Before any URL is shown: a sign-in the store cannot keep is not started. (A
             // profile without issuer or client id is a usage error first: the flow says so.)
             if profile.issuer?.isEmpty == false, profile.clientID?.isEmpty == false {
-                try await shared.checkStore()
+                try await OwnKeyring.prepare(shared, asked: ownKeyring)
             }
             let flow = SignInFlow(profile: profile, session: shared)
             let pasted = mode == .paste ? PastedLines.stream() : nil

@@ -61,8 +61,8 @@ struct SessionOptions: ParsableArguments {
         try settings.resolveProfile(more)
     }
 
-    func session(for profile: Profile) throws(AuthKitError) -> SharedSession {
-        try settings.session(for: profile)
+    func session(for profile: Profile, prompts: SecretServiceStore.PromptPolicy = .never) throws(AuthKitError) -> SharedSession {
+        try settings.session(for: profile, prompts: prompts)
     }
 }
 
@@ -97,9 +97,12 @@ struct SignInSelector: Equatable {
         }
     }
 
-    /// The shared session of the profile's group, in the profile's store.
-    func session(for profile: Profile) throws(AuthKitError) -> SharedSession {
-        try SharedSession(group: profile.group, store: SharedSession.store(for: profile.storage), environment: environment)
+    /// The shared session of the profile's group, in the profile's store. `prompts`: which
+    /// keyring dialogs it may cause — none unless a command a person runs asks (plug-ins,
+    /// `exec` and refreshes never show one).
+    func session(for profile: Profile, prompts: SecretServiceStore.PromptPolicy = .never) throws(AuthKitError) -> SharedSession {
+        try SharedSession(
+            group: profile.group, store: SharedSession.store(for: profile.storage, prompts: prompts), environment: environment)
     }
 }
 

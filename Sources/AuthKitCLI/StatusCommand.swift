@@ -40,7 +40,7 @@ struct StatusCommand: AsyncParsableCommand {
         do { profile = try session.resolveProfile() } catch { throw failure(error) }
         let accounts: [Account]
         do {
-            accounts = try await session.session(for: profile).accounts()
+            accounts = try await session.session(for: profile, prompts: .unlock).accounts()
         } catch {
             if json {
                 // Scripts get an answer on stdout even now; whether anyone is signed in is unknown.
@@ -60,7 +60,7 @@ struct StatusCommand: AsyncParsableCommand {
         } else {
             printText(profile: profile, accounts: accounts, now: now)
             if accounts.count > 1 {
-                let shared = try? session.session(for: profile)
+                let shared = try? session.session(for: profile, prompts: .unlock)
                 if let shared {
                     let current = await AccountUseCommand.effective(shared, accounts: accounts.map(\.account))
                     Terminal.printOut("  current:        \(current.account ?? "?") (\(current.why); `authkit account use NAME` chooses)")
@@ -68,7 +68,7 @@ struct StatusCommand: AsyncParsableCommand {
             }
             if !accounts.isEmpty, let agent = await Self.agentLine() { Terminal.printOut(agent) }
             // Which other groups hold a sign-in, unless the group was asked for by name.
-            if profile.sources["group"] == nil, let shared = try? session.session(for: profile) {
+            if profile.sources["group"] == nil, let shared = try? session.session(for: profile, prompts: .unlock) {
                 let others = await shared.otherSignedInGroups()
                 if !others.isEmpty {
                     Terminal.printOut(

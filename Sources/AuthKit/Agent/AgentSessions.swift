@@ -25,7 +25,7 @@ package actor AgentSessions {
         let name = storage + "\u{0}" + group
         if let session = sessions[name] { return session }
         let choice = StorageChoice(rawValue: storage) ?? .secretService
-        let session = try SharedSession(group: group, store: SharedSession.store(for: choice), environment: environment)
+        let session = try SharedSession(group: group, store: SharedSession.store(for: choice, prompts: .never), environment: environment)
         sessions[name] = session
         return session
     }

@@ -47,6 +47,12 @@ public final class SharedSession: Sendable {
     /// Secret Service (`authkit login --storage kernel-keyring` records it), else the Secret
     /// Service. The default of ``init(group:store:transport:environment:lockTimeout:logger:clock:)``,
     /// so a tool that names only the group finds the sign-in wherever the user keeps it.
+    ///
+    /// The Secret Service store it returns causes no dialog (`SecretServiceStore.PromptPolicy.never`):
+    /// a tool refreshing in the background never prompts, and a locked keyring is
+    /// ``AuthKitError/storage(_:)`` with `SecretStoreError.locked`. A tool a person
+    /// runs at a terminal that wants the keyring's unlock dialog passes
+    /// `store: SecretServiceStore(prompts: .unlock)`.
     public static func defaultStore(
         group: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> any SecretStore {
@@ -55,10 +61,11 @@ public final class SharedSession: Sendable {
         return SecretServiceStore()
     }
 
-    /// The store of `choice`.
-    package static func store(for choice: StorageChoice) -> any SecretStore {
+    /// The store of `choice`; `prompts` says which Secret Service dialogs it may cause (none
+    /// unless a command a person runs asks).
+    package static func store(for choice: StorageChoice, prompts: SecretServiceStore.PromptPolicy = .never) -> any SecretStore {
         switch choice {
-        case .secretService: return SecretServiceStore()
+        case .secretService: return SecretServiceStore(prompts: prompts)
         case .kernelKeyring: return KernelKeyringStore()
         case .plainFile: return PlainFileStore()
         }
