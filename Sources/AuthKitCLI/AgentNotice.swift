@@ -53,9 +53,6 @@ enum AgentNotice {
     /// on a forwarded socket meets.
     static func storeIsUnreachable(_ error: AuthKitError) -> Bool {
         guard case .storage(let store) = error else { return false }
-        switch store {
-        case .noSessionBus, .noSecretService, .kernelKeyringUnavailable: return true
-        default: return false
-        }
+        return store.meansNoStoreHere
     }
 }

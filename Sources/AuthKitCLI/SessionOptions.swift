@@ -26,7 +26,7 @@ struct SessionOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Where tokens live: secret-service (default), kernel-keyring (memory only; SSH, servers, CI) or plain-file (unencrypted).",
+            "Where tokens live: \(StorageChoice.helpList).",
             valueName: "store"))
     var storage: StorageChoice?
 

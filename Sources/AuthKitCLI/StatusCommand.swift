@@ -203,7 +203,7 @@ struct AccountReport: Encodable {
 }
 
 struct StorageReport: Encodable {
-    /// "secret-service", "kernel-keyring" or "plain-file".
+    /// The store's name (`secret-service`, `kernel-keyring`, `plain-file` …).
     var kind: String
     var collection: String?
     var groupCollection: Bool?
@@ -218,19 +218,18 @@ struct StorageReport: Encodable {
     var memoryOnly = false
 
     init(_ location: StorageLocation) {
+        kind = location.storeName
         switch location {
         case .collection(let label, _, let isGroupCollection, let isLocked, _):
-            kind = "secret-service"
             collection = label
             groupCollection = isGroupCollection
             locked = isLocked
             encrypted = true
-        case .plainFile(let path):
-            kind = "plain-file"
+        case .file(_, let path, let isEncrypted, let isLocked):
             self.path = path
-            encrypted = false
+            encrypted = isEncrypted
+            if isEncrypted { locked = isLocked }
         case .kernelKeyring(let keyring, let expiry):
-            kind = "kernel-keyring"
             self.keyring = keyring
             expirySeconds = expiry
             memoryOnly = true

@@ -40,6 +40,16 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
 
     /// The whole message: ``summary`` and, when there is one, ``hint``, with library detail
     /// (GLib's text) in full.
+    /// True when the store cannot be reached here at all (no session bus, no Secret Service,
+    /// no kernel keyring) — as in a sandbox or on a remote host that only has a forwarded agent
+    /// socket — rather than reached and refusing.
+    public var meansNoStoreHere: Bool {
+        switch self {
+        case .noSessionBus, .noSecretService, .kernelKeyringUnavailable: return true
+        default: return false
+        }
+    }
+
     public var description: String {
         let text = parts(detail: { $0 })
         return text.hint.map { "\(text.summary); \($0)" } ?? text.summary

@@ -6,8 +6,10 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
     /// creating the group's own collection was asked for and failed.
     case collection(
         label: String, objectPath: String, isGroupCollection: Bool, isLocked: Bool, fallbackReason: String? = nil)
-    /// The explicitly chosen plain-file store: not encrypted.
-    case plainFile(path: String)
+    /// A file of a store that keeps files (``StoreKind/name`` in `store`): the plain file (not
+    /// encrypted, only when chosen explicitly), or an encrypted one, which may be locked (the key
+    /// to read it not unlocked).
+    case file(store: String, path: String, encrypted: Bool, isLocked: Bool)
     /// The kernel's per-user persistent keyring (memory only): the group's keyring id, and
     /// the idle time after which the kernel drops it.
     case kernelKeyring(keyring: Int32, expirySeconds: Int?)
@@ -18,10 +20,15 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
-    /// True for the plain-file store: every status and login output must say so.
+    /// True for an unencrypted file: every status and login output must say so.
     public var isPlainFile: Bool {
-        if case .plainFile = self { return true }
+        if case .file(_, _, false, _) = self { return true }
         return false
+    }
+
+    /// The plain-file store's file at `path`.
+    public static func plainFile(path: String) -> StorageLocation {
+        .file(store: PlainFileStore.name, path: path, encrypted: false, isLocked: false)
     }
 
     /// True when the items are in the collection labelled with the group name.
@@ -39,10 +46,21 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
-    /// True when the collection holding the items is locked.
+    /// True when the collection (or encrypted file) holding the items is locked.
     public var isLocked: Bool {
-        if case .collection(_, _, _, let isLocked, _) = self { return isLocked }
-        return false
+        switch self {
+        case .collection(_, _, _, let isLocked, _), .file(_, _, _, let isLocked): return isLocked
+        case .kernelKeyring: return false
+        }
+    }
+
+    /// The name of the kind of store (``StoreKind/name``) that holds the items.
+    public var storeName: String {
+        switch self {
+        case .collection: return SecretServiceStore.name
+        case .kernelKeyring: return KernelKeyringStore.name
+        case .file(let store, _, _, _): return store
+        }
     }
 
     public var description: String {
@@ -54,8 +72,11 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
             // keyring; why the group's own collection is not used is ``fallbackExplanation``.
             let name = label.isEmpty ? path : label
             return "Secret Service keyring ‘\(name)’" + (isLocked ? " (locked)" : " (encrypted)")
-        case .plainFile(let path):
+        case .file(_, let path, false, _):
             return "PLAIN FILE \(path), not encrypted"
+        case .file(let store, let path, true, let isLocked):
+            let kind = StoreKinds.named(store)?.summary ?? store
+            return "\(path) (\(kind))" + (isLocked ? " (locked)" : "")
         case .kernelKeyring(let keyring, let expiry):
             let idle = expiry.map { " or after \($0 >= 86_400 && $0 % 86_400 == 0 ? "\($0 / 86_400) days" : "\($0) s") unused" } ?? ""
             return "kernel keyring \(keyring) (memory only: gone at reboot\(idle))"

@@ -87,8 +87,9 @@ func json(_ location: StorageLocation) -> String {
             {"type":"collection","label":\(json(label)),"path":\(json(path)),"isGroupCollection":\(isGroup),\
             "isLocked":\(isLocked),"fallbackReason":\(reason.map(json) ?? "null"),"description":\(json(location.description))}
             """
-    case .plainFile(let path):
-        return #"{"type":"plainFile","path":\#(json(path)),"description":\#(json(location.description))}"#
+    case .file(let store, let path, _, _):
+        let type = store == PlainFileStore.name ? "plainFile" : store
+        return #"{"type":\#(json(type)),"path":\#(json(path)),"description":\#(json(location.description))}"#
     case .kernelKeyring(let keyring, _):
         return #"{"type":"kernelKeyring","keyring":\#(keyring),"description":\#(json(location.description))}"#
     }

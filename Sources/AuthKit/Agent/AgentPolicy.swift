@@ -1,3 +1,5 @@
+import SecretStore
+
 /// What a socket of the agent serves.
 ///
 /// The agent's own socket serves everything the user's sign-ins hold, to the user's own
@@ -29,7 +31,7 @@ package struct AgentPolicy: Sendable, Equatable {
 
     /// Why `request` is refused on this socket, or nil. `storage` is the store to read.
     func admit(_ request: AgentRequest) -> Result<String, AgentFailure> {
-        guard let groups else { return .success(request.storage ?? "secret-service") }
+        guard let groups else { return .success(request.storage ?? StorageChoice.secretService.rawValue) }
         switch request.op {
         case .hello, .token, .rejected: break
         case .idToken:

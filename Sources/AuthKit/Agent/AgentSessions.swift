@@ -24,7 +24,10 @@ package actor AgentSessions {
     func session(group: String, storage: String) throws(AuthKitError) -> SharedSession {
         let name = storage + "\u{0}" + group
         if let session = sessions[name] { return session }
-        let choice = StorageChoice(rawValue: storage) ?? .secretService
+        // The state machine admits only stores it knows; anything else is never a silent default.
+        guard let choice = StorageChoice(rawValue: storage) else {
+            throw .unsupported("unknown storage ‘\(ProviderText.displayable(storage))’")
+        }
         let session = try SharedSession(group: group, store: SharedSession.store(for: choice, prompts: .never), environment: environment)
         sessions[name] = session
         return session

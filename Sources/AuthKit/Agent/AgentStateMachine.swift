@@ -1,3 +1,5 @@
+import SecretStore
+
 /// The agent's protocol logic without sockets: it reads request lines, answers from memory
 /// where it can, and asks its I/O shell to fetch a token through the shared session where it
 /// cannot — once per key, however many connections wait for it.
@@ -241,7 +243,7 @@ package struct AgentStateMachine: Sendable {
     }
 
     private func usable(_ entry: Held, key: Key, minTTL: Int, now: Now) -> Bool {
-        let interval = key.storage == StorageChoice.kernelKeyring.rawValue ? 0 : recheckInterval
+        let interval = StoreKinds.named(key.storage)?.agentRecheckInterval ?? recheckInterval
         return now.monotonic - entry.readAt < interval && Double(entry.token.expiresAt) - now.wall >= Double(minTTL)
     }
 

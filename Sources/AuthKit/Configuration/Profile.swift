@@ -1,18 +1,58 @@
+import SecretStore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
 
-/// Where tokens are kept.
-public enum StorageChoice: String, Sendable, Equatable, CaseIterable {
+/// Where tokens are kept: one of the kinds of store in `StoreKinds.all`, by its name
+/// (`secret-service`, `kernel-keyring`, `plain-file` …).
+public struct StorageChoice: RawRepresentable, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// The store's name (`StoreKind.name`).
+    public let rawValue: String
+
+    /// The choice of the store named `rawValue`, or nil when no store has that name.
+    public init?(rawValue: String) {
+        guard StoreKinds.named(rawValue) != nil else { return nil }
+        self.rawValue = rawValue
+    }
+
+    /// The choice of `kind`.
+    public init(_ kind: any StoreKind.Type) {
+        rawValue = kind.name
+    }
+
+    /// The choice that names `store`, or nil for a store of a tool's own.
+    public init?(store: any SecretStore) {
+        guard let kind = StoreKinds.of(store) else { return nil }
+        self.init(kind)
+    }
+
+    /// Every store, in the order of `StoreKinds.all`.
+    public static var allCases: [StorageChoice] { StoreKinds.all.map(StorageChoice.init) }
+
+    /// The store's description (`StoreKind`).
+    public var kind: any StoreKind.Type { StoreKinds.named(rawValue) ?? SecretServiceStore.self }
+
+    /// A store of this kind (see `StoreKind.make`).
+    public func makeStore(prompts: SecretServiceStore.PromptPolicy = .never) -> any SecretStore {
+        kind.make(prompts: prompts)
+    }
+
+    public var description: String { rawValue }
+
     /// The freedesktop Secret Service (gnome-keyring, KeePassXC, KWallet …): the default.
-    case secretService = "secret-service"
+    public static let secretService = StorageChoice(SecretServiceStore.self)
     /// The kernel's per-user persistent keyring: memory only, shared by the user's sessions
     /// (SSH, cron, CI) where no Secret Service runs.
-    case kernelKeyring = "kernel-keyring"
+    public static let kernelKeyring = StorageChoice(KernelKeyringStore.self)
     /// An unencrypted file under `$XDG_STATE_HOME/authkit/`. Only when chosen explicitly.
-    case plainFile = "plain-file"
+    public static let plainFile = StorageChoice(PlainFileStore.self)
+
+    /// `--storage`'s help: every store with its summary, from the one list.
+    public static var helpList: String {
+        allCases.map { "\($0.rawValue) (\($0.kind.summary))" }.joined(separator: ", ")
+    }
 }
 
 /// A resolved profile: everything a sign-in needs, each value from the strongest source

@@ -64,11 +64,7 @@ public final class SharedSession: Sendable {
     /// The store of `choice`; `prompts` says which Secret Service dialogs it may cause (none
     /// unless a command a person runs asks).
     package static func store(for choice: StorageChoice, prompts: SecretServiceStore.PromptPolicy = .never) -> any SecretStore {
-        switch choice {
-        case .secretService: return SecretServiceStore(prompts: prompts)
-        case .kernelKeyring: return KernelKeyringStore()
-        case .plainFile: return PlainFileStore()
-        }
+        choice.makeStore(prompts: prompts)
     }
 
     /// A session sharing the sign-in of `group` with every other tool that names it.

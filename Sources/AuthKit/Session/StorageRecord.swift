@@ -41,15 +41,3 @@ enum StorageRecord {
         GroupStateFile.lines(path).compactMapValues(StorageChoice.init(rawValue:))
     }
 }
-
-extension StorageChoice {
-    /// The choice that names `store`, or nil for a store of a tool's own.
-    init?(store: any SecretStore) {
-        switch store {
-        case is SecretServiceStore: self = .secretService
-        case is KernelKeyringStore: self = .kernelKeyring
-        case is PlainFileStore: self = .plainFile
-        default: return nil
-        }
-    }
-}

@@ -1,0 +1,42 @@
+/// A kind of store, described by the store's own type: everything the rest of authkit needs
+/// to know of it — its name on the command line, in the config file, the storage record and
+/// the agent's wire; its words in `--help` and `status`; how the agent treats what it read —
+/// so that adding a store is one folder plus one line in ``StoreKinds/all``.
+public protocol StoreKind: SecretStore {
+    /// The store's name everywhere a person or a file names it (`--storage NAME`,
+    /// `storage = NAME`, `AUTHKIT_STORAGE`), e.g. `kernel-keyring`.
+    static var name: String { get }
+    /// What `--storage NAME` means, in a few words for `--help` (e.g. "memory only; SSH,
+    /// servers, CI").
+    static var summary: String { get }
+    /// True when the store keeps secrets unencrypted: chosen only explicitly
+    /// (`--insecure-storage`), and every output that shows it says so.
+    static var isPlainText: Bool { get }
+    /// How long the agent may hand out a token it read from this store before reading the
+    /// store again (nil: the agent's default; 0: on every request, for a store that is as
+    /// fast to read as the agent's memory).
+    static var agentRecheckInterval: Double? { get }
+    /// A store of this kind. `prompts` says which dialogs it may cause: only a command a
+    /// person runs passes more than ``SecretServiceStore/PromptPolicy/never``.
+    static func make(prompts: SecretServiceStore.PromptPolicy) -> any SecretStore
+}
+
+/// The kinds of store, in the order `--help` lists them; the first is the default.
+public enum StoreKinds {
+    /// The one list of stores: every name, help text, status and agent rule derives from it.
+    public static let all: [any StoreKind.Type] = [
+        SecretServiceStore.self,
+        KernelKeyringStore.self,
+        PlainFileStore.self,
+    ]
+
+    /// The kind named `name`, or nil.
+    public static func named(_ name: String) -> (any StoreKind.Type)? {
+        all.first { $0.name == name }
+    }
+
+    /// The kind of `store`, or nil for a store of a tool's own.
+    public static func of(_ store: any SecretStore) -> (any StoreKind.Type)? {
+        type(of: store) as? any StoreKind.Type
+    }
+}
