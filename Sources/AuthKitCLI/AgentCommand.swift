@@ -33,7 +33,8 @@ struct AgentCommand: AsyncParsableCommand {
             See docs/agent.md and docs/agent-protocol.md.
             """,
         subcommands: [
-            AgentStartCommand.self, AgentStopCommand.self, AgentStatusCommand.self, AgentRunCommand.self, AgentForwardCommand.self,
+            AgentStartCommand.self, AgentStopCommand.self, AgentStatusCommand.self, AgentLogCommand.self, AgentRunCommand.self,
+            AgentForwardCommand.self,
         ]
     )
 }
@@ -97,7 +98,7 @@ enum AgentService {
     static func serve(
         path: String, policy: AgentPolicy, environment: [String: String], inherited: Int32? = nil,
         confirmer: (@Sendable (String) async -> Bool)? = nil, logLevel: Logger.Level = .info, endsOnHangup: Bool = false,
-        ready: () -> Void = {}
+        via: String? = nil, ready: () -> Void = {}
     ) async throws {
         if !AgentServer.protectMemory() {
             Terminal.printError("authkit: warning: could not forbid core dumps of the agent (prctl)")
@@ -106,7 +107,7 @@ enum AgentService {
         do throws(AgentServer.Failure) {
             server = try await start(
                 path: path, policy: policy, environment: environment, inherited: inherited, confirmer: confirmer, logLevel: logLevel,
-                endsOnHangup: endsOnHangup)
+                endsOnHangup: endsOnHangup, via: via)
         } catch {
             Terminal.printError(Voice.error(error.description))
             throw ExitStatus.usage
@@ -118,13 +119,18 @@ enum AgentService {
 
     static func start(
         path: String, policy: AgentPolicy, environment: [String: String], inherited: Int32? = nil,
-        confirmer: (@Sendable (String) async -> Bool)? = nil, logLevel: Logger.Level = .info, endsOnHangup: Bool = false
+        confirmer: (@Sendable (String) async -> Bool)? = nil, logLevel: Logger.Level = .info, endsOnHangup: Bool = false,
+        via: String? = nil
     ) async throws(AgentServer.Failure) -> AgentServer {
         if !endsOnHangup { signal(SIGHUP, SIG_IGN) }
         signal(SIGPIPE, SIG_IGN)
         var configuration = AgentServer.Configuration(socketPath: path, policy: policy)
         configuration.inheritedDescriptor = inherited
         configuration.confirmer = confirmer
+        configuration.askpass = AgentAskpass(environment: environment)
+        configuration.journal = AgentJournal(environment: environment)
+        configuration.via = via
+        configuration.environment = environment
         let server = try await AgentServer.start(
             configuration, sessions: AgentSessions(environment: environment), logger: LogSetup.agentLogger(level: logLevel))
         // systemd's socket file is systemd's to remove.
@@ -278,6 +284,13 @@ struct AgentStatusCommand: AsyncParsableCommand {
             let kind = hello.restricted == true ? "a forwarded (restricted) agent socket" : "the agent"
             Terminal.printOut(
                 "✓ \(kind) at \(path): pid \(hello.pid.map(String.init) ?? "?"), authkit \(ProviderText.displayable(hello.agent ?? "?"))")
+            guard hello.restricted != true, case .answer(let stats) = await AgentClient(path: path).send(AgentRequest(op: .stats)),
+                let counts = stats.counts, !counts.isEmpty
+            else { return }
+            for (group, count) in counts.sorted(by: { $0.key < $1.key }) {
+                let last = count.lastAsker.map { "; last: \($0)" } ?? ""
+                Terminal.printOut(ProviderText.displayable("  \(group): \(count.served) served, \(count.refused) refused\(last)"))
+            }
         default:
             Terminal.printOut("No agent at \(path); tools read the token store themselves.")
             throw ExitStatus.loginNeeded

@@ -110,7 +110,8 @@ struct AgentForwardCommand: AsyncParsableCommand {
         // It says what it serves itself (below); its log shows only what went wrong unless
         // AUTHKIT_LOG asks for more. It belongs to its terminal: closing that ends it.
         try await AgentService.serve(
-            path: path, policy: policy, environment: environment, confirmer: confirmer, logLevel: .warning, endsOnHangup: true
+            path: path, policy: policy, environment: environment, confirmer: confirmer, logLevel: .warning, endsOnHangup: true,
+            via: "authkit agent forward (\(path))"
         ) {
             Terminal.printOut(path)
             Terminal.printError(

@@ -70,13 +70,24 @@ struct ExecCommand: AsyncParsableCommand {
         return name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F }
     }
 
+    /// The program as the agent's log should name it: its path on PATH, else as given.
+    static func programPath(_ name: String?) -> String? {
+        guard let name, !name.isEmpty else { return nil }
+        guard !name.contains("/") else { return name }
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") where access("\(directory)/\(name)", X_OK) == 0 {
+            return "\(directory)/\(name)"
+        }
+        return name
+    }
+
     func run() async throws {
         var words = command
         if words.first == "--" { words.removeFirst() }
         let token: AccessToken
         do throws(AuthKitError) {
             let profile = try options.session.resolveProfile()
-            token = try await options.session.session(for: profile).validAccessToken(
+            token = try await options.session.session(for: profile, program: Self.programPath(words.first)).validAccessToken(
                 account: options.account, minimumLifetime: .seconds(options.minTTL), scopes: options.scopes.isEmpty ? nil : options.scopes)
         } catch {
             if error.category == .loginNeeded {

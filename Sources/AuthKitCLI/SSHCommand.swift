@@ -65,7 +65,9 @@ struct SSHCommand: AsyncParsableCommand {
             local = try AgentServer.privateDirectory(environment: environment) + "/" + AgentServer.randomName(prefix: "ssh-") + ".sock"
             remote = "/tmp/" + (try AgentServer.randomName(prefix: "authkit-agent-")) + ".sock"
             // Quiet in the session's terminal: only what went wrong (AUTHKIT_LOG=info for more).
-            server = try await AgentService.start(path: local, policy: policy, environment: environment, logLevel: .warning)
+            server = try await AgentService.start(
+                path: local, policy: policy, environment: environment, logLevel: .warning,
+                via: "authkit ssh \(ProviderText.displayable(destination))")
         } catch {
             Terminal.printError(Voice.error(error.description))
             throw ExitStatus.usage

@@ -61,8 +61,10 @@ struct SessionOptions: ParsableArguments {
         try settings.resolveProfile(more)
     }
 
-    func session(for profile: Profile, prompts: SecretServiceStore.PromptPolicy = .never) throws(AuthKitError) -> SharedSession {
-        try settings.session(for: profile, prompts: prompts)
+    func session(
+        for profile: Profile, prompts: SecretServiceStore.PromptPolicy = .never, program: String? = nil
+    ) throws(AuthKitError) -> SharedSession {
+        try settings.session(for: profile, prompts: prompts, program: program)
     }
 }
 
@@ -100,8 +102,14 @@ struct SignInSelector: Equatable {
     /// The shared session of the profile's group, in the profile's store. `prompts`: which
     /// keyring dialogs it may cause — none unless a command a person runs asks (plug-ins,
     /// `exec` and refreshes never show one).
-    func session(for profile: Profile, prompts: SecretServiceStore.PromptPolicy = .never) throws(AuthKitError) -> SharedSession {
-        try SharedSession(
+    /// `program`: the program the token is for, when authkit runs it (`exec`), as the agent's
+    /// log names it.
+    func session(
+        for profile: Profile, prompts: SecretServiceStore.PromptPolicy = .never, program: String? = nil
+    ) throws(AuthKitError) -> SharedSession {
+        var environment = self.environment
+        environment[AgentRoute.programKey] = program
+        return try SharedSession(
             group: profile.group, store: SharedSession.store(for: profile.storage, prompts: prompts), environment: environment)
     }
 }

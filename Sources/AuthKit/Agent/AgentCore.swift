@@ -20,12 +20,27 @@ actor AgentCore {
     /// Asks the person at the terminal (`--confirm`); one question at a time.
     private let confirmer: (@Sendable (String) async -> Bool)?
     private var questions: Task<Void, Never>?
+    /// Asks through a program (`AUTHKIT_ASKPASS`) when there is no terminal.
+    private let askpass: AgentAskpass?
+    private let journal: AgentJournal?
+    /// On a forwarded socket: the forward, named in every asker.
+    private let via: String?
+    private let authkit = AgentAsker.ownExecutable
+    /// Where the groups' rules come from (the config file), read again when it changes.
+    private var rules: AgentRulesSource
 
-    init(machine: AgentStateMachine, sessions: AgentSessions, logger: Logger, confirmer: (@Sendable (String) async -> Bool)? = nil) {
+    init(
+        machine: AgentStateMachine, sessions: AgentSessions, logger: Logger, confirmer: (@Sendable (String) async -> Bool)? = nil,
+        askpass: AgentAskpass? = nil, journal: AgentJournal? = nil, via: String? = nil, environment: [String: String] = [:]
+    ) {
         self.machine = machine
         self.sessions = sessions
         self.logger = logger
         self.confirmer = confirmer
+        self.askpass = askpass
+        self.journal = journal
+        self.via = via
+        self.rules = AgentRulesSource(environment: environment)
     }
 
     var heldCount: Int { machine.heldCount }
@@ -34,13 +49,13 @@ actor AgentCore {
         self.onStop = onStop
     }
 
-    nonisolated func open(_ channel: any Channel, peer: String, limit: Int) -> EventLoopFuture<AgentStateMachine.Connection?> {
+    nonisolated func open(_ channel: any Channel, peer: Int32, limit: Int) -> EventLoopFuture<AgentStateMachine.Connection?> {
         let promise = channel.eventLoop.makePromise(of: AgentStateMachine.Connection?.self)
         promise.completeWithTask { await self.register(channel, peer: peer, limit: limit) }
         return promise.futureResult
     }
 
-    private func register(_ channel: any Channel, peer: String, limit: Int) -> AgentStateMachine.Connection? {
+    private func register(_ channel: any Channel, peer: Int32, limit: Int) -> AgentStateMachine.Connection? {
         if channels.count >= limit {
             // The oldest connection that waits for no answer makes room: connections held open
             // (by a slow or hostile client) cannot lock everyone else out.
@@ -54,7 +69,7 @@ actor AgentCore {
         }
         nextConnection += 1
         channels[nextConnection] = channel
-        machine.opened(nextConnection, peer: peer)
+        machine.opened(nextConnection, asker: AgentAsker.resolve(pid: peer, via: via, authkit: authkit))
         return nextConnection
     }
 
@@ -75,6 +90,7 @@ actor AgentCore {
             return
         }
         busy[connection, default: 0] += 1
+        if let changed = rules.reloadIfChanged(logger: logger) { machine.rules = changed }
         perform(machine.receive(line, from: connection, now: Self.now()))
     }
 
@@ -90,10 +106,9 @@ actor AgentCore {
 
     private func isOpen(_ connection: AgentStateMachine.Connection) -> Bool { channels[connection] != nil }
 
-    private func answer(_ connection: AgentStateMachine.Connection, allowed: Bool) {
+    private func answer(_ connection: AgentStateMachine.Connection, allowed: Bool, reason: String?) {
         pendingQuestions = max(0, pendingQuestions - 1)
-        logger.info("forwarded connection \(allowed ? "allowed" : "refused") at the terminal")
-        perform(machine.confirmed(connection, allowed: allowed, now: Self.now()))
+        perform(machine.confirmed(connection, allowed: allowed, reason: reason, now: Self.now()))
     }
 
     private func fetched(_ key: AgentStateMachine.Key, _ result: Result<AgentStateMachine.Token, AgentFailure>) {
@@ -118,31 +133,56 @@ actor AgentCore {
                     await sessions.markRejected(token, group: group, storage: storage)
                     self.perform([.reply(connection, AgentResponse(ok: true))])
                 }
-            case .confirm(let connection, let group, let idToken, let peer):
+            case .confirm(let connection, let group, let idToken, let asker):
                 let previous = questions
-                let confirmer = self.confirmer
+                let (confirmer, askpass) = (self.confirmer, self.askpass)
                 pendingQuestions += 1
                 guard pendingQuestions <= Self.maximumPendingQuestions else {
                     pendingQuestions -= 1
-                    perform(machine.confirmed(connection, allowed: false, now: Self.now()))
+                    perform(machine.confirmed(connection, allowed: false, reason: "too many questions wait already", now: Self.now()))
                     continue
                 }
+                let question = "\(asker) — \(idToken ? "an id_token" : "a token") for \(ProviderText.displayable(group))?"
                 questions = Task {
                     await previous?.value
                     // A connection that went away while it waited is not asked about.
-                    var yes = false
-                    if self.isOpen(connection), let confirmer {
-                        let kind = idToken ? "an id_token" : "an access token"
-                        yes = await confirmer("Allow \(peer) \(kind) of \(ProviderText.displayable(group))?")
+                    guard self.isOpen(connection) else { return self.answer(connection, allowed: false, reason: nil) }
+                    if let confirmer {
+                        self.answer(connection, allowed: await confirmer(question), reason: nil)
+                    } else if let askpass {
+                        let yes = await askpass.ask(question)
+                        self.answer(
+                            connection, allowed: yes, reason: yes ? nil : "not allowed: \(askpass.program) said no or did not answer")
+                    } else {
+                        self.answer(
+                            connection, allowed: false,
+                            reason: "‘\(ProviderText.displayable(group))’ needs a person's yes and this agent has no way to ask: "
+                                + "set AUTHKIT_ASKPASS for the agent to a program that asks (as SSH_ASKPASS)")
                     }
-                    self.answer(connection, allowed: yes)
                 }
+            case .journal(let event):
+                journal?.send(event, message: Self.message(event))
             case .close(let connection):
                 channels[connection]?.close(promise: nil)
             case .stop:
                 logger.info("agent stopping on request")
                 onStop?()
             }
+        }
+    }
+
+    /// An event in one line, for the journal's MESSAGE.
+    static func message(_ event: AgentEvent) -> String {
+        let what = event.token == "id_token" ? "id_token" : "token"
+        let group = event.group ?? "?"
+        let who = event.asker ?? "?"
+        switch event.kind {
+        case .served: return "\(what) of \(group) for \(event.account ?? "?") served to \(who)"
+        case .refused: return "\(what) of \(group) refused to \(who): \(event.reason ?? "")"
+        case .failed: return "\(what) of \(group) for \(who) failed: \(event.reason ?? "")"
+        case .asked: return "asked whether \(who) may have a \(what) of \(group)"
+        case .allowed: return "allowed \(who) a \(what) of \(group)"
+        case .opened, .closed: return "forward \(event.kind.rawValue): \(event.via ?? "")"
         }
     }
 

@@ -19,6 +19,11 @@ package struct AgentRequest: Codable, Sendable, Equatable {
         case forget
         /// Stop the agent (its own socket only).
         case stop
+        /// The audit log: events after `since` (of `group` when named); its own socket only.
+        case log
+        /// How many tokens were served and refused per group, and the last asker; its own
+        /// socket only.
+        case stats
     }
 
     package var version: Int
@@ -32,6 +37,11 @@ package struct AgentRequest: Codable, Sendable, Equatable {
     package var minTTL: Int?
     /// For `rejected`: the token the server refused.
     package var token: String?
+    /// The program a token is for, when authkit asks for a program it runs (`exec`): named in
+    /// the log and matched against a group's `allow` list.
+    package var program: String?
+    /// For `log`: the last event already seen.
+    package var since: Int?
 
     package init(
         op: Operation, group: String? = nil, storage: String? = nil, account: String? = nil, scopes: [String]? = nil,
@@ -48,7 +58,7 @@ package struct AgentRequest: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case version = "v", op, group, storage, account, scopes, minTTL = "min_ttl", token
+        case version = "v", op, group, storage, account, scopes, minTTL = "min_ttl", token, program, since
     }
 }
 
@@ -67,6 +77,10 @@ package struct AgentResponse: Codable, Sendable, Equatable {
     package var agent: String?
     package var pid: Int32?
     package var restricted: Bool?
+    /// `log`: events, oldest first.
+    package var events: [AgentEvent]?
+    /// `stats`: per group.
+    package var counts: [String: AgentAuditLog.Counts]?
     package var error: AgentFailure?
 
     package init(ok: Bool) { self.ok = ok }
@@ -78,7 +92,7 @@ package struct AgentResponse: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case version = "v", ok, token, expiresAt = "expires_at", account, scopes, refreshed, agent, pid, restricted, error
+        case version = "v", ok, token, expiresAt = "expires_at", account, scopes, refreshed, agent, pid, restricted, events, counts, error
     }
 }
 

@@ -38,7 +38,7 @@ package struct AgentPolicy: Sendable, Equatable {
             guard idTokens else {
                 return .failure(.refused("this forwarded agent socket does not hand out id_tokens (authkit agent forward --id-token)"))
             }
-        case .forget, .stop:
+        case .forget, .stop, .log, .stats:
             return .failure(.refused("a forwarded agent socket only hands out tokens"))
         }
         guard request.op != .hello else { return .success("") }

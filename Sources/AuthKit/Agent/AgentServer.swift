@@ -35,6 +35,15 @@ package final class AgentServer: Sendable {
         package var inheritedDescriptor: Int32?
         /// Asks the person at the forwarding terminal (``AgentPolicy/confirm``).
         package var confirmer: (@Sendable (String) async -> Bool)?
+        /// Asks through a program when there is no terminal (`AUTHKIT_ASKPASS`).
+        package var askpass: AgentAskpass?
+        /// Where audit events go besides the agent's memory.
+        package var journal: AgentJournal?
+        /// A forwarded socket: the forward, as every asker on it is described
+        /// (`authkit ssh dev.example.com`).
+        package var via: String?
+        /// Where the config file (the groups' rules) is found.
+        package var environment: [String: String] = [:]
         package init(socketPath: String, policy: AgentPolicy) {
             self.socketPath = socketPath
             self.policy = policy
@@ -75,7 +84,8 @@ package final class AgentServer: Sendable {
         if configuration.inheritedDescriptor == nil { try prepare(path) }
         let core = AgentCore(
             machine: AgentStateMachine(policy: configuration.policy, recheckInterval: configuration.recheckInterval, pid: getpid()),
-            sessions: sessions, logger: logger, confirmer: configuration.confirmer)
+            sessions: sessions, logger: logger, confirmer: configuration.confirmer, askpass: configuration.askpass,
+            journal: configuration.journal, via: configuration.via, environment: configuration.environment)
         let limit = configuration.connectionLimit
         raiseDescriptorLimit(to: limit + 64)
         let idle = configuration.idleTimeout
@@ -219,7 +229,7 @@ package final class AgentServer: Sendable {
                 logger.warning("refused a connection from another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
                 return child.close()
             }
-            return core.open(child, peer: "pid \(peer.pid) (uid \(peer.uid))", limit: limit).flatMap { id in
+            return core.open(child, peer: peer.pid, limit: limit).flatMap { id in
                 guard let id else { return child.close() }
                 return child.eventLoop.makeCompletedFuture {
                     try child.pipeline.syncOperations.addHandlers([

@@ -64,9 +64,12 @@ package struct AgentStateMachine: Sendable {
         /// A server refused this token: mark it stale in the group's store (the next request
         /// refreshes), then answer the connection `ok`.
         case markRejected(group: String, storage: String, token: String, then: Connection)
-        /// Ask the person at the terminal whether this connection may have tokens of this kind
-        /// for this group (`--confirm`); call ``confirmed(_:allowed:now:)`` with the answer.
-        case confirm(Connection, group: String, idToken: Bool, peer: String)
+        /// Ask a person whether this connection's asker may have a token of this kind for this
+        /// group (`--confirm`, a group's `confirm`); call ``confirmed(_:allowed:reason:now:)``
+        /// with the answer. `asker` names who asks (``AgentAsker/summary``).
+        case confirm(Connection, group: String, idToken: Bool, asker: String)
+        /// Send this audit event to the journal (it is already in ``log``).
+        case journal(AgentEvent)
         /// Close the connection (after a malformed request).
         case close(Connection)
         /// Stop serving.
@@ -97,12 +100,20 @@ package struct AgentStateMachine: Sendable {
     private var fetchGeneration: [Key: Int] = [:]
     /// A forwarded socket: when each served group's token was last marked stale (monotonic).
     private var lastRejection: [String: Double] = [:]
-    /// `--confirm`: what the person allowed (a connection, a group, a kind of token), and the
-    /// request of each connection waiting for the answer.
-    private var allowed: Set<Grant> = []
-    private var awaitingConfirmation: [Connection: (AgentRequest, String)] = [:]
-    /// Who is at the other end of each connection, for the question (`SO_PEERCRED`).
-    private var peers: [Connection: String] = [:]
+    /// What a person allowed a connection (a group, a kind of token), and the request of each
+    /// connection waiting for the answer.
+    var allowed: Set<Grant> = []
+    var awaitingConfirmation: [Connection: (AgentRequest, String)] = [:]
+    /// `confirm = once`: a yes for a session (its leader), a group and a kind, until when
+    /// (monotonic seconds).
+    var onceGrants: [OnceGrant: Double] = [:]
+    /// Who is at the other end of each connection (`SO_PEERCRED` and `/proc`).
+    var askers: [Connection: AgentAsker] = [:]
+    /// The groups' rules (`[group "NAME"]` in the config file): who may ask, and whether a
+    /// person is asked first.
+    package var rules: [String: AgentGroupRule] = [:]
+    /// What was served, refused and asked, bounded.
+    package internal(set) var log = AgentAuditLog()
 
     package static let maximumHeld = 512
     package static let maximumMinTTL = 86_400
@@ -112,8 +123,14 @@ package struct AgentStateMachine: Sendable {
     /// How often a forwarded socket's `rejected` may send the machine to the provider.
     package static let forwardedRejectionInterval: Double = 60
 
-    private struct Grant: Hashable {
+    struct Grant: Hashable {
         var connection: Connection
+        var group: String
+        var idToken: Bool
+    }
+
+    struct OnceGrant: Hashable {
+        var session: String
         var group: String
         var idToken: Bool
     }
@@ -147,7 +164,10 @@ package struct AgentStateMachine: Sendable {
         let storage: String
         switch policy.admit(request) {
         case .success(let admitted): storage = admitted
-        case .failure(let failure): return [.reply(connection, .failure(failure))]
+        case .failure(let failure):
+            guard [.token, .idToken, .rejected].contains(request.op) else { return [.reply(connection, .failure(failure))] }
+            let event = record(.refused, request, connection: connection, now: now, reason: failure.message)
+            return [.reply(connection, .failure(failure)), event]
         }
         switch request.op {
         case .hello:
@@ -158,6 +178,14 @@ package struct AgentStateMachine: Sendable {
             return [.reply(connection, response)]
         case .stop:
             return [.reply(connection, AgentResponse(ok: true)), .stop]
+        case .log:
+            var response = AgentResponse(ok: true)
+            response.events = log.events(after: request.since ?? 0, group: request.group, limit: Self.eventsPerAnswer)
+            return [.reply(connection, response)]
+        case .stats:
+            var response = AgentResponse(ok: true)
+            response.counts = log.counts
+            return [.reply(connection, response)]
         case .forget:
             guard let group = request.group else { return [.reply(connection, .failure(.badRequest("forget needs a group")))] }
             held = held.filter { $0.key.group != group }
@@ -180,15 +208,7 @@ package struct AgentStateMachine: Sendable {
             changed(group)
             return [.markRejected(group: group, storage: storage, token: value, then: connection)]
         case .token, .idToken:
-            let grant = Grant(connection: connection, group: request.group ?? "", idToken: request.op == .idToken)
-            if policy.confirm && !allowed.contains(grant) {
-                guard awaitingConfirmation[connection] == nil else {
-                    return [.reply(connection, .failure(.badRequest("one request at a time: the first still waits for confirmation")))]
-                }
-                awaitingConfirmation[connection] = (request, storage)
-                return [.confirm(connection, group: grant.group, idToken: grant.idToken, peer: peers[connection] ?? "unknown")]
-            }
-            return token(request, storage: storage, connection: connection, now: now)
+            return approve(request, storage: storage, connection: connection, now: now)
         }
     }
 
@@ -198,25 +218,12 @@ package struct AgentStateMachine: Sendable {
         generations[group, default: 0] += 1
     }
 
-    /// Who is at the other end of `connection` (for the `--confirm` question).
-    package mutating func opened(_ connection: Connection, peer: String) {
-        peers[connection] = peer
+    /// Who is at the other end of `connection`.
+    package mutating func opened(_ connection: Connection, asker: AgentAsker) {
+        askers[connection] = asker
     }
 
-    /// The answer to a ``Action/confirm(_:group:peer:)``.
-    package mutating func confirmed(_ connection: Connection, allowed yes: Bool, now: Now) -> [Action] {
-        guard let (request, storage) = awaitingConfirmation.removeValue(forKey: connection) else { return [] }
-        guard yes else {
-            return [
-                .reply(connection, .failure(.refused("the person at the forwarding terminal did not allow this connection"))),
-                .close(connection),
-            ]
-        }
-        allowed.insert(Grant(connection: connection, group: request.group ?? "", idToken: request.op == .idToken))
-        return token(request, storage: storage, connection: connection, now: now)
-    }
-
-    private mutating func token(_ request: AgentRequest, storage: String, connection: Connection, now: Now) -> [Action] {
+    mutating func token(_ request: AgentRequest, storage: String, connection: Connection, now: Now) -> [Action] {
         guard let group = request.group, !group.isEmpty else {
             return [.reply(connection, .failure(.badRequest("a token request needs a group")))]
         }
@@ -232,7 +239,7 @@ package struct AgentStateMachine: Sendable {
         let account = policy.accounts?[group] ?? request.account
         let key = Key(storage: storage, group: group, account: account, scopes: scopes, idToken: request.op == .idToken)
         if let entry = held[key], usable(entry, key: key, minTTL: minTTL, now: now) {
-            return [.reply(connection, Self.answer(entry.token))]
+            return [.reply(connection, Self.answer(entry.token)), served(entry.token, key: key, connection: connection, now: now)]
         }
         waiting[key, default: []].append(Waiter(connection: connection, minTTL: minTTL))
         // A fetch under way answers this request too (or is followed by one for a longer min_ttl).
@@ -263,7 +270,13 @@ package struct AgentStateMachine: Sendable {
         switch result {
         case .failure(let failure):
             held[key] = nil
-            return waiters.map { .reply($0.connection, .failure(failure)) }
+            return waiters.flatMap { waiter -> [Action] in
+                let kind: AgentEvent.Kind = failure.code == "refused" ? .refused : .failed
+                return [
+                    .reply(waiter.connection, .failure(failure)),
+                    failedEvent(kind, key: key, connection: waiter.connection, now: now, reason: failure.message),
+                ]
+            }
         case .success(let token):
             store(token, for: key, now: now)
             var actions: [Action] = []
@@ -273,6 +286,7 @@ package struct AgentStateMachine: Sendable {
                 // provider whose tokens live shorter). Waiters who asked more fetch again.
                 if waiter.minTTL <= asked || Double(token.expiresAt) - now.wall >= Double(waiter.minTTL) {
                     actions.append(.reply(waiter.connection, Self.answer(token)))
+                    actions.append(served(token, key: key, connection: waiter.connection, now: now))
                 } else {
                     later.append(waiter)
                 }
@@ -291,7 +305,7 @@ package struct AgentStateMachine: Sendable {
     package mutating func closed(_ connection: Connection) {
         allowed = allowed.filter { $0.connection != connection }
         awaitingConfirmation[connection] = nil
-        peers[connection] = nil
+        askers[connection] = nil
         for (key, waiters) in waiting {
             let left = waiters.filter { $0.connection != connection }
             waiting[key] = left.isEmpty ? nil : left
@@ -301,7 +315,7 @@ package struct AgentStateMachine: Sendable {
     /// How many entries the machine's maps hold, for tests of its bounds.
     package var footprint: Int {
         held.count + waiting.count + fetching.count + generations.count + fetchGeneration.count + lastRejection.count + allowed.count
-            + awaitingConfirmation.count + peers.count
+            + awaitingConfirmation.count + askers.count + onceGrants.count
     }
 
     private mutating func store(_ token: Token, for key: Key, now: Now) {

@@ -48,6 +48,8 @@ package struct ConfigFile: Sendable, Equatable {
     package var credentials: [String: Section] = [:]
     /// `[registry "registry.example.com"]` sections: the same for docker registries.
     package var registries: [String: Section] = [:]
+    /// `[group "com.example.shared"]` sections: the agent's rules for a group (``agentRules()``).
+    package var groups: [String: Section] = [:]
 
     /// The two kinds of client mapping a file holds.
     package enum MappingKind: String, Sendable {
@@ -118,6 +120,7 @@ package struct ConfigFile: Sendable, Equatable {
         var profiles: [String: Section] = [:]
         var credentials: [String: Section] = [:]
         var registries: [String: Section] = [:]
+        var groups: [String: Section] = [:]
         var current: (kind: String, name: String)?
         var lineNumber = 0
         var profileProblems: [String: [ConfigurationError]] = [:]
@@ -155,6 +158,13 @@ package struct ConfigFile: Sendable, Equatable {
                     }
                     profiles[name] = Section(name: name, line: lineNumber, entries: [:])
                     current = ("profile", name)
+                } else if let (name, problem) = Self.groupSection(header) {
+                    if let problem { throw ConfigurationError(location: where_, problem: problem) }
+                    guard groups[name] == nil else {
+                        throw ConfigurationError(location: where_, problem: "[group \"\(name)\"] appears twice")
+                    }
+                    groups[name] = Section(name: name, line: lineNumber, entries: [:])
+                    current = ("group", name)
                 } else if let (kind, name) = Self.quotedSection(header), kind == "credential" || kind == "registry" {
                     guard !name.isEmpty, !name.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
                         throw ConfigurationError(
@@ -171,7 +181,9 @@ package struct ConfigFile: Sendable, Equatable {
                 } else {
                     throw ConfigurationError(
                         location: where_,
-                        problem: "unknown section [\(header)]; use [defaults], [profile NAME], [credential \"URL\"] or [registry \"HOST\"]")
+                        problem:
+                            "unknown section [\(header)]; use [defaults], [profile NAME], [credential \"URL\"], [registry \"HOST\"] or [group \"NAME\"]"
+                    )
                 }
                 continue
             }
@@ -189,6 +201,11 @@ package struct ConfigFile: Sendable, Equatable {
             if section.kind == "defaults" {
                 guard defaults?.entries[key] == nil else { throw ConfigurationError(location: where_, key: key, problem: "set twice") }
                 defaults?.entries[key] = entry
+            } else if section.kind == "group" {
+                guard groups[section.name]?.entries[key] == nil else {
+                    throw ConfigurationError(location: where_, key: key, problem: "set twice")
+                }
+                groups[section.name]?.entries[key] = entry
             } else if section.kind == "credential" || section.kind == "registry" {
                 let existing =
                     section.kind == "credential" ? credentials[section.name]?.entries[key] : registries[section.name]?.entries[key]
@@ -209,6 +226,8 @@ package struct ConfigFile: Sendable, Equatable {
         var file = ConfigFile(path: path, defaults: defaults, profiles: profiles)
         file.credentials = credentials
         file.registries = registries
+        file.groups = groups
+        try file.checkGroupRules()
         file.profileProblems = profileProblems
         return file
     }
@@ -226,7 +245,9 @@ package struct ConfigFile: Sendable, Equatable {
             throw ConfigurationError(
                 location: location, key: key, problem: "a key outside any section; start with [defaults] or [profile NAME]")
         }
-        let allowed = section.kind == "defaults" ? defaultsKeys : section.kind == "profile" ? profileKeys : credentialKeys
+        let allowed =
+            section.kind == "defaults"
+            ? defaultsKeys : section.kind == "profile" ? profileKeys : section.kind == "group" ? groupKeys : credentialKeys
         guard allowed.contains(key) else {
             let suggestion = allowed.sorted().first { Self.similar($0, key) }.map { " (did you mean \($0)?)" } ?? ""
             throw ConfigurationError(
@@ -240,7 +261,7 @@ package struct ConfigFile: Sendable, Equatable {
     }
 
     /// `credential "https://dev.azure.com"` → ("credential", "https://dev.azure.com").
-    private static func quotedSection(_ header: String) -> (String, String)? {
+    static func quotedSection(_ header: String) -> (String, String)? {
         guard let space = header.firstIndex(of: " ") else { return nil }
         let kind = String(header[..<space])
         var name = header[header.index(after: space)...].trimmingASCIIWhitespace()

@@ -26,9 +26,12 @@ extension SharedSession {
 
 /// How a session reaches the authkit agent: its client, and the name of the session's store
 /// on the wire. A session whose store the agent cannot name (a tool's own store) has none.
-struct AgentRoute: Sendable {
+package struct AgentRoute: Sendable {
     let client: AgentClient
     let storage: String
+    /// The program a token is for when authkit runs it (`exec`): a key of the session's own
+    /// environment dictionary, which `exec` sets and never exports.
+    package static let programKey = "AUTHKIT_EXEC_PROGRAM"
 
     init?(store: any SecretStore, environment: [String: String]) {
         guard let choice = StorageChoice(store: store), let client = AgentClient(environment: environment) else { return nil }
@@ -45,9 +48,10 @@ struct AgentRoute: Sendable {
             // Marked stale first, so the token asked for next is a new one.
             guard await markRejected(session, accessToken: rejected.value) else { return nil }
         }
-        let request = AgentRequest(
+        var request = AgentRequest(
             op: .token, group: session.group.name, storage: storage, account: account ?? Self.environmentAccount(session), scopes: scopes,
             minTTL: Int(clamping: minimumLifetime.components.seconds))
+        request.program = session.environment[Self.programKey]
         guard let token = try await ask(request, session) else { return nil }
         return AccessToken(
             value: token.value, expiresAt: token.expiresAt, scopes: token.scopes, account: token.account, refreshed: token.refreshed)

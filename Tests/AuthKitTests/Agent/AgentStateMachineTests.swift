@@ -19,12 +19,12 @@ struct AgentStateMachineTests {
     @Test("the first request fetches; the answer goes to it and is held for the next")
     func fetchThenHold() {
         var machine = Machine(policy: .owner, pid: 7)
-        #expect(machine.receive(Self.line(Self.request), from: 1, now: Self.now) == [.fetch(Self.key, minTTL: 60)])
-        let answered = machine.fetched(Self.key, .success(Self.token()), now: Self.now)
+        #expect(machine.receiveActions(Self.line(Self.request), from: 1, now: Self.now) == [.fetch(Self.key, minTTL: 60)])
+        let answered = machine.fetchedActions(Self.key, .success(Self.token()), now: Self.now)
         #expect(answered == [.reply(1, Machine.answer(Self.token()))])
         var later = Self.now
         later.monotonic += 0.5
-        #expect(machine.receive(Self.line(Self.request), from: 2, now: later) == [.reply(2, Machine.answer(Self.token()))])
+        #expect(machine.receiveActions(Self.line(Self.request), from: 2, now: later) == [.reply(2, Machine.answer(Self.token()))])
     }
 
     @Test("many waiting connections share one fetch")
@@ -32,12 +32,12 @@ struct AgentStateMachineTests {
         var machine = Machine(policy: .owner, pid: 7)
         var fetches = 0
         for connection in 1...1000 {
-            for action in machine.receive(Self.line(Self.request), from: connection, now: Self.now) {
+            for action in machine.receiveActions(Self.line(Self.request), from: connection, now: Self.now) {
                 if case .fetch = action { fetches += 1 }
             }
         }
         #expect(fetches == 1)
-        let replies = machine.fetched(Self.key, .success(Self.token()), now: Self.now)
+        let replies = machine.fetchedActions(Self.key, .success(Self.token()), now: Self.now)
         #expect(replies.count == 1000)
         #expect(replies.allSatisfy { if case .reply(_, let response) = $0 { response.token == "at-1" } else { false } })
     }
@@ -45,56 +45,58 @@ struct AgentStateMachineTests {
     @Test("what is held is read again from the store after the recheck interval (at once for the kernel keyring)")
     func recheck() {
         var machine = Machine(policy: .owner, recheckInterval: 1, pid: 7)
-        _ = machine.receive(Self.line(Self.request), from: 1, now: Self.now)
-        _ = machine.fetched(Self.key, .success(Self.token()), now: Self.now)
+        _ = machine.receiveActions(Self.line(Self.request), from: 1, now: Self.now)
+        _ = machine.fetchedActions(Self.key, .success(Self.token()), now: Self.now)
         var later = Self.now
         later.monotonic += 1.01
-        #expect(machine.receive(Self.line(Self.request), from: 2, now: later) == [.fetch(Self.key, minTTL: 60)])
+        #expect(machine.receiveActions(Self.line(Self.request), from: 2, now: later) == [.fetch(Self.key, minTTL: 60)])
 
         let kernel = #"{"v":1,"op":"token","group":"g","storage":"kernel-keyring"}"#
         var kernelKey = Self.key
         kernelKey.storage = "kernel-keyring"
-        _ = machine.receive(Self.line(kernel), from: 3, now: Self.now)
-        _ = machine.fetched(kernelKey, .success(Self.token()), now: Self.now)
-        #expect(machine.receive(Self.line(kernel), from: 4, now: Self.now) == [.fetch(kernelKey, minTTL: 60)])
+        _ = machine.receiveActions(Self.line(kernel), from: 3, now: Self.now)
+        _ = machine.fetchedActions(kernelKey, .success(Self.token()), now: Self.now)
+        #expect(machine.receiveActions(Self.line(kernel), from: 4, now: Self.now) == [.fetch(kernelKey, minTTL: 60)])
     }
 
     @Test("a token that does not live min_ttl more is fetched again; a waiter asking more than the fetch gets a second fetch")
     func minimumLifetime() {
         var machine = Machine(policy: .owner, pid: 7)
-        _ = machine.receive(Self.line(Self.request), from: 1, now: Self.now)
-        _ = machine.fetched(Self.key, .success(Self.token(expiresIn: 100)), now: Self.now)
+        _ = machine.receiveActions(Self.line(Self.request), from: 1, now: Self.now)
+        _ = machine.fetchedActions(Self.key, .success(Self.token(expiresIn: 100)), now: Self.now)
         let longer = #"{"v":1,"op":"token","group":"g","storage":"secret-service","min_ttl":600}"#
-        #expect(machine.receive(Self.line(longer), from: 2, now: Self.now) == [.fetch(Self.key, minTTL: 600)])
+        #expect(machine.receiveActions(Self.line(longer), from: 2, now: Self.now) == [.fetch(Self.key, minTTL: 600)])
 
         var fresh = Machine(policy: .owner, pid: 7)
-        _ = fresh.receive(Self.line(Self.request), from: 1, now: Self.now)
-        #expect(fresh.receive(Self.line(longer), from: 2, now: Self.now).isEmpty)
-        let actions = fresh.fetched(Self.key, .success(Self.token(expiresIn: 100)), now: Self.now)
+        _ = fresh.receiveActions(Self.line(Self.request), from: 1, now: Self.now)
+        #expect(fresh.receiveActions(Self.line(longer), from: 2, now: Self.now).isEmpty)
+        let actions = fresh.fetchedActions(Self.key, .success(Self.token(expiresIn: 100)), now: Self.now)
         #expect(actions == [.reply(1, Machine.answer(Self.token(expiresIn: 100))), .fetch(Self.key, minTTL: 600)])
     }
 
     @Test("forget and rejected drop what is held; a failure reaches every waiter and nothing stays held")
     func forgetting() {
         var machine = Machine(policy: .owner, pid: 7)
-        _ = machine.receive(Self.line(Self.request), from: 1, now: Self.now)
-        _ = machine.fetched(Self.key, .success(Self.token()), now: Self.now)
+        _ = machine.receiveActions(Self.line(Self.request), from: 1, now: Self.now)
+        _ = machine.fetchedActions(Self.key, .success(Self.token()), now: Self.now)
         #expect(machine.heldCount == 1)
-        _ = machine.receive(Self.line(#"{"v":1,"op":"forget","group":"g"}"#), from: 2, now: Self.now)
+        _ = machine.receiveActions(Self.line(#"{"v":1,"op":"forget","group":"g"}"#), from: 2, now: Self.now)
         #expect(machine.heldCount == 0)
 
-        _ = machine.receive(Self.line(Self.request), from: 3, now: Self.now)
-        _ = machine.fetched(Self.key, .success(Self.token()), now: Self.now)
-        let rejected = machine.receive(
+        _ = machine.receiveActions(Self.line(Self.request), from: 3, now: Self.now)
+        _ = machine.fetchedActions(Self.key, .success(Self.token()), now: Self.now)
+        let rejected = machine.receiveActions(
             Self.line(#"{"v":1,"op":"rejected","group":"g","storage":"secret-service","token":"at-1"}"#), from: 4, now: Self.now)
         #expect(rejected == [.markRejected(group: "g", storage: "secret-service", token: "at-1", then: 4)])
         #expect(machine.heldCount == 0)
 
-        _ = machine.receive(Self.line(Self.request), from: 5, now: Self.now)
-        _ = machine.receive(Self.line(Self.request), from: 6, now: Self.now)
+        _ = machine.receiveActions(Self.line(Self.request), from: 5, now: Self.now)
+        _ = machine.receiveActions(Self.line(Self.request), from: 6, now: Self.now)
         let failure = AgentFailure(code: "not_signed_in", message: "nobody is signed in in the group g", category: "login", group: "g")
         #expect(
-            machine.fetched(Self.key, .failure(failure), now: Self.now) == [.reply(5, .failure(failure)), .reply(6, .failure(failure))])
+            machine.fetchedActions(Self.key, .failure(failure), now: Self.now) == [
+                .reply(5, .failure(failure)), .reply(6, .failure(failure)),
+            ])
         #expect(machine.heldCount == 0)
     }
 
@@ -109,7 +111,7 @@ struct AgentStateMachineTests {
     func badRequests(_ text: String) {
         var machine = Machine(policy: .owner, pid: 7)
         let line = text.hasPrefix("(a line") ? [UInt8](repeating: 0x78, count: AgentMessage.maximumLineBytes + 1) : Self.line(text)
-        let actions = machine.receive(line, from: 1, now: Self.now)
+        let actions = machine.receiveActions(line, from: 1, now: Self.now)
         guard case .reply(1, let response) = actions.first else {
             Issue.record("no answer: \(actions)")
             return
@@ -122,25 +124,27 @@ struct AgentStateMachineTests {
     @Test("a fetch that began before a forget or a rejection is not kept nor handed out: it is fetched again")
     func changedWhileFetching() {
         var machine = Machine(policy: .owner, pid: 7)
-        #expect(machine.receive(Self.line(Self.request), from: 1, now: Self.now) == [.fetch(Self.key, minTTL: 60)])
-        _ = machine.receive(Self.line(#"{"v":1,"op":"forget","group":"g"}"#), from: 2, now: Self.now)
-        #expect(machine.fetched(Self.key, .success(Self.token("old")), now: Self.now) == [.fetch(Self.key, minTTL: 60)])
+        #expect(machine.receiveActions(Self.line(Self.request), from: 1, now: Self.now) == [.fetch(Self.key, minTTL: 60)])
+        _ = machine.receiveActions(Self.line(#"{"v":1,"op":"forget","group":"g"}"#), from: 2, now: Self.now)
+        #expect(machine.fetchedActions(Self.key, .success(Self.token("old")), now: Self.now) == [.fetch(Self.key, minTTL: 60)])
         #expect(machine.heldCount == 0)
-        #expect(machine.fetched(Self.key, .success(Self.token("new")), now: Self.now) == [.reply(1, Machine.answer(Self.token("new")))])
+        #expect(
+            machine.fetchedActions(Self.key, .success(Self.token("new")), now: Self.now) == [.reply(1, Machine.answer(Self.token("new")))])
 
-        _ = machine.receive(Self.line(Self.request), from: 3, now: Self.now)  // held: answered at once
+        _ = machine.receiveActions(Self.line(Self.request), from: 3, now: Self.now)  // held: answered at once
         var later = Self.now
         later.monotonic += 2
-        #expect(machine.receive(Self.line(Self.request), from: 4, now: later) == [.fetch(Self.key, minTTL: 60)])
-        _ = machine.receive(
+        #expect(machine.receiveActions(Self.line(Self.request), from: 4, now: later) == [.fetch(Self.key, minTTL: 60)])
+        _ = machine.receiveActions(
             Self.line(#"{"v":1,"op":"rejected","group":"g","storage":"secret-service","token":"new"}"#), from: 5, now: later)
-        #expect(machine.fetched(Self.key, .success(Self.token("new")), now: later) == [.fetch(Self.key, minTTL: 60)])
+        #expect(machine.fetchedActions(Self.key, .success(Self.token("new")), now: later) == [.fetch(Self.key, minTTL: 60)])
     }
 
     @Test("hello says who answers, and whether the socket is restricted")
     func hello() {
         var machine = Machine(policy: .restricted(groups: ["g": "kernel-keyring"], extraScopes: [], idTokens: false), pid: 42)
-        guard case .reply(_, let response) = machine.receive(Self.line(#"{"v":1,"op":"hello"}"#), from: 1, now: Self.now).first else {
+        guard case .reply(_, let response) = machine.receiveActions(Self.line(#"{"v":1,"op":"hello"}"#), from: 1, now: Self.now).first
+        else {
             Issue.record("no answer")
             return
         }
@@ -155,7 +159,7 @@ struct AgentPolicyTests {
 
     func code(_ request: String, policy: AgentPolicy = Self.policy) -> String? {
         var machine = Machine(policy: policy, pid: 1)
-        let actions = machine.receive(Array(request.utf8), from: 1, now: AgentStateMachineTests.now)
+        let actions = machine.receiveActions(Array(request.utf8), from: 1, now: AgentStateMachineTests.now)
         if case .reply(_, let response) = actions.first { return response.error?.code ?? "ok" }
         if case .fetch = actions.first { return "fetch" }
         if case .markRejected = actions.first { return "mark" }
@@ -165,7 +169,7 @@ struct AgentPolicyTests {
     @Test("a forwarded socket serves the listed group from the store chosen when it opened, whatever store the request names")
     func servesListedGroup() {
         var machine = Machine(policy: Self.policy, pid: 1)
-        let actions = machine.receive(
+        let actions = machine.receiveActions(
             Array(#"{"v":1,"op":"token","group":"g","storage":"secret-service"}"#.utf8), from: 1, now: AgentStateMachineTests.now)
         #expect(
             actions == [.fetch(Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false), minTTL: 60)])
@@ -189,22 +193,24 @@ struct AgentPolicyTests {
         policy.confirm = true
         var machine = Machine(policy: policy, pid: 1)
         let now = AgentStateMachineTests.now
-        machine.opened(1, peer: "pid 42 (uid 0)")
+        machine.opened(1, asker: .test(42))
         let request = Array(#"{"v":1,"op":"token","group":"g"}"#.utf8)
-        #expect(machine.receive(request, from: 1, now: now) == [.confirm(1, group: "g", idToken: false, peer: "pid 42 (uid 0)")])
+        #expect(
+            machine.receiveActions(request, from: 1, now: now) == [.confirm(1, group: "g", idToken: false, asker: "git (pid 42) ← bash")])
         let key = Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false)
-        #expect(machine.confirmed(1, allowed: true, now: now) == [.fetch(key, minTTL: 60)])
-        _ = machine.fetched(key, .success(AgentStateMachineTests.token()), now: now)
+        #expect(machine.confirmedActions(1, allowed: true, now: now) == [.fetch(key, minTTL: 60)])
+        _ = machine.fetchedActions(key, .success(AgentStateMachineTests.token()), now: now)
         // Allowed once: the connection's next request needs no question (it is read again: the
         // kernel keyring is read on every request).
-        #expect(machine.receive(request, from: 1, now: now) == [.fetch(key, minTTL: 60)])
+        #expect(machine.receiveActions(request, from: 1, now: now) == [.fetch(key, minTTL: 60)])
 
-        machine.opened(2, peer: "pid 43 (uid 0)")
-        #expect(machine.receive(request, from: 2, now: now) == [.confirm(2, group: "g", idToken: false, peer: "pid 43 (uid 0)")])
-        let refused = machine.confirmed(2, allowed: false, now: now)
+        machine.opened(2, asker: .test(43))
+        #expect(
+            machine.receiveActions(request, from: 2, now: now) == [.confirm(2, group: "g", idToken: false, asker: "git (pid 43) ← bash")])
+        let refused = machine.confirmedActions(2, allowed: false, now: now)
         #expect(refused.count == 2 && refused.last == .close(2))
         if case .reply(2, let response) = refused.first { #expect(response.error?.code == "refused") } else { Issue.record("no refusal") }
-        #expect(machine.confirmed(2, allowed: true, now: now).isEmpty, "nothing waits any more")
+        #expect(machine.confirmedActions(2, allowed: true, now: now).isEmpty, "nothing waits any more")
     }
 
     @Test("a yes covers the group and the kind of token it named: another group or an id_token asks again")
@@ -213,21 +219,23 @@ struct AgentPolicyTests {
         policy.confirm = true
         var machine = Machine(policy: policy, pid: 1)
         let now = AgentStateMachineTests.now
-        machine.opened(1, peer: "pid 42 (uid 0)")
+        machine.opened(1, asker: .test(42))
         let token = Array(#"{"v":1,"op":"token","group":"g"}"#.utf8)
-        #expect(machine.receive(token, from: 1, now: now) == [.confirm(1, group: "g", idToken: false, peer: "pid 42 (uid 0)")])
+        #expect(machine.receiveActions(token, from: 1, now: now) == [.confirm(1, group: "g", idToken: false, asker: "git (pid 42) ← bash")])
         let key = Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false)
-        #expect(machine.confirmed(1, allowed: true, now: now) == [.fetch(key, minTTL: 60)])
-        _ = machine.fetched(key, .success(AgentStateMachineTests.token()), now: now)
+        #expect(machine.confirmedActions(1, allowed: true, now: now) == [.fetch(key, minTTL: 60)])
+        _ = machine.fetchedActions(key, .success(AgentStateMachineTests.token()), now: now)
         let idToken = Array(#"{"v":1,"op":"id_token","group":"g"}"#.utf8)
-        #expect(machine.receive(idToken, from: 1, now: now) == [.confirm(1, group: "g", idToken: true, peer: "pid 42 (uid 0)")])
-        #expect(machine.confirmed(1, allowed: false, now: now).last == .close(1))
+        #expect(
+            machine.receiveActions(idToken, from: 1, now: now) == [.confirm(1, group: "g", idToken: true, asker: "git (pid 42) ← bash")])
+        #expect(machine.confirmedActions(1, allowed: false, now: now).last == .close(1))
         machine.closed(1)
-        machine.opened(2, peer: "pid 43 (uid 0)")
-        #expect(machine.receive(token, from: 2, now: now).first == .confirm(2, group: "g", idToken: false, peer: "pid 43 (uid 0)"))
-        _ = machine.confirmed(2, allowed: true, now: now)
+        machine.opened(2, asker: .test(43))
+        #expect(
+            machine.receiveActions(token, from: 2, now: now).first == .confirm(2, group: "g", idToken: false, asker: "git (pid 43) ← bash"))
+        _ = machine.confirmedActions(2, allowed: true, now: now)
         let other = Array(#"{"v":1,"op":"token","group":"h"}"#.utf8)
-        #expect(machine.receive(other, from: 2, now: now) == [.confirm(2, group: "h", idToken: false, peer: "pid 43 (uid 0)")])
+        #expect(machine.receiveActions(other, from: 2, now: now) == [.confirm(2, group: "h", idToken: false, asker: "git (pid 43) ← bash")])
     }
 
     @Test("a forward's client gets min_ttl capped, and its rejections reach the store once a minute at most")
@@ -236,25 +244,27 @@ struct AgentPolicyTests {
         var now = AgentStateMachineTests.now
         let key = Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false)
         let long = Array(#"{"v":1,"op":"token","group":"g","min_ttl":86400}"#.utf8)
-        #expect(machine.receive(long, from: 1, now: now) == [.fetch(key, minTTL: Machine.maximumForwardedMinTTL)])
-        _ = machine.fetched(key, .success(AgentStateMachineTests.token()), now: now)
+        #expect(machine.receiveActions(long, from: 1, now: now) == [.fetch(key, minTTL: Machine.maximumForwardedMinTTL)])
+        _ = machine.fetchedActions(key, .success(AgentStateMachineTests.token()), now: now)
         let rejected = Array(#"{"v":1,"op":"rejected","group":"g","token":"at-1"}"#.utf8)
         #expect(
-            machine.receive(rejected, from: 1, now: now) == [.markRejected(group: "g", storage: "kernel-keyring", token: "at-1", then: 1)])
+            machine.receiveActions(rejected, from: 1, now: now) == [
+                .markRejected(group: "g", storage: "kernel-keyring", token: "at-1", then: 1)
+            ])
         var marked = 1
         for _ in 0..<20 {
             now.monotonic += 1
-            if case .markRejected = machine.receive(rejected, from: 1, now: now).first { marked += 1 }
+            if case .markRejected = machine.receiveActions(rejected, from: 1, now: now).first { marked += 1 }
         }
         #expect(marked == 1, "twenty rejections in twenty seconds send the machine to the provider once")
         now.monotonic += Machine.forwardedRejectionInterval
         #expect(
-            machine.receive(rejected, from: 1, now: now).first
+            machine.receiveActions(rejected, from: 1, now: now).first
                 == .markRejected(group: "g", storage: "kernel-keyring", token: "at-1", then: 1))
         // The owner's own socket is not limited.
         var owner = Machine(policy: .owner, pid: 1)
         let ownRejection = Array(#"{"v":1,"op":"rejected","group":"g","storage":"kernel-keyring","token":"at-1"}"#.utf8)
-        #expect((0..<3).allSatisfy { _ in owner.receive(ownRejection, from: 1, now: now).first?.isMark == true })
+        #expect((0..<3).allSatisfy { _ in owner.receiveActions(ownRejection, from: 1, now: now).first?.isMark == true })
     }
 
     @Test("requests naming ever-new groups keep the machine's memory bounded, on a forward and on the owner's socket")
@@ -264,15 +274,15 @@ struct AgentPolicyTests {
         let now = AgentStateMachineTests.now
         for index in 0..<5000 {
             let rejected = Array(#"{"v":1,"op":"rejected","group":"g\#(index)","storage":"kernel-keyring","token":"t"}"#.utf8)
-            #expect(forward.receive(rejected, from: 1, now: now).first?.isMark != true)
-            _ = owner.receive(rejected, from: 1, now: now)
-            _ = owner.receive(Array(#"{"v":1,"op":"forget","group":"g\#(index)"}"#.utf8), from: 1, now: now)
+            #expect(forward.receiveActions(rejected, from: 1, now: now).first?.isMark != true)
+            _ = owner.receiveActions(rejected, from: 1, now: now)
+            _ = owner.receiveActions(Array(#"{"v":1,"op":"forget","group":"g\#(index)"}"#.utf8), from: 1, now: now)
         }
         #expect(forward.footprint == 0 && owner.footprint == 0, "forward \(forward.footprint), owner \(owner.footprint)")
         // Waiting connections that go away leave nothing behind.
         for connection in 1...100 {
-            owner.opened(connection, peer: "pid \(connection)")
-            _ = owner.receive(
+            owner.opened(connection, asker: .test(Int32(connection)))
+            _ = owner.receiveActions(
                 Array(#"{"v":1,"op":"token","group":"g\#(connection)","storage":"kernel-keyring"}"#.utf8), from: connection, now: now)
             owner.closed(connection)
         }
@@ -285,7 +295,7 @@ struct AgentPolicyTests {
         policy.accounts = ["g": "ada@example.test"]
         #expect(code(#"{"v":1,"op":"token","group":"g","account":"grace@example.test"}"#, policy: policy) == "refused")
         var machine = Machine(policy: policy, pid: 1)
-        let actions = machine.receive(Array(#"{"v":1,"op":"token","group":"g"}"#.utf8), from: 1, now: AgentStateMachineTests.now)
+        let actions = machine.receiveActions(Array(#"{"v":1,"op":"token","group":"g"}"#.utf8), from: 1, now: AgentStateMachineTests.now)
         #expect(
             actions == [
                 .fetch(
@@ -297,7 +307,7 @@ struct AgentPolicyTests {
     func owner() {
         #expect(code(#"{"v":1,"op":"token","group":"other","storage":"plain-file"}"#, policy: .owner) == "fetch")
         var machine = Machine(policy: .owner, pid: 1)
-        #expect(machine.receive(Array(#"{"v":1,"op":"stop"}"#.utf8), from: 1, now: AgentStateMachineTests.now).last == .stop)
+        #expect(machine.receiveActions(Array(#"{"v":1,"op":"stop"}"#.utf8), from: 1, now: AgentStateMachineTests.now).last == .stop)
     }
 }
 
@@ -305,5 +315,38 @@ extension AgentStateMachine.Action {
     fileprivate var isMark: Bool {
         if case .markRejected = self { return true }
         return false
+    }
+}
+
+extension AgentStateMachine {
+    /// The protocol's actions, without the audit events (their own tests check those).
+    mutating func receiveActions(_ line: some Collection<UInt8>, from connection: Connection, now: Now) -> [Action] {
+        receive(line, from: connection, now: now).filter { !$0.isJournal }
+    }
+
+    mutating func fetchedActions(_ key: Key, _ result: Result<Token, AgentFailure>, now: Now) -> [Action] {
+        fetched(key, result, now: now).filter { !$0.isJournal }
+    }
+
+    mutating func confirmedActions(_ connection: Connection, allowed: Bool, now: Now) -> [Action] {
+        confirmed(connection, allowed: allowed, now: now).filter { !$0.isJournal }
+    }
+}
+
+extension AgentStateMachine.Action {
+    var isJournal: Bool {
+        if case .journal = self { return true }
+        return false
+    }
+}
+
+extension AgentAsker {
+    /// `git (pid PID)`, run from a shell.
+    static func test(_ pid: Int32, session: String? = "1@1") -> AgentAsker {
+        AgentAsker(
+            chain: [
+                Process(pid: pid, name: "git", executable: "/usr/bin/git", commandLine: "git fetch"),
+                Process(pid: 1, name: "bash", executable: "/usr/bin/bash", commandLine: "-bash"),
+            ], session: session)
     }
 }

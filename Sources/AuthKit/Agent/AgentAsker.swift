@@ -1,0 +1,193 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Who asks the agent: the process at the other end of a connection as `/proc` describes it —
+/// its executable, a bounded and cleaned command line, its parents up to the session, the
+/// systemd unit or container it runs in — and, on a forwarded socket, the forward itself.
+///
+/// What it can prove: the kernel's `SO_PEERCRED` names the pid, and a pid whose start time
+/// changed while it was read is reported as exited, never under another process's name. What
+/// it cannot: a process of the same user chooses its own executable and command line, so a
+/// name is a claim, not an identity; a process in another pid namespace (a container) is seen
+/// with the pid and paths of the host.
+package struct AgentAsker: Sendable, Equatable, Codable {
+    /// One process of the chain.
+    package struct Process: Sendable, Equatable, Codable {
+        package var pid: Int32
+        /// The short name (`comm`), e.g. `git`.
+        package var name: String
+        /// The executable's path, or nil when it cannot be read.
+        package var executable: String?
+        /// The command line, at most ``maximumCommandLine`` characters, control characters
+        /// replaced.
+        package var commandLine: String
+        /// True for authkit itself (a plug-in, `token`, `exec`): the program that asks is
+        /// further up the chain.
+        package var isAuthkit = false
+    }
+
+    /// Shells that run a helper (`sh -c`) or a command substitution: not the program that
+    /// wants the token when a program is further up the chain.
+    static let shells: Set<String> = ["sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "busybox"]
+
+    /// The programs the token is for, nearest first: the chain without authkit itself and
+    /// without shells (the shell itself when nothing else is there), at most three.
+    package var programs: [Process] {
+        let candidates = chain.filter { !$0.isAuthkit }
+        let real = candidates.filter { !Self.shells.contains($0.name) }
+        return Array((real.isEmpty ? Array(candidates.prefix(1)) : real).prefix(3))
+    }
+
+    /// The asker first, then its parents, up to the session leader, pid 1 or ``maximumDepth``.
+    /// Empty when the asker exited before it was read.
+    package var chain: [Process]
+    /// The session leader's pid and start time: what `confirm = once` remembers a yes for.
+    package var session: String?
+    /// The systemd unit or container the asker runs in (from its cgroup), if any.
+    package var unit: String?
+    /// On a forwarded socket: the forward (`authkit ssh dev.example.com`, `agent forward …`).
+    package var via: String?
+
+    package static let maximumCommandLine = 200
+    package static let maximumDepth = 6
+
+    /// The asker's pid, or nil when it exited.
+    package var pid: Int32? { chain.first?.pid }
+    /// The asker's executable (nil when it exited or cannot be read).
+    package var executable: String? { chain.first?.executable }
+
+    /// "git (pid 4242) ← bash ← sshd: ada, via authkit ssh dev" — for a question and the log.
+    /// authkit itself (the plug-in or `token` that connected) is left out: the program that
+    /// wants the token is the one that ran it.
+    package var summary: String {
+        let shown = chain.drop { $0.isAuthkit }.isEmpty ? chain[...] : chain.drop { $0.isAuthkit }
+        guard let first = shown.first else { return "a process that has exited" + (via.map { ", via \($0)" } ?? "") }
+        var parts = ["\(first.name) (pid \(first.pid))"] + shown.dropFirst().map(\.name)
+        if parts.count > 4 { parts = Array(parts.prefix(4)) + ["…"] }
+        var text = parts.joined(separator: " ← ")
+        if let unit { text += " [\(unit)]" }
+        if let via { text += ", via \(via)" }
+        return text
+    }
+
+    package init(chain: [Process], session: String? = nil, unit: String? = nil, via: String? = nil) {
+        self.chain = chain
+        self.session = session
+        self.unit = unit
+        self.via = via
+    }
+
+    /// Reads the asker `pid` from `/proc` (`root` for tests).
+    /// `authkit` is the agent's own executable: a process running it is authkit, not the asker.
+    package static func resolve(pid: Int32, via: String? = nil, authkit: String? = nil, root: String = "/proc") -> AgentAsker {
+        var chain: [Process] = []
+        var session: String?
+        var current = pid
+        while current > 1, chain.count < maximumDepth {
+            guard let before = ProcStat(read(root, current, "stat")) else { break }
+            let name = ProcText.cleaned(before.name, limit: 64)
+            let executable = readLink("\(root)/\(current)/exe").map { ProcText.cleaned($0, limit: 256) }
+            let arguments = ProcText.commandLine(read(root, current, "cmdline") ?? [], limit: maximumCommandLine)
+            // Read again: a pid reused meanwhile has another start time, and is not named.
+            guard let after = ProcStat(read(root, current, "stat")), after.startTime == before.startTime else { break }
+            let isAuthkit = name == "authkit" || (executable != nil && executable == authkit)
+            chain.append(Process(pid: current, name: name, executable: executable, commandLine: arguments, isAuthkit: isAuthkit))
+            if chain.count == 1, before.session > 0 {
+                let leader = before.session == current ? before : ProcStat(read(root, before.session, "stat"))
+                session = leader.map { "\(before.session)@\($0.startTime)" }
+            }
+            if current == before.session { break }
+            current = before.parent
+        }
+        let unit = chain.isEmpty ? nil : ProcText.unit(fromCgroup: read(root, pid, "cgroup") ?? [])
+        return AgentAsker(chain: chain, session: session, unit: unit, via: via)
+    }
+
+    private static func read(_ root: String, _ pid: Int32, _ file: String) -> [UInt8]? {
+        let fd = open("\(root)/\(pid)/\(file)", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 16 << 10 {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        return bytes
+    }
+
+    /// The agent's own executable (`/proc/self/exe`).
+    package static var ownExecutable: String? { readLink("/proc/self/exe") }
+
+    private static func readLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// The fields of `/proc/PID/stat` the asker needs: the name between the first `(` and the
+/// last `)`, then state, parent, process group, session, … start time (field 22).
+struct ProcStat: Equatable {
+    var name: String
+    var parent: Int32
+    var session: Int32
+    var startTime: UInt64
+
+    init?(_ bytes: [UInt8]?) {
+        guard let bytes, let open = bytes.firstIndex(of: UInt8(ascii: "(")), let close = bytes.lastIndex(of: UInt8(ascii: ")")),
+            open < close
+        else { return nil }
+        name = String(decoding: bytes[(open + 1)..<close], as: UTF8.self)
+        let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
+        // After the name: state(3) ppid(4) pgrp(5) session(6) … starttime(22).
+        guard fields.count >= 20, let parent = Int32(fields[1]), let session = Int32(fields[3]), let start = UInt64(fields[19]) else {
+            return nil
+        }
+        self.parent = parent
+        self.session = session
+        self.startTime = start
+    }
+}
+
+/// Text from `/proc`, made safe to show: bounded, no control characters.
+enum ProcText {
+    static func cleaned(_ text: String, limit: Int) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            guard result.unicodeScalars.count < limit else { return result + "…" }
+            let isControl =
+                scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)
+                || (0x2066...0x2069).contains(scalar.value)
+            result.unicodeScalars.append(isControl ? "?" : scalar)
+        }
+        return result
+    }
+
+    /// `cmdline`'s NUL-separated arguments joined with spaces.
+    static func commandLine(_ bytes: [UInt8], limit: Int) -> String {
+        let arguments = bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        return cleaned(arguments.joined(separator: " "), limit: limit)
+    }
+
+    /// The systemd unit (`app-…-1234.scope`, `foo.service`) or a container's id from a cgroup
+    /// v2 line (`0::/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service`).
+    static func unit(fromCgroup bytes: [UInt8]) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("0::") }) else { return nil }
+        let components = line.dropFirst(3).split(separator: "/")
+        for component in components.reversed() {
+            if component.hasPrefix("docker-") || component.hasPrefix("libpod-") || component.hasPrefix("crio-") {
+                return cleaned("container " + component.prefix(20), limit: 64)
+            }
+            if component.hasSuffix(".service") || component.hasSuffix(".scope") {
+                return cleaned(String(component), limit: 96)
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,44 @@
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The groups' rules as the config file says them, read again when the file changes (checked
+/// at most once a second), so a changed `[group "NAME"]` section applies without restarting the
+/// agent. A file that cannot be used keeps the rules last read, and says so once.
+struct AgentRulesSource {
+    private let environment: [String: String]
+    private var checkedAt: ContinuousClock.Instant?
+    private var stamp: [Int] = []
+    private var warned = false
+
+    init(environment: [String: String]) {
+        self.environment = environment
+    }
+
+    /// The new rules when the file changed since the last look, else nil.
+    mutating func reloadIfChanged(logger: Logger) -> [String: AgentGroupRule]? {
+        let now = ContinuousClock.now
+        if let checkedAt, now - checkedAt < .seconds(1) { return nil }
+        checkedAt = now
+        var info = stat()
+        let current =
+            stat(ConfigFile.location(environment: environment), &info) == 0
+            ? [Int(info.st_ino), Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec] : []
+        guard current != stamp else { return nil }
+        stamp = current
+        guard !current.isEmpty else { return [:] }
+        do throws(ConfigurationError) {
+            let rules = try ConfigFile.load(environment: environment).agentRules()
+            warned = false
+            return rules
+        } catch {
+            if !warned {
+                logger.warning("the config file cannot be used; the groups' rules stay as they were", metadata: ["reason": "\(error)"])
+            }
+            warned = true
+            return nil
+        }
+    }
+}

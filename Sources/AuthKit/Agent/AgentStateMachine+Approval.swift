@@ -1,0 +1,116 @@
+/// Who may have a token, and the record of who got one: the groups' `allow` lists, the
+/// questions (`--confirm`, a group's `confirm`), and the audit events every answer leaves.
+extension AgentStateMachine {
+    /// Events in one `log` answer (an answer is at most 64 KiB).
+    package static let eventsPerAnswer = 40
+    /// `confirm = once` yeses remembered at most (the oldest are dropped first).
+    static let maximumOnceGrants = 1024
+
+    /// A token or id_token request that passed the socket's policy: refused, asked about, or
+    /// served.
+    mutating func approve(_ request: AgentRequest, storage: String, connection: Connection, now: Now) -> [Action] {
+        let group = request.group ?? ""
+        let idToken = request.op == .idToken
+        let asker = askers[connection] ?? AgentAsker(chain: [])
+        let rule = rules[group] ?? AgentGroupRule()
+        let onList = rule.allows(asker, program: request.program)
+        if !onList && rule.confirm == .never {
+            let reason =
+                "\(Self.programName(asker, request)) may not have tokens of ‘\(ProviderText.displayable(group))’: "
+                + "it is not on the group's allow list ([group \"\(ProviderText.displayable(group))\"] allow = … in the config file)"
+            return [
+                .reply(connection, .failure(.refused(reason))), record(.refused, request, connection: connection, now: now, reason: reason),
+            ]
+        }
+        let grant = Grant(connection: connection, group: group, idToken: idToken)
+        var ask = !onList || (policy.confirm && !allowed.contains(grant))
+        switch rule.confirm {
+        case .always:
+            ask = ask || !allowed.contains(grant)
+        case .once:
+            let remembered = asker.session.flatMap { onceGrants[OnceGrant(session: $0, group: group, idToken: idToken)] }
+            ask = ask || (!allowed.contains(grant) && (remembered ?? -1) <= now.monotonic)
+        case .never:
+            break
+        }
+        guard ask else { return token(request, storage: storage, connection: connection, now: now) }
+        guard awaitingConfirmation[connection] == nil else {
+            return [.reply(connection, .failure(.badRequest("one request at a time: the first still waits for confirmation")))]
+        }
+        awaitingConfirmation[connection] = (request, storage)
+        let who = Self.askerWords(asker, request)
+        return [
+            .confirm(connection, group: group, idToken: idToken, asker: who),
+            record(.asked, request, connection: connection, now: now),
+        ]
+    }
+
+    /// The answer to a ``Action/confirm(_:group:idToken:asker:)``: `reason` says why there was
+    /// no yes when nobody could be asked.
+    package mutating func confirmed(_ connection: Connection, allowed yes: Bool, reason: String? = nil, now: Now) -> [Action] {
+        guard let (request, storage) = awaitingConfirmation.removeValue(forKey: connection) else { return [] }
+        let group = request.group ?? ""
+        let idToken = request.op == .idToken
+        guard yes else {
+            let why = reason ?? "the person asked did not allow it"
+            return [
+                .reply(connection, .failure(.refused(why))), record(.refused, request, connection: connection, now: now, reason: why),
+                .close(connection),
+            ]
+        }
+        allowed.insert(Grant(connection: connection, group: group, idToken: idToken))
+        if let rule = rules[group], rule.confirm == .once, let session = askers[connection]?.session {
+            if onceGrants.count >= Self.maximumOnceGrants {
+                onceGrants = onceGrants.filter { $0.value > now.monotonic }
+                if onceGrants.count >= Self.maximumOnceGrants { onceGrants.removeAll() }
+            }
+            onceGrants[OnceGrant(session: session, group: group, idToken: idToken)] = now.monotonic + rule.confirmFor
+        }
+        return [record(.allowed, request, connection: connection, now: now)]
+            + token(request, storage: storage, connection: connection, now: now)
+    }
+
+    /// Records an event about `request` from `connection`; the action sends it to the journal.
+    mutating func record(_ kind: AgentEvent.Kind, _ request: AgentRequest, connection: Connection, now: Now, reason: String? = nil)
+        -> Action
+    {
+        var event = AgentEvent(time: Int64(now.wall), kind: kind, group: request.group.map(Self.bounded), asker: askers[connection])
+        event.asker = askers[connection].map { Self.askerWords($0, request) }
+        event.account = request.account.map(Self.bounded)
+        event.scopes = request.scopes.map { Array($0.prefix(16)).map(Self.bounded) }
+        event.token = request.op == .idToken ? "id_token" : request.op == .rejected ? nil : "access_token"
+        event.reason = reason.map { ProcText.cleaned($0, limit: 300) }
+        return .journal(log.append(event))
+    }
+
+    /// A token handed to `connection`.
+    mutating func served(_ token: Token, key: Key, connection: Connection, now: Now) -> Action {
+        var event = AgentEvent(time: Int64(now.wall), kind: .served, group: Self.bounded(key.group), asker: askers[connection])
+        event.account = Self.bounded(token.account)
+        event.scopes = token.scopes.prefix(16).map(Self.bounded)
+        event.token = key.idToken ? "id_token" : "access_token"
+        return .journal(log.append(event))
+    }
+
+    /// A fetch for `key` that failed for `connection`.
+    mutating func failedEvent(_ kind: AgentEvent.Kind, key: Key, connection: Connection, now: Now, reason: String) -> Action {
+        var event = AgentEvent(time: Int64(now.wall), kind: kind, group: Self.bounded(key.group), asker: askers[connection])
+        event.account = key.account.map(Self.bounded)
+        event.token = key.idToken ? "id_token" : "access_token"
+        event.reason = ProcText.cleaned(reason, limit: 300)
+        return .journal(log.append(event))
+    }
+
+    static func bounded(_ text: String) -> String { ProcText.cleaned(text, limit: 128) }
+
+    /// The asker in words; a program authkit runs for it (`exec`) named too.
+    static func askerWords(_ asker: AgentAsker, _ request: AgentRequest) -> String {
+        guard let program = request.program, asker.chain.first?.isAuthkit == true else { return asker.summary }
+        return "\(ProcText.cleaned(program, limit: 128)) run by \(asker.summary)"
+    }
+
+    static func programName(_ asker: AgentAsker, _ request: AgentRequest) -> String {
+        if let program = request.program, asker.chain.first?.isAuthkit == true { return ProcText.cleaned(program, limit: 128) }
+        return asker.programs.first.map { "\($0.name) (pid \($0.pid))" } ?? asker.summary
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+@testable import AuthKit
+
+/// Who asks, read from the real `/proc`: this process and its parents, a pid that is gone,
+/// `/proc/PID/stat` names with spaces and parentheses, command lines with control characters,
+/// cgroup lines; and the journal's datagram, whose values cannot start a field of their own.
+@Suite struct AgentAskerTests {
+    @Test func thisProcessIsDescribedWithItsParents() {
+        let asker = AgentAsker.resolve(pid: getpid(), via: "authkit ssh dev")
+        #expect(asker.pid == getpid())
+        #expect(asker.executable == AgentAsker.ownExecutable)
+        #expect(asker.chain.count >= 2 || getppid() <= 1)
+        #expect(asker.session != nil)
+        #expect(asker.summary.hasSuffix(", via authkit ssh dev"))
+    }
+
+    @Test func aPidThatIsGoneIsExitedNeverAnotherName() {
+        let asker = AgentAsker.resolve(pid: Int32.max - 1)
+        #expect(asker.chain.isEmpty && asker.pid == nil)
+        #expect(asker.summary == "a process that has exited")
+    }
+
+    @Test func statNamesAndCommandLinesAreReadSafely() {
+        let stat = ProcStat(Array("42 (a) b (c) S 7 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12345 0 0".utf8))
+        #expect(stat?.name == "a) b (c" && stat?.parent == 7 && stat?.session == 42 && stat?.startTime == 12345)
+        #expect(ProcStat(Array("42 (x".utf8)) == nil)
+        let line = ProcText.commandLine(Array("curl\0-H\0x\u{1B}[31m\n\u{202E}evil".utf8), limit: 200)
+        #expect(line == "curl -H x?[31m??evil")
+        #expect(ProcText.commandLine(Array(repeating: UInt8(ascii: "a"), count: 1000), limit: 200).count == 201)
+        #expect(
+            ProcText.unit(fromCgroup: Array("0::/user.slice/user-1000.slice/user@1000.service/app.slice/git-sync.service\n".utf8))
+                == "git-sync.service")
+        #expect(
+            ProcText.unit(fromCgroup: Array("0::/system.slice/docker-0123456789abcdef0123.scope\n".utf8))?.hasPrefix("container docker-")
+                == true)
+    }
+
+    @Test func theJournalDatagramKeepsEachValueOnItsLine() {
+        var event = AgentEvent(time: 1, kind: .refused, group: "g")
+        event.reason = "bad\nMESSAGE=forged"
+        let text = String(decoding: AgentJournal.datagram(event, message: "m"), as: UTF8.self)
+        #expect(text.contains("SYSLOG_IDENTIFIER=authkit\n") && text.contains("AUTHKIT_EVENT=refused\n") && text.contains("PRIORITY=4\n"))
+        #expect(text.contains("AUTHKIT_REASON=bad?MESSAGE=forged\n"))
+        #expect(!text.contains("\nMESSAGE=forged"))
+    }
+
+    @Test func anAskpassThatHangsIsANo() async {
+        var askpass = AgentAskpass(program: "/bin/sleep")
+        askpass.timeout = .seconds(1)
+        let started = ContinuousClock.now
+        #expect(await askpass.ask("30") == false)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(await AgentAskpass(program: "/bin/true").ask("q") == true)
+        #expect(await AgentAskpass(program: "/bin/false").ask("q") == false)
+        #expect(await AgentAskpass(program: "/nonexistent").ask("q") == false)
+    }
+}
