@@ -55,8 +55,9 @@ let package = Package(
         .target(name: "CKernelKeyring", path: "Sources/CKernelKeyring"),
 
         // The freedesktop Secret Service through libsecret, the kernel's persistent keyring,
-        // and the explicit plain-file store.
-        .target(name: "SecretStore", dependencies: ["CLibSecret", "CKernelKeyring", "StrictJSON"]),
+        // and the explicit plain-file store; the age v1 format (EncryptedFile/) over libcrypto,
+        // opened on first use through CCryptoLoader like JOSE's.
+        .target(name: "SecretStore", dependencies: ["CLibSecret", "CKernelKeyring", "StrictJSON", "COpenSSL", "CCryptoLoader"]),
 
         // prctl(2) for the agent, which holds tokens in memory: no core dump, no ptrace by the
         // user's other processes (Swift cannot call the variadic prctl).

@@ -13,6 +13,8 @@
 #include <openssl/params.h>
 #include <openssl/rsa.h>
 #include <openssl/crypto.h>
+#include <openssl/kdf.h>
+#include <openssl/rand.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -73,6 +75,13 @@ int ak_BN_num_bits(const BIGNUM *a) {
     return real(a);
 }
 
+int ak_CRYPTO_memcmp(const void *in_a, const void *in_b, size_t len) {
+    static void *_Atomic cached;
+    __typeof__(&CRYPTO_memcmp) real = (__typeof__(&CRYPTO_memcmp))ak_crypto_symbol(&cached, "CRYPTO_memcmp");
+    if (real == NULL) { return 0; }
+    return real(in_a, in_b, len);
+}
+
 void ak_ECDSA_SIG_free(ECDSA_SIG *sig) {
     static void *_Atomic cached;
     __typeof__(&ECDSA_SIG_free) real = (__typeof__(&ECDSA_SIG_free))ak_crypto_symbol(&cached, "ECDSA_SIG_free");
@@ -113,6 +122,62 @@ void ak_ERR_clear_error(void) {
     __typeof__(&ERR_clear_error) real = (__typeof__(&ERR_clear_error))ak_crypto_symbol(&cached, "ERR_clear_error");
     if (real == NULL) { return; }
     real();
+}
+
+int ak_EVP_CIPHER_CTX_ctrl(EVP_CIPHER_CTX *ctx, int type, int arg, void *ptr) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_CIPHER_CTX_ctrl) real = (__typeof__(&EVP_CIPHER_CTX_ctrl))ak_crypto_symbol(&cached, "EVP_CIPHER_CTX_ctrl");
+    if (real == NULL) { return 0; }
+    return real(ctx, type, arg, ptr);
+}
+
+void ak_EVP_CIPHER_CTX_free(EVP_CIPHER_CTX *c) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_CIPHER_CTX_free) real = (__typeof__(&EVP_CIPHER_CTX_free))ak_crypto_symbol(&cached, "EVP_CIPHER_CTX_free");
+    if (real == NULL) { return; }
+    real(c);
+}
+
+EVP_CIPHER_CTX * ak_EVP_CIPHER_CTX_new(void) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_CIPHER_CTX_new) real = (__typeof__(&EVP_CIPHER_CTX_new))ak_crypto_symbol(&cached, "EVP_CIPHER_CTX_new");
+    if (real == NULL) { return NULL; }
+    return real();
+}
+
+EVP_CIPHER * ak_EVP_CIPHER_fetch(OSSL_LIB_CTX *ctx, const char *algorithm, const char *properties) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_CIPHER_fetch) real = (__typeof__(&EVP_CIPHER_fetch))ak_crypto_symbol(&cached, "EVP_CIPHER_fetch");
+    if (real == NULL) { return NULL; }
+    return real(ctx, algorithm, properties);
+}
+
+void ak_EVP_CIPHER_free(EVP_CIPHER *cipher) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_CIPHER_free) real = (__typeof__(&EVP_CIPHER_free))ak_crypto_symbol(&cached, "EVP_CIPHER_free");
+    if (real == NULL) { return; }
+    real(cipher);
+}
+
+int ak_EVP_DecryptFinal_ex(EVP_CIPHER_CTX *ctx, unsigned char *outm, int *outl) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_DecryptFinal_ex) real = (__typeof__(&EVP_DecryptFinal_ex))ak_crypto_symbol(&cached, "EVP_DecryptFinal_ex");
+    if (real == NULL) { return 0; }
+    return real(ctx, outm, outl);
+}
+
+int ak_EVP_DecryptInit_ex2(EVP_CIPHER_CTX *ctx, const EVP_CIPHER *cipher, const unsigned char *key, const unsigned char *iv, const OSSL_PARAM params[]) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_DecryptInit_ex2) real = (__typeof__(&EVP_DecryptInit_ex2))ak_crypto_symbol(&cached, "EVP_DecryptInit_ex2");
+    if (real == NULL) { return 0; }
+    return real(ctx, cipher, key, iv, params);
+}
+
+int ak_EVP_DecryptUpdate(EVP_CIPHER_CTX *ctx, unsigned char *out, int *outl, const unsigned char *in, int inl) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_DecryptUpdate) real = (__typeof__(&EVP_DecryptUpdate))ak_crypto_symbol(&cached, "EVP_DecryptUpdate");
+    if (real == NULL) { return 0; }
+    return real(ctx, out, outl, in, inl);
 }
 
 int ak_EVP_Digest(const void *data, size_t count, unsigned char *md, unsigned int *size, const EVP_MD *type, ENGINE *impl) {
@@ -169,6 +234,62 @@ int ak_EVP_DigestVerifyInit_ex(EVP_MD_CTX *ctx, EVP_PKEY_CTX **pctx, const char 
     __typeof__(&EVP_DigestVerifyInit_ex) real = (__typeof__(&EVP_DigestVerifyInit_ex))ak_crypto_symbol(&cached, "EVP_DigestVerifyInit_ex");
     if (real == NULL) { return 0; }
     return real(ctx, pctx, mdname, libctx, props, pkey, params);
+}
+
+int ak_EVP_EncryptFinal_ex(EVP_CIPHER_CTX *ctx, unsigned char *out, int *outl) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_EncryptFinal_ex) real = (__typeof__(&EVP_EncryptFinal_ex))ak_crypto_symbol(&cached, "EVP_EncryptFinal_ex");
+    if (real == NULL) { return 0; }
+    return real(ctx, out, outl);
+}
+
+int ak_EVP_EncryptInit_ex2(EVP_CIPHER_CTX *ctx, const EVP_CIPHER *cipher, const unsigned char *key, const unsigned char *iv, const OSSL_PARAM params[]) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_EncryptInit_ex2) real = (__typeof__(&EVP_EncryptInit_ex2))ak_crypto_symbol(&cached, "EVP_EncryptInit_ex2");
+    if (real == NULL) { return 0; }
+    return real(ctx, cipher, key, iv, params);
+}
+
+int ak_EVP_EncryptUpdate(EVP_CIPHER_CTX *ctx, unsigned char *out, int *outl, const unsigned char *in, int inl) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_EncryptUpdate) real = (__typeof__(&EVP_EncryptUpdate))ak_crypto_symbol(&cached, "EVP_EncryptUpdate");
+    if (real == NULL) { return 0; }
+    return real(ctx, out, outl, in, inl);
+}
+
+void ak_EVP_KDF_CTX_free(EVP_KDF_CTX *ctx) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_KDF_CTX_free) real = (__typeof__(&EVP_KDF_CTX_free))ak_crypto_symbol(&cached, "EVP_KDF_CTX_free");
+    if (real == NULL) { return; }
+    real(ctx);
+}
+
+EVP_KDF_CTX * ak_EVP_KDF_CTX_new(EVP_KDF *kdf) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_KDF_CTX_new) real = (__typeof__(&EVP_KDF_CTX_new))ak_crypto_symbol(&cached, "EVP_KDF_CTX_new");
+    if (real == NULL) { return NULL; }
+    return real(kdf);
+}
+
+int ak_EVP_KDF_derive(EVP_KDF_CTX *ctx, unsigned char *key, size_t keylen, const OSSL_PARAM params[]) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_KDF_derive) real = (__typeof__(&EVP_KDF_derive))ak_crypto_symbol(&cached, "EVP_KDF_derive");
+    if (real == NULL) { return 0; }
+    return real(ctx, key, keylen, params);
+}
+
+EVP_KDF * ak_EVP_KDF_fetch(OSSL_LIB_CTX *libctx, const char *algorithm, const char *properties) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_KDF_fetch) real = (__typeof__(&EVP_KDF_fetch))ak_crypto_symbol(&cached, "EVP_KDF_fetch");
+    if (real == NULL) { return NULL; }
+    return real(libctx, algorithm, properties);
+}
+
+void ak_EVP_KDF_free(EVP_KDF *kdf) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_KDF_free) real = (__typeof__(&EVP_KDF_free))ak_crypto_symbol(&cached, "EVP_KDF_free");
+    if (real == NULL) { return; }
+    real(kdf);
 }
 
 void ak_EVP_MD_CTX_free(EVP_MD_CTX *ctx) {
@@ -255,6 +376,27 @@ int ak_EVP_PKEY_CTX_set_signature_md(EVP_PKEY_CTX *ctx, const EVP_MD *md) {
     return real(ctx, md);
 }
 
+int ak_EVP_PKEY_derive(EVP_PKEY_CTX *ctx, unsigned char *key, size_t *keylen) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_PKEY_derive) real = (__typeof__(&EVP_PKEY_derive))ak_crypto_symbol(&cached, "EVP_PKEY_derive");
+    if (real == NULL) { return 0; }
+    return real(ctx, key, keylen);
+}
+
+int ak_EVP_PKEY_derive_init(EVP_PKEY_CTX *ctx) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_PKEY_derive_init) real = (__typeof__(&EVP_PKEY_derive_init))ak_crypto_symbol(&cached, "EVP_PKEY_derive_init");
+    if (real == NULL) { return 0; }
+    return real(ctx);
+}
+
+int ak_EVP_PKEY_derive_set_peer(EVP_PKEY_CTX *ctx, EVP_PKEY *peer) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_PKEY_derive_set_peer) real = (__typeof__(&EVP_PKEY_derive_set_peer))ak_crypto_symbol(&cached, "EVP_PKEY_derive_set_peer");
+    if (real == NULL) { return 0; }
+    return real(ctx, peer);
+}
+
 void ak_EVP_PKEY_free(EVP_PKEY *pkey) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_free) real = (__typeof__(&EVP_PKEY_free))ak_crypto_symbol(&cached, "EVP_PKEY_free");
@@ -309,6 +451,13 @@ int ak_EVP_PKEY_keygen_init(EVP_PKEY_CTX *ctx) {
     __typeof__(&EVP_PKEY_keygen_init) real = (__typeof__(&EVP_PKEY_keygen_init))ak_crypto_symbol(&cached, "EVP_PKEY_keygen_init");
     if (real == NULL) { return 0; }
     return real(ctx);
+}
+
+EVP_PKEY * ak_EVP_PKEY_new_raw_private_key_ex(OSSL_LIB_CTX *libctx, const char *keytype, const char *propq, const unsigned char *priv, size_t len) {
+    static void *_Atomic cached;
+    __typeof__(&EVP_PKEY_new_raw_private_key_ex) real = (__typeof__(&EVP_PKEY_new_raw_private_key_ex))ak_crypto_symbol(&cached, "EVP_PKEY_new_raw_private_key_ex");
+    if (real == NULL) { return NULL; }
+    return real(libctx, keytype, propq, priv, len);
 }
 
 EVP_PKEY * ak_EVP_PKEY_new_raw_public_key_ex(OSSL_LIB_CTX *libctx, const char *keytype, const char *propq, const unsigned char *pub, size_t len) {
@@ -367,6 +516,13 @@ const EVP_MD * ak_EVP_sha256(void) {
     return real();
 }
 
+void ak_OPENSSL_cleanse(void *ptr, size_t len) {
+    static void *_Atomic cached;
+    __typeof__(&OPENSSL_cleanse) real = (__typeof__(&OPENSSL_cleanse))ak_crypto_symbol(&cached, "OPENSSL_cleanse");
+    if (real == NULL) { return; }
+    real(ptr, len);
+}
+
 OSSL_PARAM ak_OSSL_PARAM_construct_BN(const char *key, unsigned char *buf, size_t bsize) {
     static void *_Atomic cached;
     __typeof__(&OSSL_PARAM_construct_BN) real = (__typeof__(&OSSL_PARAM_construct_BN))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_BN");
@@ -388,11 +544,32 @@ OSSL_PARAM ak_OSSL_PARAM_construct_octet_string(const char *key, void *buf, size
     return real(key, buf, bsize);
 }
 
+OSSL_PARAM ak_OSSL_PARAM_construct_uint32(const char *key, uint32_t *buf) {
+    static void *_Atomic cached;
+    __typeof__(&OSSL_PARAM_construct_uint32) real = (__typeof__(&OSSL_PARAM_construct_uint32))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_uint32");
+    if (real == NULL) { OSSL_PARAM none = {0}; return none; }
+    return real(key, buf);
+}
+
+OSSL_PARAM ak_OSSL_PARAM_construct_uint64(const char *key, uint64_t *buf) {
+    static void *_Atomic cached;
+    __typeof__(&OSSL_PARAM_construct_uint64) real = (__typeof__(&OSSL_PARAM_construct_uint64))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_uint64");
+    if (real == NULL) { OSSL_PARAM none = {0}; return none; }
+    return real(key, buf);
+}
+
 OSSL_PARAM ak_OSSL_PARAM_construct_utf8_string(const char *key, char *buf, size_t bsize) {
     static void *_Atomic cached;
     __typeof__(&OSSL_PARAM_construct_utf8_string) real = (__typeof__(&OSSL_PARAM_construct_utf8_string))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_utf8_string");
     if (real == NULL) { OSSL_PARAM none = {0}; return none; }
     return real(key, buf, bsize);
+}
+
+int ak_RAND_bytes(unsigned char *buf, int num) {
+    static void *_Atomic cached;
+    __typeof__(&RAND_bytes) real = (__typeof__(&RAND_bytes))ak_crypto_symbol(&cached, "RAND_bytes");
+    if (real == NULL) { return 0; }
+    return real(buf, num);
 }
 
 ECDSA_SIG * ak_d2i_ECDSA_SIG(ECDSA_SIG **a, const unsigned char **in, long len) {

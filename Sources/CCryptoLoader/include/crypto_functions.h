@@ -10,17 +10,28 @@
 #include <openssl/params.h>
 #include <openssl/rsa.h>
 #include <openssl/crypto.h>
+#include <openssl/kdf.h>
+#include <openssl/rand.h>
 
 extern __typeof__(BN_bn2bin) ak_BN_bn2bin;
 extern __typeof__(BN_bn2binpad) ak_BN_bn2binpad;
 extern __typeof__(BN_free) ak_BN_free;
 extern __typeof__(BN_num_bits) ak_BN_num_bits;
+extern __typeof__(CRYPTO_memcmp) ak_CRYPTO_memcmp;
 extern __typeof__(ECDSA_SIG_free) ak_ECDSA_SIG_free;
 extern __typeof__(ECDSA_SIG_get0) ak_ECDSA_SIG_get0;
 extern __typeof__(EC_GROUP_free) ak_EC_GROUP_free;
 extern __typeof__(EC_GROUP_get0_order) ak_EC_GROUP_get0_order;
 extern __typeof__(EC_GROUP_new_by_curve_name) ak_EC_GROUP_new_by_curve_name;
 extern __typeof__(ERR_clear_error) ak_ERR_clear_error;
+extern __typeof__(EVP_CIPHER_CTX_ctrl) ak_EVP_CIPHER_CTX_ctrl;
+extern __typeof__(EVP_CIPHER_CTX_free) ak_EVP_CIPHER_CTX_free;
+extern __typeof__(EVP_CIPHER_CTX_new) ak_EVP_CIPHER_CTX_new;
+extern __typeof__(EVP_CIPHER_fetch) ak_EVP_CIPHER_fetch;
+extern __typeof__(EVP_CIPHER_free) ak_EVP_CIPHER_free;
+extern __typeof__(EVP_DecryptFinal_ex) ak_EVP_DecryptFinal_ex;
+extern __typeof__(EVP_DecryptInit_ex2) ak_EVP_DecryptInit_ex2;
+extern __typeof__(EVP_DecryptUpdate) ak_EVP_DecryptUpdate;
 extern __typeof__(EVP_Digest) ak_EVP_Digest;
 extern __typeof__(EVP_DigestFinal_ex) ak_EVP_DigestFinal_ex;
 extern __typeof__(EVP_DigestInit_ex2) ak_EVP_DigestInit_ex2;
@@ -29,6 +40,14 @@ extern __typeof__(EVP_DigestSignInit_ex) ak_EVP_DigestSignInit_ex;
 extern __typeof__(EVP_DigestUpdate) ak_EVP_DigestUpdate;
 extern __typeof__(EVP_DigestVerify) ak_EVP_DigestVerify;
 extern __typeof__(EVP_DigestVerifyInit_ex) ak_EVP_DigestVerifyInit_ex;
+extern __typeof__(EVP_EncryptFinal_ex) ak_EVP_EncryptFinal_ex;
+extern __typeof__(EVP_EncryptInit_ex2) ak_EVP_EncryptInit_ex2;
+extern __typeof__(EVP_EncryptUpdate) ak_EVP_EncryptUpdate;
+extern __typeof__(EVP_KDF_CTX_free) ak_EVP_KDF_CTX_free;
+extern __typeof__(EVP_KDF_CTX_new) ak_EVP_KDF_CTX_new;
+extern __typeof__(EVP_KDF_derive) ak_EVP_KDF_derive;
+extern __typeof__(EVP_KDF_fetch) ak_EVP_KDF_fetch;
+extern __typeof__(EVP_KDF_free) ak_EVP_KDF_free;
 extern __typeof__(EVP_MD_CTX_free) ak_EVP_MD_CTX_free;
 extern __typeof__(EVP_MD_CTX_new) ak_EVP_MD_CTX_new;
 extern __typeof__(EVP_MD_fetch) ak_EVP_MD_fetch;
@@ -41,6 +60,9 @@ extern __typeof__(EVP_PKEY_CTX_set_rsa_mgf1_md) ak_EVP_PKEY_CTX_set_rsa_mgf1_md;
 extern __typeof__(EVP_PKEY_CTX_set_rsa_padding) ak_EVP_PKEY_CTX_set_rsa_padding;
 extern __typeof__(EVP_PKEY_CTX_set_rsa_pss_saltlen) ak_EVP_PKEY_CTX_set_rsa_pss_saltlen;
 extern __typeof__(EVP_PKEY_CTX_set_signature_md) ak_EVP_PKEY_CTX_set_signature_md;
+extern __typeof__(EVP_PKEY_derive) ak_EVP_PKEY_derive;
+extern __typeof__(EVP_PKEY_derive_init) ak_EVP_PKEY_derive_init;
+extern __typeof__(EVP_PKEY_derive_set_peer) ak_EVP_PKEY_derive_set_peer;
 extern __typeof__(EVP_PKEY_free) ak_EVP_PKEY_free;
 extern __typeof__(EVP_PKEY_fromdata) ak_EVP_PKEY_fromdata;
 extern __typeof__(EVP_PKEY_fromdata_init) ak_EVP_PKEY_fromdata_init;
@@ -49,6 +71,7 @@ extern __typeof__(EVP_PKEY_get_bn_param) ak_EVP_PKEY_get_bn_param;
 extern __typeof__(EVP_PKEY_get_octet_string_param) ak_EVP_PKEY_get_octet_string_param;
 extern __typeof__(EVP_PKEY_get_raw_public_key) ak_EVP_PKEY_get_raw_public_key;
 extern __typeof__(EVP_PKEY_keygen_init) ak_EVP_PKEY_keygen_init;
+extern __typeof__(EVP_PKEY_new_raw_private_key_ex) ak_EVP_PKEY_new_raw_private_key_ex;
 extern __typeof__(EVP_PKEY_new_raw_public_key_ex) ak_EVP_PKEY_new_raw_public_key_ex;
 extern __typeof__(EVP_PKEY_public_check) ak_EVP_PKEY_public_check;
 extern __typeof__(EVP_PKEY_sign) ak_EVP_PKEY_sign;
@@ -57,9 +80,13 @@ extern __typeof__(EVP_PKEY_verify) ak_EVP_PKEY_verify;
 extern __typeof__(EVP_PKEY_verify_init) ak_EVP_PKEY_verify_init;
 extern __typeof__(EVP_Q_mac) ak_EVP_Q_mac;
 extern __typeof__(EVP_sha256) ak_EVP_sha256;
+extern __typeof__(OPENSSL_cleanse) ak_OPENSSL_cleanse;
 extern __typeof__(OSSL_PARAM_construct_BN) ak_OSSL_PARAM_construct_BN;
 extern __typeof__(OSSL_PARAM_construct_end) ak_OSSL_PARAM_construct_end;
 extern __typeof__(OSSL_PARAM_construct_octet_string) ak_OSSL_PARAM_construct_octet_string;
+extern __typeof__(OSSL_PARAM_construct_uint32) ak_OSSL_PARAM_construct_uint32;
+extern __typeof__(OSSL_PARAM_construct_uint64) ak_OSSL_PARAM_construct_uint64;
 extern __typeof__(OSSL_PARAM_construct_utf8_string) ak_OSSL_PARAM_construct_utf8_string;
+extern __typeof__(RAND_bytes) ak_RAND_bytes;
 extern __typeof__(d2i_ECDSA_SIG) ak_d2i_ECDSA_SIG;
 #endif
