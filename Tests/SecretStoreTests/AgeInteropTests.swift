@@ -3,10 +3,9 @@ import Foundation
 import TestSupport
 import Testing
 
-/// age v1 files against Debian's real `age` 1.1.1 (package `age`): what authkit encrypts,
-/// `age -d -i` decrypts; what `age-keygen`, `age -r` and `age -p` write (binary and armored,
-/// empty to multi-chunk), authkit reads; a passphrase-sealed identity file opens with
-/// `age -d` and serves as `age -d -i`. age reads passphrases from its terminal only: a pty
+/// Debian's real `age` 1.1.1 (package `age`) decrypts what authkit encrypts, and authkit reads
+/// what `age-keygen`, `age -r` and `age -p` write (binary and armored, empty to multi-chunk);
+/// a passphrase-sealed identity file opens with `age -d` and serves as `age -d -i`. age reads passphrases from its terminal only: a pty
 /// driven by Python types them.
 @Suite struct AgeInteropTests {
     static let age = URL(fileURLWithPath: "/usr/bin/age")
