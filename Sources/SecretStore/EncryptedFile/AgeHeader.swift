@@ -36,6 +36,7 @@ struct AgeHeader: Sendable {
     static func parse(_ bytes: [UInt8]) throws(AgeError) -> AgeHeader {
         var reader = LineReader(bytes: bytes)
         guard let version = reader.next() else {
+            if bytes.starts(with: versionLine) { throw .malformedHeader("the header ends after its version line") }
             throw bytes.starts(with: Array("age-encryption.org/".utf8)) ? .unsupportedVersion : .notAgeFile
         }
         guard version.elementsEqual(versionLine) else {
