@@ -48,6 +48,9 @@ package struct AgentAsker: Sendable, Equatable, Codable {
     package var unit: String?
     /// On a forwarded socket: the forward (`authkit ssh dev.example.com`, `agent forward …`).
     package var via: String?
+    /// The program authkit asks for when it runs one itself (`authkit exec -- curl`): what
+    /// authkit says, recorded only when the asker is authkit.
+    package var program: String?
 
     package static let maximumCommandLine = 200
     package static let maximumDepth = 6
@@ -57,15 +60,19 @@ package struct AgentAsker: Sendable, Equatable, Codable {
     /// The asker's executable (nil when it exited or cannot be read).
     package var executable: String? { chain.first?.executable }
 
-    /// "git (pid 4242) ← bash ← sshd: ada, via authkit ssh dev" — for a question and the log.
-    /// authkit itself (the plug-in or `token` that connected) is left out: the program that
-    /// wants the token is the one that ran it.
+    /// The process the token is for: the nearest of ``programs``, else the asker itself.
+    package var process: Process? { programs.first ?? chain.first }
+
+    /// "git (pid 4242) ← bash ← sshd: ada, via authkit ssh dev" — for a question and the log:
+    /// from the program the token is for up the chain (authkit itself, and a shell that only
+    /// ran it, left out); "curl run by bash (pid 42) ← …" for a program authkit runs.
     package var summary: String {
-        let shown = chain.drop { $0.isAuthkit }.isEmpty ? chain[...] : chain.drop { $0.isAuthkit }
+        let start = process.flatMap { process in chain.firstIndex { $0.pid == process.pid } } ?? 0
+        let shown = chain[start...]
         guard let first = shown.first else { return "a process that has exited" + (via.map { ", via \($0)" } ?? "") }
         var parts = ["\(first.name) (pid \(first.pid))"] + shown.dropFirst().map(\.name)
         if parts.count > 4 { parts = Array(parts.prefix(4)) + ["…"] }
-        var text = parts.joined(separator: " ← ")
+        var text = (program.map { "\($0) run by " } ?? "") + parts.joined(separator: " ← ")
         if let unit { text += " [\(unit)]" }
         if let via { text += ", via \(via)" }
         return text

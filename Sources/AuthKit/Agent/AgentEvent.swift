@@ -43,9 +43,9 @@ package struct AgentEvent: Sendable, Equatable, Codable {
         self.group = group
         if let asker {
             self.asker = asker.summary
-            pid = asker.pid
-            executable = asker.executable
-            commandLine = asker.chain.first?.commandLine
+            pid = asker.process?.pid
+            executable = asker.program ?? asker.process?.executable
+            commandLine = asker.process?.commandLine
             unit = asker.unit
             via = asker.via
         }

@@ -33,11 +33,10 @@ package struct AgentGroupRule: Sendable, Equatable {
         "/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/lib/git-core", "/usr/libexec/git-core",
     ]
 
-    /// Whether `asker` (or, when authkit asks for a program it runs, `program`) is on `allow`.
-    package func allows(_ asker: AgentAsker, program: String?) -> Bool {
+    /// Whether `asker` (or the program authkit runs for it, ``AgentAsker/program``) is on `allow`.
+    package func allows(_ asker: AgentAsker) -> Bool {
         guard let allow else { return true }
-        var executables = asker.programs.compactMap(\.executable)
-        if let program, asker.chain.first?.isAuthkit == true { executables.insert(program, at: 0) }
+        let executables = asker.program.map { [$0] } ?? asker.programs.compactMap(\.executable)
         return executables.contains { executable in
             allow.contains { entry in
                 if entry.hasPrefix("/") { return executable == entry }

@@ -11,12 +11,15 @@ extension AgentStateMachine {
     mutating func approve(_ request: AgentRequest, storage: String, connection: Connection, now: Now) -> [Action] {
         let group = request.group ?? ""
         let idToken = request.op == .idToken
+        if let program = request.program, askers[connection]?.chain.first?.isAuthkit == true {
+            askers[connection]?.program = ProcText.cleaned(program, limit: 128)
+        }
         let asker = askers[connection] ?? AgentAsker(chain: [])
         let rule = rules[group] ?? AgentGroupRule()
-        let onList = rule.allows(asker, program: request.program)
+        let onList = rule.allows(asker)
         if !onList && rule.confirm == .never {
             let reason =
-                "\(Self.programName(asker, request)) may not have tokens of ‘\(ProviderText.displayable(group))’: "
+                "\(Self.programName(asker)) may not have tokens of ‘\(ProviderText.displayable(group))’: "
                 + "it is not on the group's allow list ([group \"\(ProviderText.displayable(group))\"] allow = … in the config file)"
             return [
                 .reply(connection, .failure(.refused(reason))), record(.refused, request, connection: connection, now: now, reason: reason),
@@ -38,7 +41,7 @@ extension AgentStateMachine {
             return [.reply(connection, .failure(.badRequest("one request at a time: the first still waits for confirmation")))]
         }
         awaitingConfirmation[connection] = (request, storage)
-        let who = Self.askerWords(asker, request)
+        let who = asker.summary
         return [
             .confirm(connection, group: group, idToken: idToken, asker: who),
             record(.asked, request, connection: connection, now: now),
@@ -75,7 +78,6 @@ extension AgentStateMachine {
         -> Action
     {
         var event = AgentEvent(time: Int64(now.wall), kind: kind, group: request.group.map(Self.bounded), asker: askers[connection])
-        event.asker = askers[connection].map { Self.askerWords($0, request) }
         event.account = request.account.map(Self.bounded)
         event.scopes = request.scopes.map { Array($0.prefix(16)).map(Self.bounded) }
         event.token = request.op == .idToken ? "id_token" : request.op == .rejected ? nil : "access_token"
@@ -103,14 +105,7 @@ extension AgentStateMachine {
 
     static func bounded(_ text: String) -> String { ProcText.cleaned(text, limit: 128) }
 
-    /// The asker in words; a program authkit runs for it (`exec`) named too.
-    static func askerWords(_ asker: AgentAsker, _ request: AgentRequest) -> String {
-        guard let program = request.program, asker.chain.first?.isAuthkit == true else { return asker.summary }
-        return "\(ProcText.cleaned(program, limit: 128)) run by \(asker.summary)"
-    }
-
-    static func programName(_ asker: AgentAsker, _ request: AgentRequest) -> String {
-        if let program = request.program, asker.chain.first?.isAuthkit == true { return ProcText.cleaned(program, limit: 128) }
-        return asker.programs.first.map { "\($0.name) (pid \($0.pid))" } ?? asker.summary
+    static func programName(_ asker: AgentAsker) -> String {
+        asker.program ?? asker.process.map { "\($0.name) (pid \($0.pid))" } ?? asker.summary
     }
 }

@@ -101,7 +101,7 @@ struct AgentApprovalTests {
             Issue.record("no event: \(served)")
             return
         }
-        #expect(event.kind == .served && event.group == "g" && event.pid == 11 && event.asker?.contains("git (pid 10)") == true)
+        #expect(event.kind == .served && event.group == "g" && event.pid == 10 && event.asker?.contains("git (pid 10)") == true)
         #expect(!String(decoding: AgentMessage.encode(event), as: UTF8.self).contains("secret-access-token"))
         let log = machine.receiveActions(Array(#"{"v":1,"op":"log","since":0}"#.utf8), from: 1, now: Self.now)
         guard case .reply(_, let answer) = log.first else {

@@ -1,0 +1,175 @@
+import AuthKit
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Who is asking, with real clients: git through the authkit helper and curl through `authkit
+/// exec` ask a real agent whose group needs a yes (`confirm = once`, answered by an
+/// `AUTHKIT_ASKPASS` script that logs its question); `authkit agent log` and a journal socket
+/// name each asker and never a token; an `allow` list refuses a program not on it; a sandbox's
+/// request through `authkit agent forward` is logged with the forward.
+@Suite struct AgentAttributionTests {
+    /// A journal stand-in: a datagram socket whose messages go to a file, one per line group.
+    static func journal(at socket: String, into file: String, environment: [String: String]) throws -> TestProcess {
+        let script = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
+            print("ready", flush=True)
+            with open(sys.argv[2], "ab", buffering=0) as out:
+                while True:
+                    out.write(s.recv(65536) + b"--\\n")
+            """
+        return try TestProcess(TestPaths.python, ["-c", script, socket, file], environment: environment)
+    }
+
+    @Test func gitAndExecAreNamedAskedOnceAndLoggedWithoutTheToken() async throws {
+        let git = try await GitCredentialTests.GitWorld.start()
+        defer { git.stop() }
+        let world = git.world
+        let scratch = world.scratch.path
+        // The person's answers: an askpass program that logs each question and says what the
+        // file `answer` says.
+        let askpass = scratch + "/askpass"
+        try "#!/bin/sh\nprintf '%s\\n' \"$1\" >> \(scratch)/questions\n[ \"$(cat \(scratch)/answer)\" = yes ]\n".write(
+            toFile: askpass, atomically: false, encoding: .utf8)
+        chmod(askpass, 0o755)
+        try "yes".write(toFile: scratch + "/answer", atomically: false, encoding: .utf8)
+        let config = world.configDirectory.appendingPathComponent("config")
+        try FileManager.default.createDirectory(at: world.configDirectory, withIntermediateDirectories: true)
+        let rules = "[group \"\(world.group)\"]\nconfirm = once\nconfirm_for = 10m\n"
+        try rules.write(to: config, atomically: false, encoding: .utf8)
+
+        let journalFile = scratch + "/journal.log"
+        let journal = try Self.journal(at: scratch + "/journal.sock", into: journalFile, environment: world.environment)
+        defer {
+            journal.kill()
+            journal.wait(timeout: 10)
+        }
+        #expect(try await offThePool { journal.firstStdoutLine(timeout: 30) } == "ready")
+        let socket = scratch + "/agent.sock"
+        var agentEnvironment = world.environment
+        agentEnvironment["AUTHKIT_ASKPASS"] = askpass
+        agentEnvironment["AUTHKIT_JOURNAL_SOCKET"] = scratch + "/journal.sock"
+        let agent = try TestProcess(TestPaths.product("authkit"), ["agent", "run", "--socket", socket], environment: agentEnvironment)
+        defer {
+            agent.send(signal: SIGTERM)
+            agent.wait(timeout: 10)
+        }
+        try await until("the agent listens", timeout: .seconds(30)) { !agent.isRunning || agent.stderrSoFar.contains("agent listening") }
+
+        var environment = git.environment
+        environment["AUTHKIT_AGENT_SOCK"] = socket
+        let setup = try await world.authkit(["setup", "git", "--host", git.url, "--group", world.group], environment: environment)
+        #expect(setup.status == 0, "\(setup.stderr)")
+        // `setup git` rewrote the config file: the group's rules go back in.
+        let written = try String(contentsOf: config, encoding: .utf8)
+        if !written.contains("[group ") { try (written + "\n" + rules).write(to: config, atomically: false, encoding: .utf8) }
+        try await Task.sleep(for: .seconds(1.2))
+
+        let clone = world.scratch.appendingPathComponent("clone")
+        let gitEnvironment = environment
+        let run: @Sendable ([String]) throws -> ProcessResult = { arguments in
+            try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/git"), arguments, environment: gitEnvironment, timeout: 60)
+        }
+        let cloned = try await offThePool { try run(["clone", "-q", git.url + "/repo.git", clone.path]) }
+        #expect(cloned.status == 0, "\(cloned.stderr)")
+        let fetched = try await offThePool { try run(["-C", clone.path, "fetch", "-q"]) }
+        #expect(fetched.status == 0, "\(fetched.stderr)")
+        let questions = (try? String(contentsOfFile: scratch + "/questions", encoding: .utf8)) ?? ""
+        #expect(questions.split(separator: "\n").count == 1, "once: one question for this session, not one per request: \(questions)")
+        #expect(questions.contains("git") && questions.contains(world.group), "the question names git and the group: \(questions)")
+
+        // curl through `authkit exec`: named as the program the token is for.
+        let exec = try await world.authkit(
+            ["exec", "--group", world.group, "--", "/usr/bin/curl", "-s", "-o", "/dev/null", git.url + "/"], environment: environment)
+        #expect(exec.status == 0, "\(exec.stderr)")
+
+        let log = try await world.authkit(["agent", "log", "--json", "--socket", socket])
+        #expect(log.status == 0, "\(log.stderr)")
+        let events = log.stdout.split(separator: "\n").compactMap { try? PeerJSON(data: Data($0.utf8)) }
+        let served = events.filter { $0["kind"] == "served" }
+        #expect(served.contains { ($0["asker"].string ?? "").hasPrefix("git") || ($0["asker"].string ?? "").hasPrefix("git-remote") })
+        #expect(served.contains { ($0["asker"].string ?? "").hasPrefix("/usr/bin/curl run by") }, "\(log.stdout)")
+        #expect(events.contains { $0["kind"] == "asked" } && events.contains { $0["kind"] == "allowed" })
+        let human = try await world.authkit(["agent", "log", "--group", world.group, "--socket", socket])
+        #expect(human.stdout.contains("served token \(world.group)"), "\(human.stdout)")
+        let status = try await world.authkit(["agent", "status", "--socket", socket])
+        #expect(status.stdout.contains("\(world.group): \(served.count) served"), "\(status.stdout)")
+
+        // An allow list without curl: exec is refused, git still gets its token.
+        try (written.contains("[group ") ? written : written + "\n" + rules).replacingOccurrences(
+            of: "confirm = once", with: "confirm = never\nallow = git"
+        ).write(to: config, atomically: false, encoding: .utf8)
+        try await Task.sleep(for: .seconds(1.2))
+        let refused = try await world.authkit(
+            ["exec", "--group", world.group, "--", "/usr/bin/curl", "-s", "-o", "/dev/null", git.url + "/"], environment: environment)
+        #expect(refused.status != 0 && refused.stderr.contains("allow list"), "\(refused.status) \(refused.stderr)")
+        let again = try await offThePool { try run(["-C", clone.path, "fetch", "-q"]) }
+        #expect(again.status == 0, "\(again.stderr)")
+
+        // `confirm = always` and a no: git fails, the refusal is logged with the reason.
+        try (written.contains("[group ") ? written : written + "\n" + rules).replacingOccurrences(
+            of: "confirm = once", with: "confirm = always"
+        ).write(to: config, atomically: false, encoding: .utf8)
+        try "no".write(toFile: scratch + "/answer", atomically: false, encoding: .utf8)
+        try await Task.sleep(for: .seconds(1.2))
+        try await git.server.rejectNext(1)
+        let denied = try await offThePool { try run(["-C", clone.path, "fetch", "-q"]) }
+        #expect(denied.status != 0)
+        let afterNo = try await world.authkit(["agent", "log", "--json", "--socket", socket])
+        #expect(afterNo.stdout.contains("said no or did not answer"), "\(afterNo.stdout)")
+
+        let journalText = try await offThePool { () -> String in
+            Thread.sleep(forTimeInterval: 0.5)
+            return (try? String(contentsOfFile: journalFile, encoding: .utf8)) ?? ""
+        }
+        #expect(journalText.contains("SYSLOG_IDENTIFIER=authkit\n") && journalText.contains("AUTHKIT_EVENT=served\n"))
+        #expect(journalText.contains("AUTHKIT_ASKER_EXE=/usr/bin/git") || journalText.contains("AUTHKIT_ASKER_EXE=/usr/lib/git-core/"))
+        for record in [log, afterNo, human, status] { world.recordExternal("authkit", ["agent", "log"], record) }
+        world.recordExternal("journal", [], ProcessResult(status: 0, stdout: journalText, stderr: "", timedOut: false))
+        world.recordExternal("askpass", [], ProcessResult(status: 0, stdout: questions, stderr: "", timedOut: false))
+        try await world.assertNoSecretsLeaked()
+    }
+
+    @Test func aSandboxsRequestIsLoggedWithTheForward() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else {
+            Issue.record("bubblewrap is missing: run ./scripts/bootstrap")
+            return
+        }
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn()
+        let scratch = world.scratch.path
+        let journalFile = scratch + "/journal.log"
+        let journal = try Self.journal(at: scratch + "/journal.sock", into: journalFile, environment: world.environment)
+        defer {
+            journal.kill()
+            journal.wait(timeout: 10)
+        }
+        #expect(try await offThePool { journal.firstStdoutLine(timeout: 30) } == "ready")
+        let socket = scratch + "/forward.sock"
+        var environment = world.environment
+        environment["AUTHKIT_JOURNAL_SOCKET"] = scratch + "/journal.sock"
+        let forward = try TestProcess(
+            TestPaths.product("authkit"), ["agent", "forward", "--group", world.group, "--socket", socket], environment: environment)
+        defer {
+            forward.send(signal: SIGTERM)
+            forward.wait(timeout: 10)
+        }
+        #expect(try await offThePool { forward.firstStdoutLine(timeout: 30) } == socket)
+        let inside = try await offThePool { try AgentForwardTests.sandboxed(["authkit", "token", "--group", world.group], socket: socket) }
+        #expect(inside.status == 0, "\(inside.stderr)")
+        let text = try await offThePool { () -> String in
+            Thread.sleep(forTimeInterval: 0.5)
+            return (try? String(contentsOfFile: journalFile, encoding: .utf8)) ?? ""
+        }
+        #expect(text.contains("AUTHKIT_VIA=authkit agent forward (\(socket))"), "\(text)")
+        #expect(text.contains("AUTHKIT_EVENT=served") && text.contains("AUTHKIT_ASKER=") && text.contains("bwrap"), "\(text)")
+        world.recordExternal("journal", [], ProcessResult(status: 0, stdout: text, stderr: "", timedOut: false))
+        try await world.assertNoSecretsLeaked()
+    }
+}
