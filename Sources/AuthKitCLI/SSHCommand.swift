@@ -23,7 +23,8 @@ struct SSHCommand: AsyncParsableCommand {
             with it forwarded to a random path on the remote host (-R, StreamLocalBindUnlink) \
             and AUTHKIT_AGENT_SOCK pointing there, and closes it when ssh ends. On the remote \
             host, `authkit token`, git with the authkit helper, kubectl and docker get access \
-            tokens from this sign-in: no sign-in, no keyring, no refresh token there. If sshd \
+            tokens from this sign-in (a command there that names no group uses the one \
+            forwarded): no sign-in, no keyring, no refresh token there. If sshd \
             made that socket open to other accounts (its StreamLocalBindMask), the session ends \
             before running anything.
 

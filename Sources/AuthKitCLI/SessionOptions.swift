@@ -90,7 +90,14 @@ struct SignInSelector: Equatable {
         if let storage { overrides.storage = storage }
         do {
             let resolver = try ProfileResolver.load(environment: environment)
-            let resolved = try resolver.resolve(overrides)
+            var resolved = try resolver.resolve(overrides)
+            // A session on a forward that names no group uses the one group the forward serves
+            // (what `authkit ssh --group G` or `agent forward --group G` was opened for).
+            if resolved.sources["group"] == nil, let served = ForwardedGroups.served(environment: environment), served.count == 1 {
+                overrides.group = served[0]
+                resolved = try resolver.resolve(overrides)
+                resolved.sources["group"] = "the forwarded agent socket (AUTHKIT_AGENT_SOCK)"
+            }
             // A broken profile this command does not use: said, not fatal.
             for warning in resolver.warnings(using: resolved) { Terminal.printError("authkit: warning: \(warning)") }
             return resolved

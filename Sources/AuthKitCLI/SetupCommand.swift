@@ -106,13 +106,18 @@ enum Setup {
         var previous: [UInt8]?
         /// The new file's bytes; nil when the section is there already.
         var replacement: [UInt8]?
+        /// True when the new file replaces a section setup wrote before.
+        var updates = false
 
         /// What `--print` shows.
         var printed: String { "# \(path)\n\(text)" }
 
+        /// The section's `[kind "name"]` line, to report.
+        var header: Substring { text.split(separator: "\n").first { $0.hasPrefix("[") } ?? "" }
+
         /// Writes the new file (nothing when the section was there) and says what happened.
         func write() throws(Failure) -> String {
-            guard let replacement else { return "\(path): \(text.prefix { $0 != "\n" }) already set" }
+            guard let replacement else { return "\(path): \(header) already set" }
             try? FileManager.default.createDirectory(
                 atPath: Setup.directory(of: path), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             do {
@@ -120,7 +125,7 @@ enum Setup {
             } catch {
                 throw Failure(description: "cannot write \(path): \(error)")
             }
-            return "\(path): added \(text.prefix { $0 != "\n" })"
+            return "\(path): \(updates ? "updated" : "added") \(header)"
         }
 
         /// Writes the new file, then runs the client's own steps; when one fails, the file is
@@ -212,9 +217,10 @@ enum Setup {
         for (key, value) in entries { try checkValue(value, "--\(key == "scopes" ? "scope" : key)") }
         let environment = ProcessInfo.processInfo.environment
         let path = ConfigFile.location(environment: environment)
-        var text = "[\(kind.rawValue) \"\(name)\"]\n"
+        var text = "\(sectionMark)\n[\(kind.rawValue) \"\(name)\"]\n"
         for (key, value) in entries { text += "\(key) = \(value)\n" }
         var previous: [UInt8]?
+        var replacing: ClosedRange<Int>?
         if FileManager.default.fileExists(atPath: path) {
             let file: ConfigFile
             do {
@@ -231,17 +237,34 @@ enum Setup {
             }
             if let existing = file.mappings(kind)[name] {
                 let wanted = Dictionary(entries, uniquingKeysWith: { $1 })
-                guard existing.entries.mapValues(\.value) == wanted else {
+                if existing.entries.mapValues(\.value) == wanted {
+                    return SectionPlan(path: path, text: text, previous: previous, replacement: nil)
+                }
+                // setup's own section (its mark above it) or an empty one holds nothing of the
+                // user's: it is replaced. Any other is the user's to edit.
+                let lines = String(decoding: previous ?? [], as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                let marked = existing.line >= 2 && lines[existing.line - 2] == sectionMark
+                guard marked || existing.entries.isEmpty else {
                     throw Failure(
                         description: "\(path):\(existing.line): [\(kind.rawValue) \"\(name)\"] exists with other settings; edit it there")
                 }
-                return SectionPlan(path: path, text: text, previous: previous, replacement: nil)
+                let last = existing.entries.values.map(\.line).max() ?? existing.line
+                replacing = (marked ? existing.line - 1 : existing.line)...last
             }
         }
-        var current = previous.map { String(decoding: $0, as: UTF8.self) } ?? ""
-        if !current.isEmpty && !current.hasSuffix("\n") { current += "\n" }
-        if !current.isEmpty { current += "\n" }
-        let updated = current + text
+        let updated: String
+        if let replacing {
+            // Lines are counted from 1; the section's lines give way to the new text.
+            var lines = String(decoding: previous ?? [], as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                .map(String.init)
+            lines.replaceSubrange((replacing.lowerBound - 1)...(replacing.upperBound - 1), with: [String(text.dropLast())])
+            updated = lines.joined(separator: "\n")
+        } else {
+            var current = previous.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            if !current.isEmpty && !current.hasSuffix("\n") { current += "\n" }
+            if !current.isEmpty { current += "\n" }
+            updated = current + text
+        }
         // Read back as every command will: the same file plus exactly this section.
         let parsed: ConfigFile
         do { parsed = try ConfigFile.parse(updated, path: path) } catch {
@@ -251,8 +274,12 @@ enum Setup {
         guard let section, section.entries.mapValues(\.value) == Dictionary(entries, uniquingKeysWith: { $1 }) else {
             throw Failure(description: "the mapping would not read back as written; nothing was written")
         }
-        return SectionPlan(path: path, text: text, previous: previous, replacement: Array(updated.utf8))
+        return SectionPlan(path: path, text: text, previous: previous, replacement: Array(updated.utf8), updates: replacing != nil)
     }
+
+    /// The comment setup writes above each section it adds: a section under it is setup's to
+    /// replace when setup runs again with other settings.
+    static let sectionMark = "# written by authkit setup (it updates this section when run again)"
 
     /// Replaces `path` whole (``AtomicFile``), keeping an existing file's mode. A symbolic link
     /// there (a dotfile kept in another folder) stays: the file it names is replaced.

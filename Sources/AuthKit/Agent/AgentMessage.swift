@@ -81,6 +81,9 @@ package struct AgentResponse: Codable, Sendable, Equatable {
     package var events: [AgentEvent]?
     /// `stats`: per group.
     package var counts: [String: AgentAuditLog.Counts]?
+    /// `hello` on a restricted socket: the groups it serves, so that a client naming no group
+    /// can use the one it serves.
+    package var groups: [String]?
     package var error: AgentFailure?
 
     package init(ok: Bool) { self.ok = ok }
@@ -92,7 +95,8 @@ package struct AgentResponse: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case version = "v", ok, token, expiresAt = "expires_at", account, scopes, refreshed, agent, pid, restricted, events, counts, error
+        case version = "v", ok, token, expiresAt = "expires_at", account, scopes, refreshed, agent, pid, restricted, groups, events, counts
+        case error
     }
 }
 

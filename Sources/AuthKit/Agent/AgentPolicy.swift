@@ -46,7 +46,12 @@ package struct AgentPolicy: Sendable, Equatable {
         // state is kept for it.
         let group = request.group ?? ""
         guard let storage = groups[group] else {
-            return .failure(.refused("this forwarded agent socket does not serve the group ‘\(ProviderText.displayable(group))’"))
+            var refusal = AgentFailure.refused("this forwarded agent socket does not serve the group ‘\(ProviderText.displayable(group))’")
+            let served = groups.keys.sorted()
+            refusal.hint =
+                "it serves \(served.joined(separator: ", ")): name "
+                + (served.count == 1 ? "it with `--group \(served[0])`" : "one with `--group GROUP`") + " (or AUTHKIT_GROUP)"
+            return .failure(refusal)
         }
         if let fixed = accounts?[group], let asked = request.account, asked != fixed, asked.lowercased() != fixed.lowercased() {
             return .failure(.refused("this forwarded agent socket serves another account of ‘\(ProviderText.displayable(group))’"))

@@ -175,6 +175,7 @@ package struct AgentStateMachine: Sendable {
             response.agent = AuthKitVersion.current
             response.pid = pid
             response.restricted = policy.isRestricted
+            response.groups = policy.groups.map { $0.keys.sorted() }
             return [.reply(connection, response)]
         case .stop:
             return [.reply(connection, AgentResponse(ok: true)), .stop]

@@ -1,0 +1,79 @@
+import AuthKit
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A new user's SSH session, as the README tells it: a sign-in in a group of its own on the
+/// laptop, `authkit ssh --group` to a second account through a real sshd, and there
+/// `authkit token`, `authkit setup git` and `git clone` with no group named anywhere — the
+/// forward says which group it serves; a group it does not serve is refused with the ones it
+/// does and the flag that names them.
+@Suite struct ForwardedSessionWalkthroughTests {
+    @Test func theRemoteAccountUsesTheForwardedGroupWithNoFlags() async throws {
+        if let reason = TestSSHServer.unavailableReason {
+            Issue.record(Comment(rawValue: "cannot run sshd: \(reason)"))
+            return
+        }
+        let git = try await GitCredentialTests.GitWorld.start()
+        defer { git.stop() }
+        let world = git.world
+        #expect(world.group != Profile.defaultGroup, "the sign-in is in a group of its own")
+        let server = try await offThePool { try TestSSHServer() }
+        defer { server.stop() }
+        // The remote account's home: empty, no authkit config, no git config.
+        let remote = try TestPaths.makeTemporaryDirectory(prefix: "authkit-remote")
+        defer { try? FileManager.default.removeItem(at: remote) }
+        chmod(remote.path, 0o755)
+        let uid = getpwnam(TestSSHServer.user)?.pointee.pw_uid ?? 0
+        let gid = getpwnam(TestSSHServer.user)?.pointee.pw_gid ?? 0
+        let home = remote.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chown(home.path, uid, gid)
+        chmod(home.path, 0o700)
+
+        let reachable = try ReachableCopy(of: TestPaths.product("authkit"))
+        defer { reachable.remove() }
+        let authkit = reachable.url.path
+        let remoteEnvironment =
+            "env -i PATH=/usr/bin:/bin HOME=\(home.path) AUTHKIT_AGENT_SOCK=\"$AUTHKIT_AGENT_SOCK\" GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0"
+        /// `recorded`: the words the leak check sees (`["token"]`: a run that prints a token).
+        func ssh(_ command: String, recorded: [String]? = nil) async throws -> ProcessResult {
+            let arguments = ["ssh", "--group", world.group, "--"] + server.clientOptions + [server.destination, command]
+            let result = try await offThePool {
+                try ProcessRunner.run(TestPaths.product("authkit"), arguments, environment: world.environment, timeout: 60)
+            }
+            world.recordExternal("authkit", recorded ?? ["ssh", command], result)
+            return result
+        }
+
+        let hostToken = try await world.authkit(["token", "--group", world.group])
+        let token = try await ssh("\(remoteEnvironment) \(authkit) token", recorded: ["token"])
+        #expect(token.status == 0 && token.stdout == hostToken.stdout, "no --group on the remote: the forward's group: \(token.stderr)")
+
+        let setup = try await ssh("\(remoteEnvironment) \(authkit) setup git --host \(git.url)")
+        #expect(setup.status == 0, "\(setup.stderr)")
+        let clone = try await ssh(
+            "\(remoteEnvironment) git clone -q \(git.url)/repo.git \(home.path)/clone && test -f \(home.path)/clone/README && echo cloned")
+        #expect(
+            clone.status == 0 && clone.stdout == "cloned\n", "git on the remote host clones with no flags: \(clone.stdout)\(clone.stderr)")
+
+        // setup fills in the entry it wrote, rather than refusing it.
+        let update = try await ssh(
+            "\(remoteEnvironment) \(authkit) setup git --host \(git.url) --group \(world.group) && cat \(home.path)/.config/authkit/config")
+        #expect(update.status == 0 && update.stderr.contains("updated [credential \"\(git.url)\"]"), "\(update.stderr)")
+        #expect(
+            update.stdout.components(separatedBy: "[credential").count == 2 && update.stdout.contains("group = \(world.group)"),
+            "one section, with the group: \(update.stdout)")
+
+        let other = try await ssh("\(remoteEnvironment) \(authkit) token --group com.example.other")
+        #expect(
+            other.status == 2 && other.stderr.contains("does not serve the group") && other.stderr.contains("com.example.other")
+                && other.stderr.contains("it serves \(world.group)") && other.stderr.contains("--group \(world.group)"),
+            "the refusal names what is served and how to ask for it: \(other.stderr)")
+        try await world.assertNoSecretsLeaked()
+    }
+}
