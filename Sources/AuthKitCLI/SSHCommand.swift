@@ -76,7 +76,7 @@ struct SSHCommand: AsyncParsableCommand {
         let ssh = environment["AUTHKIT_SSH"].flatMap { $0.isEmpty ? nil : $0 } ?? "ssh"
         var argv = [ssh, "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes", "-R", "\(remote):\(local)"]
         if command.isEmpty && isatty(0) == 1 { argv.append("-t") }
-        argv += options + [destination, Self.remoteCommand(socket: remote, command: command)]
+        argv += options + [destination, Self.remoteCommand(socket: remote, command: command, destination: destination)]
         var spawnOptions = ChildProcess.Options(argv)
         spawnOptions.stdin = .inherit
         spawnOptions.stdout = .inherit
@@ -133,8 +133,19 @@ struct SSHCommand: AsyncParsableCommand {
     /// A wider socket ends the session before the command runs, rather than being narrowed
     /// with chmod: a socket's mode is checked when a process connects, so a connection another
     /// account made before a chmod would keep getting tokens.
-    static func remoteCommand(socket: String, command: [String]) -> String {
+    ///
+    /// `~/.local/bin`, where a user installs authkit without root, is put first on the remote
+    /// PATH as a login shell would (a command ssh runs reads no profile); a command that fails
+    /// where no authkit is found says how to put it there.
+    static func remoteCommand(socket: String, command: [String], destination: String = "HOST") -> String {
         let run = command.isEmpty ? #""${SHELL:-/bin/sh}" -l"# : command.joined(separator: " ")
+        let path = #"case ":$PATH:" in *":$HOME/.local/bin:"*) ;; *) PATH="$HOME/.local/bin:$PATH"; export PATH;; esac"#
+        let missing = Voice.error(
+            "there is no authkit on the remote host's PATH or in ~/.local/bin, and the forwarded sign-in is used through it",
+            hint: "put it in ~/.local/bin there, e.g. from this machine: ssh \(destination) mkdir -p .local/bin && "
+                + "scp \"$(command -v authkit)\" \(destination):.local/bin/ (README, Install)")
+        let notFound =
+            "if [ $authkit_status -ne 0 ] && ! command -v authkit >/dev/null 2>&1; then printf '%s\\n' \(Setup.shellQuoted(missing)) >&2; fi"
         let refusal = Voice.error(
             "the forwarded socket \(socket) on the remote host is open to other accounts there "
                 + "(sshd's StreamLocalBindMask made it wider than 0600), so the session ends before running anything",
@@ -144,6 +155,7 @@ struct SSHCommand: AsyncParsableCommand {
             "set -- $(LC_ALL=C ls -ld \(socket) 2>/dev/null); case $1 in s???------|s???------.) ;; "
             + "*) printf '%s\\n' \(Setup.shellQuoted(refusal)) >&2; rm -f \(socket); exit 255;; esac"
         return
-            "\(check); AUTHKIT_AGENT_SOCK=\(socket); export AUTHKIT_AGENT_SOCK; \(run); authkit_status=$?; rm -f \(socket); exit $authkit_status"
+            "\(check); \(path); AUTHKIT_AGENT_SOCK=\(socket); export AUTHKIT_AGENT_SOCK; \(run); authkit_status=$?; rm -f \(socket); "
+            + "\(notFound); exit $authkit_status"
     }
 }

@@ -76,4 +76,52 @@ import Glibc
             "the refusal names what is served and how to ask for it: \(other.stderr)")
         try await world.assertNoSecretsLeaked()
     }
+
+    /// authkit where a user without root puts it, `~/.local/bin`, which a command ssh runs does
+    /// not have on its PATH (Debian reads it in ~/.profile, for login shells only): `authkit ssh`
+    /// finds it; without it, the failed command is followed by what to do.
+    @Test func authkitInTheRemoteAccountsLocalBinIsFound() async throws {
+        if let reason = TestSSHServer.unavailableReason {
+            Issue.record(Comment(rawValue: "cannot run sshd: \(reason)"))
+            return
+        }
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn(user: "ada")
+        let remote = try TestPaths.makeTemporaryDirectory(prefix: "authkit-remote")
+        defer { try? FileManager.default.removeItem(at: remote) }
+        chmod(remote.path, 0o755)
+        let uid = getpwnam(TestSSHServer.user)?.pointee.pw_uid ?? 0
+        let gid = getpwnam(TestSSHServer.user)?.pointee.pw_gid ?? 0
+        let home = remote.appendingPathComponent("home")
+        let bin = home.appendingPathComponent(".local/bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: TestPaths.product("authkit"), to: bin.appendingPathComponent("authkit"))
+        for path in [home.path, home.path + "/.local", bin.path, bin.path + "/authkit"] { chown(path, uid, gid) }
+        chmod(home.path, 0o700)
+        let server = try await offThePool { try TestSSHServer(home: home.path) }
+        defer { server.stop() }
+        /// `recorded`: the words the leak check sees (`["token"]`: a run that prints a token).
+        func ssh(_ command: String, recorded: [String]? = nil) async throws -> ProcessResult {
+            let arguments = ["ssh", "--group", world.group, "--"] + server.clientOptions + [server.destination, command]
+            let result = try await offThePool {
+                try ProcessRunner.run(TestPaths.product("authkit"), arguments, environment: world.environment, timeout: 60)
+            }
+            world.recordExternal("authkit", recorded ?? ["ssh", command], result)
+            return result
+        }
+
+        let hostToken = try await world.authkit(["token", "--group", world.group])
+        let token = try await ssh("authkit token", recorded: ["token"])
+        #expect(token.status == 0 && token.stdout == hostToken.stdout, "~/.local/bin/authkit answers: \(token.stderr)")
+        #expect(token.stderr.isEmpty, "\(token.stderr)")
+
+        try FileManager.default.removeItem(at: bin.appendingPathComponent("authkit"))
+        let missing = try await ssh("authkit token")
+        #expect(missing.status == 127, "\(missing.stderr)")
+        #expect(
+            missing.stderr.contains("there is no authkit on the remote host's PATH or in ~/.local/bin")
+                && missing.stderr.contains("mkdir -p .local/bin && scp"), "says what to do: \(missing.stderr)")
+        try await world.assertNoSecretsLeaked()
+    }
 }

@@ -25,8 +25,10 @@ public final class TestSSHServer: @unchecked Sendable {
     }
 
     /// `streamLocalBindMask`: sshd's umask for the sockets `-R` makes (nil: OpenSSH's 0177,
-    /// owner only); "0000" is an administrator's opened-up server.
-    public init(streamLocalBindMask: String? = nil) throws {
+    /// owner only); "0000" is an administrator's opened-up server. `home`: the remote
+    /// account's HOME in its sessions (sshd's SetEnv; nil: its home in the password database),
+    /// so that a test gives it a home of its own.
+    public init(streamLocalBindMask: String? = nil, home: String? = nil) throws {
         if let reason = Self.unavailableReason { throw HarnessError(reason) }
         directory = try TestPaths.makeTemporaryDirectory(prefix: "authkit-sshd")
         chmod(directory.path, 0o755)
@@ -57,7 +59,7 @@ public final class TestSSHServer: @unchecked Sendable {
                 StrictModes no
                 PidFile none
                 MaxStartups 50
-                """ + (streamLocalBindMask.map { "\nStreamLocalBindMask \($0)" } ?? "")
+                """ + (streamLocalBindMask.map { "\nStreamLocalBindMask \($0)" } ?? "") + (home.map { "\nSetEnv HOME=\($0)" } ?? "")
             let file = directory.appendingPathComponent("sshd_config")
             try config.write(to: file, atomically: false, encoding: .utf8)
             let process = try TestProcess(URL(fileURLWithPath: "/usr/sbin/sshd"), ["-D", "-e", "-f", file.path], environment: [:])
