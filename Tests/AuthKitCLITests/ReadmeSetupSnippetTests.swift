@@ -65,6 +65,35 @@ import Testing
         #expect(kube.contains("6dae42f8-4368-4678-94ff-3960e28e3630/.default") && kube.contains("id-token"))
     }
 
+    /// The README's install lines ("Install"), run by bash as written on an account whose HOME
+    /// is empty (no ~/.local/bin yet), with the debug build standing in for
+    /// `scripts/build-release` (a release build takes minutes): authkit and its two links land
+    /// in ~/.local/bin and run.
+    @Test func theInstallLinesWorkOnAFreshAccount() throws {
+        let readme = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "\n## Install\n"))
+        let section = readme[start.upperBound...]
+        let open = try #require(section.range(of: "```sh\n"))
+        let close = try #require(section[open.upperBound...].range(of: "```"))
+        let lines = String(section[open.upperBound..<close.lowerBound])
+        let built = "\"$(scripts/build-release)\""
+        try #require(lines.contains(built), "the install lines build with scripts/build-release: \(lines)")
+        let product = TestPaths.product("authkit").path
+        let script = lines.replacingOccurrences(of: built, with: "'\(product)'")
+        let home = try TestPaths.makeTemporaryDirectory(prefix: "authkit-fresh-home")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let result = try ProcessRunner.run(
+            URL(fileURLWithPath: "/bin/bash"), ["-euo", "pipefail", "-c", "cd '\(TestPaths.packageRoot.path)'\n" + script],
+            environment: ["HOME": home.path, "PATH": "/usr/bin:/bin"], timeout: 60)
+        #expect(result.status == 0, "the README's install lines on an empty HOME: \(result.stderr)")
+        let bin = home.appendingPathComponent(".local/bin")
+        for name in ["authkit", "git-credential-authkit", "docker-credential-authkit"] {
+            #expect(FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent(name).path), "\(name) in ~/.local/bin")
+        }
+        let help = try ProcessRunner.run(bin.appendingPathComponent("authkit"), ["--help"], environment: ["HOME": home.path], timeout: 30)
+        #expect(help.status == 0 && help.stdout.contains("USAGE"), "\(help.stderr)")
+    }
+
     /// Splits a shell command line of plain words (the README's snippets use no quoting).
     static func words(_ command: String) throws -> [String] {
         try #require(!command.contains("'") && !command.contains("\""), "quoting in a README snippet: \(command)")
