@@ -23,7 +23,7 @@ struct CredentialAWSCommand: CredentialAdapterCommand {
             most), so a loop of aws calls makes one STS call; they are kept apart by role, \
             duration, STS endpoint, region and account. STS is \
             AWS_ENDPOINT_URL_STS, else AWS_ENDPOINT_URL, else the AWS_REGION's endpoint. Write \
-            the profile with `authkit setup aws --profile NAME --role-arn ARN`:
+            the profile with `authkit setup aws --aws-profile NAME --role-arn ARN`:
 
               [profile dev]
               credential_process = /usr/local/bin/authkit credential aws --role-arn arn:aws:iam::123456789012:role/dev

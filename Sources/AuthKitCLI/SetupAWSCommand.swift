@@ -7,7 +7,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `authkit setup aws --profile P --role-arn ARN`: a `credential_process` profile.
+/// `authkit setup aws --aws-profile P --role-arn ARN`: a `credential_process` profile.
 struct SetupAWSCommand: SetupClientCommand {
     static func status() -> String {
         let path = configPath(environment: ProcessInfo.processInfo.environment)
@@ -17,14 +17,15 @@ struct SetupAWSCommand: SetupClientCommand {
             $0.hasPrefix("credential_process") && $0.contains(" credential aws ")
         }
         return profiles.isEmpty
-            ? "not set up (authkit setup aws --profile NAME --role-arn ARN)"
+            ? "not set up (authkit setup aws --aws-profile NAME --role-arn ARN)"
             : "set up for " + profiles.joined(separator: ", ") + " (\(path))"
     }
 
     static let configuration = CommandConfiguration(
         commandName: "aws",
         abstract: "Give an AWS CLI/SDK profile credentials for a role from the shared sign-in.",
-        usage: "authkit setup aws --profile <name> --role-arn <arn> [--group <name>] [--duration <seconds>] [--print]",
+        usage:
+            "authkit setup aws --aws-profile <name> --role-arn <arn> [--profile <name>] [--group <name>] [--duration <seconds>] [--print]",
         discussion: """
             Appends [profile NAME] with credential_process = authkit credential aws … to the \
             AWS config file ($AWS_CONFIG_FILE, else ~/.aws/config); nothing else is touched, and \
@@ -34,8 +35,13 @@ struct SetupAWSCommand: SetupClientCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The AWS profile to write (`default` for the default one).", valueName: "name"))
-    var profile: String
+    @Option(
+        name: .customLong("aws-profile"), help: ArgumentHelp("The AWS profile to write (`default` for the default one).", valueName: "name")
+    )
+    var awsProfile: String?
+
+    @Option(help: ArgumentHelp("authkit's profile whose sign-in it uses (as everywhere else).", valueName: "name"))
+    var profile: String?
 
     @Option(name: .customLong("role-arn"), help: ArgumentHelp("The IAM role to assume.", valueName: "arn"))
     var roleARN: String
@@ -49,8 +55,15 @@ struct SetupAWSCommand: SetupClientCommand {
     var printOnly = false
 
     func validate() throws {
-        guard !profile.isEmpty, profile.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
-            throw ValidationError("--profile must be a profile name: letters, digits, -, _ and .")
+        // --profile is authkit's everywhere; AWS's profile has a name of its own.
+        guard let awsProfile else {
+            throw ValidationError(
+                "name the AWS profile to write with --aws-profile"
+                    + (profile.map { " (--profile \($0) names authkit's profile: authkit setup aws --aws-profile \($0) --role-arn …)" }
+                        ?? ""))
+        }
+        guard !awsProfile.isEmpty, awsProfile.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
+            throw ValidationError("--aws-profile must be a profile name: letters, digits, -, _ and .")
         }
         guard AWSCredentialAdapter.isRoleARN(roleARN) else {
             throw ValidationError("--role-arn must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/dev")
@@ -60,9 +73,11 @@ struct SetupAWSCommand: SetupClientCommand {
 
     func run() async throws {
         let path = Self.configPath(environment: ProcessInfo.processInfo.environment)
-        var words = [Setup.executablePath(), "credential", "aws", "--role-arn", roleARN] + target.words
+        guard let awsProfile else { throw ExitStatus.usage }
+        var words = [Setup.executablePath(), "credential", "aws", "--role-arn", roleARN] + (profile.map { ["--profile", $0] } ?? [])
+        words += target.words
         if let duration { words += ["--duration", String(duration)] }
-        let header = profile == "default" ? "[default]" : "[profile \(profile)]"
+        let header = awsProfile == "default" ? "[default]" : "[profile \(awsProfile)]"
         let section = "\(header)\ncredential_process = \(words.map(Setup.shellQuoted).joined(separator: " "))\n"
         if printOnly {
             Terminal.printData("# \(path)\n\(section)")

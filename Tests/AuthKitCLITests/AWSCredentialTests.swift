@@ -73,9 +73,12 @@ import Testing
         environment["AWS_PAGER"] = ""
         for _ in 0..<2 {
             let setup = try await world.authkit(
-                ["setup", "aws", "--profile", "dev", "--role-arn", Self.role, "--group", world.group], environment: environment)
+                ["setup", "aws", "--aws-profile", "dev", "--role-arn", Self.role, "--group", world.group], environment: environment)
             #expect(setup.status == 0, "\(setup.stderr)")
         }
+        // --profile is authkit's, as everywhere: the old spelling says which flag names AWS's.
+        let old = try await world.authkit(["setup", "aws", "--profile", "dev", "--role-arn", Self.role], environment: environment)
+        #expect(old.status == 2 && old.stderr.contains("--aws-profile dev"), "\(old.stderr)")
         let config = try String(contentsOfFile: home.path + "/config", encoding: .utf8)
         #expect(
             config.components(separatedBy: "[profile dev]").count == 2 && config.contains("credential aws --role-arn \(Self.role)"),
@@ -107,6 +110,9 @@ import Testing
             extra: ["AWS_ENDPOINT_URL": refusing.endpoint, "AWS_CONFIG_FILE": home.path + "/config-other"])
         #expect(refusal.status != 0 && refusal.stderr.contains("authkit: AWS STS refused AssumeRoleWithWebIdentity"), "\(refusal.stderr)")
         #expect(refusal.stderr.contains("InvalidIdentityToken"))
+        #expect(
+            refusal.stderr.contains("must be exactly the issuer `authkit status` shows")
+                && refusal.stderr.contains("its audience the client id"), "the likely mismatch and where the values are: \(refusal.stderr)")
 
         // The plug-in's own contract, run directly: the document on stdout, nothing else.
         let direct = try await world.authkit(

@@ -27,7 +27,7 @@ import Testing
 
     @Test func theSetupSnippetsRunAsWritten() async throws {
         let commands = try Self.snippets()
-        #expect(commands.count == 4, "\(commands)")
+        #expect(commands.count == 8, "\(commands)")
         let world = try await CLIHarness.start()
         defer { world.stop() }
         let kubeconfig = world.scratch.appendingPathComponent("kubeconfig")
@@ -48,7 +48,7 @@ import Testing
         for command in commands {
             var words = try Self.words(command)
             #expect(words.removeFirst() == "authkit")
-            if words[1] == "docker" { words += ["--link-dir", world.scratch.path] }
+            if words[1] == "docker" || words[1] == "podman" { words += ["--link-dir", world.scratch.path] }
             let result = try await world.authkit(words, environment: environment)
             #expect(result.status == 0, "`\(command)`: \(result.stderr)")
         }
@@ -61,6 +61,10 @@ import Testing
         #expect(git.contains("[credential \"https://dev.azure.com\"]") && git.contains("credential git"))
         let docker = try String(contentsOfFile: environment["DOCKER_CONFIG"]! + "/config.json", encoding: .utf8)
         #expect(docker.contains(#""registry.example.com": "authkit""#))
+        let aws = try String(contentsOfFile: world.scratch.path + "/.aws/config", encoding: .utf8)
+        #expect(aws.contains("[profile dev]\ncredential_process = ") && aws.contains("--group com.example.shared"), "\(aws)")
+        let cargo = try String(contentsOfFile: world.scratch.path + "/.cargo/config.toml", encoding: .utf8)
+        #expect(cargo.contains("[registries.internal]"), "\(cargo)")
         let kube = try String(contentsOf: kubeconfig, encoding: .utf8)
         #expect(kube.contains("6dae42f8-4368-4678-94ff-3960e28e3630/.default") && kube.contains("id-token"))
     }

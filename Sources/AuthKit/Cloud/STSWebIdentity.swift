@@ -102,9 +102,15 @@ package enum STSWebIdentity {
             let category: AuthKitError.Category =
                 ["AccessDenied", "InvalidIdentityToken", "ExpiredTokenException", "IDPRejectedClaim"]
                     .contains(code) ? .configurationRejected : .provider
+            // What a refusal of the token almost always means, and where the values are.
+            let likely =
+                category == .configurationRejected
+                ? "; the IAM OIDC identity provider's URL must be exactly the issuer `authkit status` shows (tenant-specific "
+                    + "for Entra), its audience the client id `authkit status` shows, and the role's trust policy must allow "
+                    + "that provider and audience" : ""
             throw Failure(
                 description: "AWS STS refused AssumeRoleWithWebIdentity for \(ProviderText.displayable(roleARN)): "
-                    + "\(ProviderText.displayable(code))\(message.isEmpty ? "" : ": " + message)",
+                    + "\(ProviderText.displayable(code))\(message.isEmpty ? "" : ": " + message)\(likely)",
                 category: category)
         }
         guard let credentials = document.first("Credentials"), let key = credentials.childText("AccessKeyId"),
