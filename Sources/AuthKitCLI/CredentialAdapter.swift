@@ -74,6 +74,30 @@ enum CredentialAdapters {
         ]
     }
 
+    /// Every client's name, for help: "git, docker, kubectl, cargo, aws or gcloud".
+    static var clientNames: String {
+        var names: [String] = []
+        for adapter in all { names.append(adapter.client) }
+        return listed(names)
+    }
+
+    /// Every client `authkit setup` configures (docker's adapter serves podman too), for help.
+    static var setupNames: String {
+        var names: [String] = []
+        for adapter in all {
+            for command in adapter.setupCommands {
+                let configuration: CommandConfiguration = command.configuration
+                if let name = configuration.commandName { names.append(name) }
+            }
+        }
+        return listed(names)
+    }
+
+    static func listed(_ names: [String]) -> String {
+        guard let last = names.last, names.count > 1 else { return names.first ?? "" }
+        return names.dropLast().joined(separator: ", ") + " or " + last
+    }
+
     static func named(_ client: String) -> (any CredentialAdapter.Type)? {
         all.first { $0.client == client }
     }

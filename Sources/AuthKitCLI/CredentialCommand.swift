@@ -16,7 +16,7 @@ import Foundation
 struct CredentialCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "credential",
-        abstract: "Answer git's, docker's or kubectl's credential plug-in protocol with the shared sign-in.",
+        abstract: "Answer a client's credential plug-in protocol with the shared sign-in: \(CredentialAdapters.clientNames).",
         discussion: """
             Each client runs authkit as its plug-in and gets a token of the shared sign-in, \
             refreshed once for all tools when needed. Standard output carries the client's \

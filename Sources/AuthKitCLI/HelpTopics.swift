@@ -25,15 +25,46 @@ enum HelpTopics {
               AUTHKIT_CLIENT_ID      the client id
               AUTHKIT_CLIENT_SECRET  a client secret, if the provider insists (never a flag)
               AUTHKIT_SCOPES         the scopes, space-separated
-              AUTHKIT_GROUP          the group whose sign-in to share (default authkit)
+              AUTHKIT_GROUP          the group whose sign-in to share (default authkit;
+                                     on a forwarded socket, the group it serves)
               AUTHKIT_STORAGE        secret-service, kernel-keyring or plain-file
+              AUTHKIT_ACCOUNT        the account, when the group holds several (per shell)
               AUTHKIT_GRAPH_URL      the Microsoft Graph base URL for search
+              AUTHKIT_AGENT_SOCK     the agent's socket (default
+                                     $XDG_RUNTIME_DIR/authkit/agent.sock); authkit ssh
+                                     sets it to the forwarded one
+              AUTHKIT_AGENT          off: never ask the agent
+              AUTHKIT_SSH            the ssh program authkit ssh runs (default ssh)
+              AUTHKIT_TOKEN          set, not read: where exec puts the token (--env)
               AUTHKIT_LOG            debug (or trace, info, notice, warning, error,
                                      critical): what the shared session does, to
                                      standard error; never a token
               BROWSER                the browser login opens (else xdg-open)
-              XDG_RUNTIME_DIR, XDG_STATE_HOME, XDG_CONFIG_HOME, HOME
-                                     where locks, the plain file and the config live
+              NO_COLOR, LC_ALL, LC_CTYPE, LANG
+                                     plain ASCII output with NO_COLOR or without UTF-8
+              COLUMNS                the width search's table fits (else the terminal's)
+              https_proxy, http_proxy, all_proxy, no_proxy (NO_PROXY)
+                                     the proxy for the provider and Graph (libcurl's)
+              XDG_RUNTIME_DIR, XDG_STATE_HOME, XDG_CONFIG_HOME, HOME, TMPDIR
+                                     where the agent, locks, the plain file and the
+                                     config live
+
+            The clients' own files, where setup writes and the plug-ins read:
+              DOCKER_CONFIG          docker's config.json folder (default ~/.docker)
+              REGISTRY_AUTH_FILE     podman's, skopeo's and buildah's auth file
+              CARGO_HOME             cargo's folder (default ~/.cargo)
+              AWS_CONFIG_FILE        AWS's config file (default ~/.aws/config)
+              AWS_REGION, AWS_DEFAULT_REGION
+                                     the region of credential aws's STS endpoint (else
+                                     the global https://sts.amazonaws.com)
+              AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL
+                                     another STS endpoint (before the region's)
+
+            Set by the programs that run authkit (nothing to set yourself):
+              KUBERNETES_EXEC_INFO   kubectl: the ExecCredential version it speaks
+              GOOGLE_EXTERNAL_ACCOUNT_TOKEN_TYPE
+                                     Google's auth libraries: the token type asked for
+              LISTEN_FDS, LISTEN_PID systemd: the agent's socket (setup agent)
             """
         ),
         (

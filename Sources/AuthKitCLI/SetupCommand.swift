@@ -18,7 +18,7 @@ import Glibc
 struct SetupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "setup",
-        abstract: "Configure git, docker, podman or kubectl to use the shared sign-in, or start the agent with systemd.",
+        abstract: "Configure \(CredentialAdapters.setupNames) to use the shared sign-in, or start the agent with systemd.",
         usage: "authkit setup <client> [<options>]\n       authkit setup --list",
         discussion: """
             Each subcommand writes only what it needs, keeps everything else, does nothing \
