@@ -94,10 +94,9 @@ struct ExecCommand: AsyncParsableCommand {
                 Terminal.printError(Voice.error(error.summary, hint: signInHint(options.session.settings)))
                 throw ExitStatus.loginNeeded
             }
-            throw failure(
+            throw AgentNotice.failure(
                 error,
-                hint: await AgentNotice.storeHint(
-                    for: error, command: "exec", refusal: nil, environment: options.session.settings.environment))
+                await AgentNotice.storeNotice(for: error, command: "exec", refusal: nil, environment: options.session.settings.environment))
         }
         // The token goes into this process's environment and CMD inherits it: visible in
         // /proc/PID/environ to this user and root only, unlike argv.

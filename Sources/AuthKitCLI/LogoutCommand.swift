@@ -65,9 +65,9 @@ struct LogoutCommand: AsyncParsableCommand {
                 Terminal.printError("To sign in again: \(Self.loginAgain(last, profile: profile, session: session.settings))")
             }
         } catch let error as AuthKitError {
-            let hint = await AgentNotice.storeHint(
+            let notice = await AgentNotice.storeNotice(
                 for: error, command: "logout", refusal: "sign out", environment: session.settings.environment)
-            throw failure(error, hint: hint)
+            throw AgentNotice.failure(error, notice)
         }
     }
 

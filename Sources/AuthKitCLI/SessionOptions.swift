@@ -148,6 +148,12 @@ func exitCode(for category: AuthKitError.Category) -> ExitCode {
 /// gives, naming the whole command that signs this group and profile in — with the issuer and
 /// client id of the group's last sign-in (``LoginRecord``) where the settings supply none.
 func signInHint(_ options: SignInSelector) -> String {
+    // A session on a forward signs in nowhere but on the machine that forwarded it.
+    if ForwardedGroups.served(environment: options.environment) != nil {
+        let group = (try? options.resolveProfile())?.group ?? options.group ?? Profile.defaultGroup
+        return "this session's tokens come from a forwarded agent socket: sign in on the machine that forwarded it "
+            + "(`authkit login --group \(group)` there), not here"
+    }
     guard let profile = try? options.resolveProfile(), let last = LoginRecord.entry(for: profile.group, environment: options.environment)
     else { return "run `\(loginCommand(options))` to sign in" }
     return "run `\(loginCommand(options, profile: profile, issuer: last.issuer, clientID: last.clientID))` to sign in"

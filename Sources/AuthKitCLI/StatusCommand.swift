@@ -46,9 +46,9 @@ struct StatusCommand: AsyncParsableCommand {
                 // Scripts get an answer on stdout even now; whether anyone is signed in is unknown.
                 printJSON(StatusReport(group: profile.group, signedIn: nil, usable: false, accounts: [], error: error.description))
             }
-            let hint = await AgentNotice.storeHint(
+            let notice = await AgentNotice.storeNotice(
                 for: error, command: "status", refusal: "tell a sign-in's status", environment: session.settings.environment)
-            throw failure(error, hint: hint)
+            throw AgentNotice.failure(error, notice)
         }
         let now = Date()
         let usable = accounts.contains { Self.isUsable($0, now: now) }
@@ -97,7 +97,7 @@ struct StatusCommand: AsyncParsableCommand {
             case .answer(let hello) = await client.send(AgentRequest(op: .hello)), hello.ok
         else { return nil }
         let kind = hello.restricted == true ? "a forwarded agent socket (access tokens only)" : "the agent (tokens from memory)"
-        return "  served by:      \(kind), pid \(hello.pid.map(String.init) ?? "?"), \(client.path)"
+        return "    served by:      \(kind), pid \(hello.pid.map(String.init) ?? "?"), \(client.path)"
     }
 
     static func isUsable(_ account: Account, now: Date) -> Bool {

@@ -55,16 +55,16 @@ struct TokenRequest: Equatable {
         } catch {
             fetched = .failure(error)
         }
-        var hint: String?
+        var notice: AgentNotice.Notice?
         if case .failure(let error) = fetched {
-            hint = await AgentNotice.storeHint(for: error, command: "token", refusal: nil, environment: session.environment)
+            notice = await AgentNotice.storeNotice(for: error, command: "token", refusal: nil, environment: session.environment)
         }
-        try finish(fetched, hint: hint)
+        try finish(fetched, notice: notice)
     }
 
     /// Prints what was fetched (the line and when its token expires) or reports why not:
-    /// one way for the agent's answer and the store's. `hint` replaces the error's own.
-    private func finish(_ fetched: Result<(String, Date), AuthKitError>, hint: String? = nil) throws {
+    /// one way for the agent's answer and the store's. `notice` replaces the error's words.
+    private func finish(_ fetched: Result<(String, Date), AuthKitError>, notice: AgentNotice.Notice? = nil) throws {
         let output: String, expiresAt: Date
         switch fetched {
         case .success(let value): (output, expiresAt) = value
@@ -75,7 +75,7 @@ struct TokenRequest: Equatable {
                 Terminal.printError("authkit: \(error); " + signInHint(session))
                 throw ExitStatus.loginNeeded
             default:
-                throw failure(error, hint: hint)
+                throw AgentNotice.failure(error, notice)
             }
         }
         let left = Int(clamping: expiresAt.timeIntervalSinceNow)

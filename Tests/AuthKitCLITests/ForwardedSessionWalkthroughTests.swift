@@ -74,6 +74,21 @@ import Glibc
             other.status == 2 && other.stderr.contains("does not serve the group") && other.stderr.contains("com.example.other")
                 && other.stderr.contains("it serves \(world.group)") && other.stderr.contains("--group \(world.group)"),
             "the refusal names what is served and how to ask for it: \(other.stderr)")
+
+        // A forward of a group nobody signed in to: the remote is told to sign in on the laptop.
+        let nobody = try await offThePool {
+            try ProcessRunner.run(
+                TestPaths.product("authkit"),
+                ["ssh", "--group", "com.example.nobody", "--"] + server.clientOptions + [
+                    server.destination, "\(remoteEnvironment) \(authkit) token",
+                ],
+                environment: world.environment, timeout: 60)
+        }
+        world.recordExternal("authkit", ["ssh", "--group", "com.example.nobody"], nobody)
+        #expect(nobody.status == 1 && nobody.stdout.isEmpty, "\(nobody.stderr)")
+        #expect(
+            nobody.stderr.contains("sign in on the machine that forwarded it (`authkit login --group com.example.nobody` there), not here"),
+            "\(nobody.stderr)")
         try await world.assertNoSecretsLeaked()
     }
 
