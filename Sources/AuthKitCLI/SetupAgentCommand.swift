@@ -37,27 +37,38 @@ struct SetupAgentCommand: AsyncParsableCommand {
             Terminal.printData(units.map { "# \(directory)/\($0.name)\n\($0.text)" }.joined(separator: "\n"))
             return
         }
+        // All or nothing: when a step fails, the unit files are put back as they were (none
+        // left behind for `setup --list` to count), and systemd was never told of them.
+        var previous: [(path: String, bytes: [UInt8]?)] = []
         do throws(Setup.Failure) {
             try? FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
             for unit in units {
-                try Setup.writeAtomically(Array(unit.text.utf8), to: directory + "/" + unit.name, mode: 0o644)
-                Terminal.printError("✓ \(directory)/\(unit.name)")
+                let path = directory + "/" + unit.name
+                previous.append((path, try? FileAccess.read(path)))
+                try Setup.writeAtomically(Array(unit.text.utf8), to: path, mode: 0o644)
             }
+            if !noStart {
+                for step in [["--user", "daemon-reload"], ["--user", "enable", "--now", "authkit-agent.socket"]] {
+                    let (status, _) = try Setup.run("systemctl", step)
+                    guard status == 0 else {
+                        throw Setup.Failure(
+                            description:
+                                "`systemctl \(step.joined(separator: " "))` failed (exit \(status)); is a systemd user session running? "
+                                + "Nothing was left written")
+                    }
+                }
+            }
+            for unit in units { Terminal.printError("✓ \(directory)/\(unit.name)") }
             guard !noStart else {
                 Terminal.printError("To start it: systemctl --user daemon-reload && systemctl --user enable --now authkit-agent.socket")
                 return
             }
-            for step in [["--user", "daemon-reload"], ["--user", "enable", "--now", "authkit-agent.socket"]] {
-                let (status, _) = try Setup.run("systemctl", step)
-                guard status == 0 else {
-                    throw Setup.Failure(
-                        description:
-                            "`systemctl \(step.joined(separator: " "))` failed (exit \(status)); is a systemd user session running?")
-                }
-            }
             Terminal.printError("✓ the agent starts on the first request; check with: authkit agent status")
         } catch {
+            for (path, bytes) in previous.reversed() {
+                if let bytes { try? Setup.writeAtomically(bytes, to: path, mode: 0o644) } else { unlink(path) }
+            }
             Terminal.printError(Voice.error(error.description, hint: "without systemd: eval \"$(authkit agent start)\""))
             throw ExitStatus.usage
         }

@@ -322,9 +322,6 @@ struct SetupTargetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The group whose sign-in the client gets.", valueName: "name"))
     var group: String?
 
-    @Option(help: ArgumentHelp("The user name sent with the token (default oauth2; git and docker).", valueName: "name"))
-    var username: String?
-
     @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
     var scopes: [String] = []
 
@@ -340,8 +337,19 @@ struct SetupTargetOptions: ParsableArguments {
         if let profile { entries.append(("profile", profile)) }
         if let group { entries.append(("group", group)) }
         if !scopes.isEmpty { entries.append(("scopes", scopes.joined(separator: " "))) }
-        if let username { entries.append(("username", username)) }
         if let storage { entries.append(("storage", storage.rawValue)) }
         return entries
+    }
+}
+
+/// The user name sent beside the token, for the clients that send one (git's and docker's
+/// protocols; cargo sends the token alone).
+struct SetupUsernameOption: ParsableArguments {
+    @Option(help: ArgumentHelp("The user name sent with the token (default oauth2).", valueName: "name"))
+    var username: String?
+
+    /// The target's mapping keys with the user name, for authkit's config file.
+    func entries(_ target: SetupTargetOptions) -> [(String, String)] {
+        target.entries + (username.map { [("username", $0)] } ?? [])
     }
 }

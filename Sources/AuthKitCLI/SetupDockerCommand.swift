@@ -50,6 +50,8 @@ struct CredHelpersOptions: ParsableArguments {
 
     @OptionGroup var target: SetupTargetOptions
 
+    @OptionGroup var user: SetupUsernameOption
+
     @Option(
         name: .customLong("link-dir"),
         help: ArgumentHelp("Where to link docker-credential-authkit (default: authkit's own directory).", valueName: "dir"))
@@ -85,7 +87,8 @@ struct CredHelpersFile {
     }
 
     func setUp(_ options: CredHelpersOptions) throws {
-        let registry = options.registry, target = options.target, linkDirectory = options.linkDirectory, printOnly = options.printOnly
+        let registry = options.registry, entries = options.user.entries(options.target), linkDirectory = options.linkDirectory,
+            printOnly = options.printOnly
         let executable = Setup.executablePath()
         let link = (linkDirectory ?? Setup.directory(of: executable)) + "/docker-credential-authkit"
         do throws(Setup.Failure) {
@@ -114,7 +117,7 @@ struct CredHelpersFile {
             helpers[registry] = "authkit"
             object["credHelpers"] = .object(helpers)
             let text = JSONValue.object(object).serialized(options: [.prettyPrinted]) + "\n"
-            let plan = try Setup.planSection(kind: .registry, name: registry, option: "--registry", entries: target.entries)
+            let plan = try Setup.planSection(kind: .registry, name: registry, option: "--registry", entries: entries)
             if printOnly {
                 Terminal.printData("# \(path)\n\(text)ln -s \(Setup.shellQuoted(executable)) \(Setup.shellQuoted(link))\n\(plan.printed)")
                 return

@@ -38,7 +38,7 @@ struct SetupGCloudCommand: SetupClientCommand {
     var output: String?
 
     @Option(
-        name: .customLong("token-url"), help: ArgumentHelp("Google's STS (default https://sts.googleapis.com/v1/token).", valueName: "url"))
+        name: .customLong("token-url"), help: ArgumentHelp("Google's STS.", valueName: "url"))
     var tokenURL = "https://sts.googleapis.com/v1/token"
 
     @Option(

@@ -43,6 +43,8 @@ struct SetupGitCommand: SetupClientCommand {
 
     @OptionGroup var target: SetupTargetOptions
 
+    @OptionGroup var user: SetupUsernameOption
+
     @Flag(name: .customLong("print"), help: "Only show what would be written.")
     var printOnly = false
 
@@ -56,7 +58,7 @@ struct SetupGitCommand: SetupClientCommand {
         let key = "credential.\(host).helper"
         let helper = "!\(Setup.shellQuoted(Setup.executablePath())) credential git"
         do throws(Setup.Failure) {
-            let plan = try Setup.planSection(kind: .credential, name: host, option: "--host", entries: target.entries)
+            let plan = try Setup.planSection(kind: .credential, name: host, option: "--host", entries: user.entries(target))
             if printOnly {
                 Terminal.printData(
                     "git config --global --replace-all \(Setup.shellQuoted(key)) ''\ngit config --global --add \(Setup.shellQuoted(key)) \(Setup.shellQuoted(helper))\n\(plan.printed)"

@@ -33,7 +33,8 @@ import Glibc
             "without the agent it is the store's")
 
         let status = try await world.authkit(["status", "--group", world.group])
-        #expect(status.status == 0 && status.stdout.contains("served by:      the agent (tokens from memory), pid "), "\(status.stdout)")
+        #expect(
+            status.status == 0 && status.stdout.contains("\n    served by:      the agent (tokens from memory), pid "), "\(status.stdout)")
         #expect(!(try await world.authkit(["status", "--group", world.group], environment: Self.noAgent)).stdout.contains("served by:"))
         // A full agent is no forward: without a bus, status keeps the store's own hint; and with
         // AUTHKIT_AGENT=off the socket is neither asked nor mentioned.
@@ -200,6 +201,16 @@ import Glibc
         let printed = try await world.authkit(["setup", "agent", "--print"])
         #expect(printed.status == 0 && printed.stdout.contains("ListenStream=%t/authkit/agent.sock"), "\(printed.stdout)\(printed.stderr)")
         #expect(printed.stdout.contains("ExecStart=\(TestPaths.product("authkit").path) agent run"))
+        // Without a systemd user session: refused, and nothing left written for --list to count.
+        let failed = try await world.authkit(
+            ["setup", "agent"],
+            environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent", "XDG_RUNTIME_DIR": world.scratch.path + "/no-runtime"])
+        let unitsBefore = URL(fileURLWithPath: world.environment["XDG_CONFIG_HOME"] ?? "/nonexistent").appendingPathComponent(
+            "systemd/user")
+        #expect(failed.status == 2 && failed.stderr.contains("systemctl"), "\(failed.stderr)")
+        #expect(
+            !FileManager.default.fileExists(atPath: unitsBefore.appendingPathComponent("authkit-agent.socket").path), "no unit left behind")
+        #expect(!(try await world.authkit(["setup", "--list"]).stdout.contains("agent    set up")))
         let written = try await world.authkit(["setup", "agent", "--no-start"])
         #expect(written.status == 0, "\(written.stderr)")
         let units = URL(fileURLWithPath: world.environment["XDG_CONFIG_HOME"] ?? "/nonexistent").appendingPathComponent("systemd/user")

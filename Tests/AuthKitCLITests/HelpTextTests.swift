@@ -46,6 +46,18 @@ import Testing
         return names
     }
 
+    /// Each option once, and only where it means something.
+    @Test func setupHelpOffersWhatEachClientTakes() async throws {
+        let gcloud = try await Self.help(["setup", "gcloud", "--help"])
+        #expect(gcloud.stdout.components(separatedBy: "sts.googleapis.com/v1/token").count == 2, "one default: \(gcloud.stdout)")
+        let cargo = try await Self.help(["setup", "cargo", "--help"])
+        #expect(cargo.status == 0 && !cargo.stdout.contains("--username"), "cargo sends no user name: \(cargo.stdout)")
+        let git = try await Self.help(["setup", "git", "--help"])
+        #expect(git.stdout.contains("--username"), "\(git.stdout)")
+        let aws = try await Self.help(["setup", "aws", "--help"])
+        #expect(aws.stdout.contains("--aws-profile") && aws.stdout.contains("authkit's profile"), "\(aws.stdout)")
+    }
+
     @Test func everyVariableTheSourcesReadIsInHelpEnvironment() async throws {
         let names = try Self.variablesRead()
         #expect(names.isSuperset(of: ["AUTHKIT_GROUP", "AUTHKIT_AGENT_SOCK", "AWS_DEFAULT_REGION", "NO_COLOR"]), "\(names.sorted())")

@@ -17,7 +17,9 @@ import Testing
         let bare = try await world.authkit(["login", "--group", world.group], environment: browser)
         #expect(bare.status == 2)
         #expect(
-            bare.stderr == "authkit: login: 'issuer': no issuer: pass --issuer, set AUTHKIT_ISSUER or choose a profile\n", "\(bare.stderr)")
+            bare.stderr
+                == "authkit: login: 'issuer': no issuer: pass --issuer, set AUTHKIT_ISSUER or choose a profile (--profile microsoft: Microsoft Entra ID and personal accounts)\n",
+            "\(bare.stderr)")
         #expect(bare.stdout.isEmpty)
 
         // 2. Nobody signed in yet: status says so, exit 1.

@@ -94,7 +94,9 @@ public struct SignInFlow: Sendable {
         guard let issuer = profile.issuer else {
             throw .configuration(
                 ConfigurationError(
-                    location: "login", key: "issuer", problem: "no issuer: pass --issuer, set AUTHKIT_ISSUER or choose a profile"))
+                    location: "login", key: "issuer",
+                    problem: "no issuer: pass --issuer, set AUTHKIT_ISSUER or choose a profile "
+                        + "(--profile microsoft: Microsoft Entra ID and personal accounts)"))
         }
         guard let clientID = profile.clientID else {
             throw .configuration(
