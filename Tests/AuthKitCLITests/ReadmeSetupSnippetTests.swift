@@ -2,14 +2,16 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The README's setup snippets ("Use it from git, kubectl, docker and anything
-/// else") are run as written — same text — in a scratch HOME, git and docker config and
-/// kubeconfig, and must succeed and write what the README says.
+/// The README's setup snippets ("Use it from git, docker, podman, kubectl, cargo, AWS, Google
+/// Cloud and anything else") are run as written — same text — in a scratch HOME, with the
+/// clients' files there, and must succeed and write what the README says; and its install
+/// lines work on an empty HOME.
 @Suite struct ReadmeSetupSnippetTests {
     /// Every `authkit setup …` command of the section's sh blocks, continuation lines joined.
     static func snippets() throws -> [String] {
         let readme = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let start = try #require(readme.range(of: "## Use it from git, kubectl, docker and anything else"))
+        let title = "## Use it from git, docker, podman, kubectl, cargo, AWS, Google Cloud and anything else"
+        let start = try #require(readme.range(of: title))
         let section = readme[start.upperBound...].prefix { _ in true }
         let end = section.range(of: "\n## ")?.lowerBound ?? section.endIndex
         var commands: [String] = []

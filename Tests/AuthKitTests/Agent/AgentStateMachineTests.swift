@@ -140,15 +140,29 @@ struct AgentStateMachineTests {
         #expect(machine.fetchedActions(Self.key, .success(Self.token("new")), now: later) == [.fetch(Self.key, minTTL: 60)])
     }
 
-    @Test("hello says who answers, and whether the socket is restricted")
+    @Test("hello says who answers, whether the socket is restricted, and which groups a restricted one serves")
     func hello() {
-        var machine = Machine(policy: .restricted(groups: ["g": "kernel-keyring"], extraScopes: [], idTokens: false), pid: 42)
-        guard case .reply(_, let response) = machine.receiveActions(Self.line(#"{"v":1,"op":"hello"}"#), from: 1, now: Self.now).first
-        else {
+        var machine = Machine(
+            policy: .restricted(groups: ["h": "kernel-keyring", "g": "secret-service"], extraScopes: [], idTokens: false), pid: 42)
+        guard case .reply(_, let response) = machine.receiveActions(Self.line(#"{"v":1,"op":"hello"}"#), from: 1, now: Self.now).first else {
             Issue.record("no answer")
             return
         }
         #expect(response.ok && response.pid == 42 && response.restricted == true && response.agent == AuthKitVersion.current)
+        #expect(response.groups == ["g", "h"])
+        var owner = Machine(policy: .owner, pid: 42)
+        guard case .reply(_, let own) = owner.receive(Self.line(#"{"v":1,"op":"hello"}"#), from: 1, now: Self.now).first else {
+            Issue.record("no answer")
+            return
+        }
+        #expect(own.restricted == false && own.groups == nil, "the agent's own socket lists no groups")
+        guard case .reply(_, let refusal) = machine.receiveActions(Self.line(#"{"v":1,"op":"token","group":"x"}"#), from: 2, now: Self.now).first
+        else {
+            Issue.record("no answer")
+            return
+        }
+        #expect(
+            refusal.error?.code == "refused" && refusal.error?.hint == "it serves g, h: name one with `--group GROUP` (or AUTHKIT_GROUP)")
     }
 }
 
