@@ -84,6 +84,10 @@ import Glibc
         let inside = try await offThePool { try Self.sandboxed(token, socket: socket) }
         world.recordExternal("authkit", Array(token.dropFirst()), inside)
         #expect(inside.status == 0 && inside.stdout == hostToken.stdout, "the sandbox gets the access token: \(inside.stderr)")
+        // No group named in the sandbox: the forward's one group.
+        let unnamed = try await offThePool { try Self.sandboxed(["authkit", "token"], socket: socket) }
+        world.recordExternal("authkit", ["token"], unnamed)
+        #expect(unnamed.status == 0 && unnamed.stdout == hostToken.stdout, "no --group: the forward's group: \(unnamed.stderr)")
 
         // git in the sandbox, with the authkit helper and a mapping of its own.
         let config = world.scratch.appendingPathComponent("sandbox-config")
