@@ -22,8 +22,9 @@ struct SetupCommand: AsyncParsableCommand {
         usage: "authkit setup <client> [<options>]\n       authkit setup --list",
         discussion: """
             Each subcommand writes only what it needs, keeps everything else, does nothing \
-            when run twice, and with --print shows what it would write instead. --list shows \
-            every client authkit serves and whether it is set up here.
+            when run twice, updates what it wrote when run again with other settings, and \
+            with --print shows what it would write instead. --list shows every client authkit \
+            serves and whether it is set up here.
             """,
         subcommands: CredentialAdapters.all.flatMap { $0.setupCommands } + [SetupAgentCommand.self]
     )
