@@ -34,6 +34,10 @@ enum HelpTopics {
                                      $XDG_RUNTIME_DIR/authkit/agent.sock); authkit ssh
                                      sets it to the forwarded one
               AUTHKIT_AGENT          off: never ask the agent
+              AUTHKIT_ASKPASS        for the agent: a program that asks a person (as
+                                     SSH_ASKPASS) when a group's confirm needs a yes
+              AUTHKIT_JOURNAL_SOCKET for the agent: the journal's socket (default
+                                     /run/systemd/journal/socket) its log also goes to
               AUTHKIT_SSH            the ssh program authkit ssh runs (default ssh)
               AUTHKIT_TOKEN          set, not read: where exec puts the token (--env)
               AUTHKIT_LOG            debug (or trace, info, notice, warning, error,
@@ -43,6 +47,7 @@ enum HelpTopics {
               NO_COLOR, LC_ALL, LC_CTYPE, LANG
                                      plain ASCII output with NO_COLOR or without UTF-8
               COLUMNS                the width search's table fits (else the terminal's)
+              PATH                   where exec finds COMMAND (named in the agent's log)
               https_proxy, http_proxy, all_proxy, no_proxy (NO_PROXY)
                                      the proxy for the provider and Graph (libcurl's)
               XDG_RUNTIME_DIR, XDG_STATE_HOME, XDG_CONFIG_HOME, HOME, TMPDIR

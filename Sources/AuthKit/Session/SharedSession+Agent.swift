@@ -30,8 +30,9 @@ package struct AgentRoute: Sendable {
     let client: AgentClient
     let storage: String
     /// The program a token is for when authkit runs it (`exec`): a key of the session's own
-    /// environment dictionary, which `exec` sets and never exports.
-    package static let programKey = "AUTHKIT_EXEC_PROGRAM"
+    /// environment dictionary, which `exec` sets and never exports; not a variable's name, so
+    /// no environment can set it.
+    package static let programKey = "authkit.exec-program"
 
     init?(store: any SecretStore, environment: [String: String]) {
         guard let choice = StorageChoice(store: store), let client = AgentClient(environment: environment) else { return nil }
