@@ -144,7 +144,8 @@ struct AgentStateMachineTests {
     func hello() {
         var machine = Machine(
             policy: .restricted(groups: ["h": "kernel-keyring", "g": "secret-service"], extraScopes: [], idTokens: false), pid: 42)
-        guard case .reply(_, let response) = machine.receiveActions(Self.line(#"{"v":1,"op":"hello"}"#), from: 1, now: Self.now).first else {
+        guard case .reply(_, let response) = machine.receiveActions(Self.line(#"{"v":1,"op":"hello"}"#), from: 1, now: Self.now).first
+        else {
             Issue.record("no answer")
             return
         }
@@ -156,7 +157,9 @@ struct AgentStateMachineTests {
             return
         }
         #expect(own.restricted == false && own.groups == nil, "the agent's own socket lists no groups")
-        guard case .reply(_, let refusal) = machine.receiveActions(Self.line(#"{"v":1,"op":"token","group":"x"}"#), from: 2, now: Self.now).first
+        guard
+            case .reply(_, let refusal) = machine.receiveActions(Self.line(#"{"v":1,"op":"token","group":"x"}"#), from: 2, now: Self.now)
+                .first
         else {
             Issue.record("no answer")
             return

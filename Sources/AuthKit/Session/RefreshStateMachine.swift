@@ -1,0 +1,261 @@
+import JOSE
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The refresh rules as decisions, without a provider, a store or a lock: what a refresh under
+/// the group's lock does next, given what the store, the key set, the token endpoint and the
+/// id_token validator answered. ``SharedSession`` is the shell that performs each ``Effect``
+/// and feeds back the result (SECURITY.md, "What a refresh keeps"):
+///
+/// * Another process may have refreshed while this one waited for the lock: a record that
+///   already holds a token living long enough (and not the one a server rejected) is used.
+/// * The keys come before the refresh token is used: a key-set outage fails the call before
+///   a rotating provider has used the refresh token up.
+/// * `invalid_grant` is believed only when the record did not change meanwhile: another
+///   process may have rotated the refresh token; then its token is used, or its refresh
+///   token tried once.
+/// * An answer for another identity keeps nothing and revokes its new refresh token.
+/// * A rotated refresh token is written before anything that can fail.
+/// * A new id_token must pass the signature, claims and OIDC Core §12.2 checks; failing them
+///   keeps the new refresh token, records the problem and hands out nothing.
+struct RefreshStateMachine {
+    enum Effect {
+        /// Read the group's record again (under the lock), then ``recordRead(_:now:)``.
+        case readRecord
+        /// Have the provider's keys at hand, then ``keysFetched(_:)``.
+        case fetchKeys(URL)
+        /// Send `refreshToken` to the token endpoint of `record`, then ``refreshed(_:now:)``.
+        case refresh(refreshToken: String, record: TokenRecord)
+        /// Revoke a new refresh token given for another identity, then ``revoked(_:)``.
+        case revoke(String?, record: TokenRecord)
+        /// Validate the new id_token against `record`'s issuer, client and algorithms, then
+        /// ``idTokenValidated(_:)``.
+        case validateIDToken(String, record: TokenRecord, jwksURI: URL)
+        /// Write `record`, then ``written()``.
+        case write(TokenRecord)
+        /// Done: hand out this token.
+        case finish(AccessToken)
+        /// Done: this error.
+        case fail(AuthKitError)
+    }
+
+    private enum Phase {
+        case start, keys, refreshing(attempt: Int), rereading(attempt: Int, TokenEndpointError), revoking
+        case writingRotated, validating, writingFailed(AuthKitError), writingUpdated(AccessToken), done
+    }
+
+    let group: String
+    let account: String
+    let scopes: [String]?
+    let minimumLifetime: Duration
+    /// The access token a server rejected: never handed out again.
+    let rejected: String?
+
+    private var phase = Phase.start
+    private var record: TokenRecord?
+    private var jwksURI = URL(fileURLWithPath: "/")
+    private var response: TokenResponse?
+    private var rotated: String?
+    private var kept: TokenRecord?
+    private var verifiedIDToken: String?
+    private var now = Date(timeIntervalSince1970: 0)
+
+    init(group: String, account: String, scopes: [String]?, minimumLifetime: Duration, rejected: String?) {
+        self.group = group
+        self.account = account
+        self.scopes = scopes
+        self.minimumLifetime = minimumLifetime
+        self.rejected = rejected
+    }
+
+    /// The first effect: read the record under the lock.
+    var first: Effect { .readRecord }
+
+    /// The record as the store holds it now.
+    mutating func recordRead(_ current: TokenRecord?, now: Date) -> Effect {
+        switch phase {
+        case .start:
+            guard let current else { return done(.fail(.notSignedIn(group: group, account: account))) }
+            record = current
+            if let token = usable(current, now: now) { return done(.finish(token)) }
+            guard let url = URL(string: current.jwksURI) else {
+                return done(.fail(.corruptRecord(account: current.account, reason: "its jwks_uri is invalid")))
+            }
+            jwksURI = url
+            phase = .keys
+            return .fetchKeys(url)
+        case .rereading(let attempt, let error):
+            guard let original = record else { return done(.fail(.notSignedIn(group: group, account: account))) }
+            let gone = AuthKitError.loginRequired(
+                account: original.account, reason: "the provider no longer accepts the refresh token (\(error))")
+            // Only a record that did not change means the sign-in is gone.
+            guard let current, current.generation != original.generation else { return done(.fail(gone)) }
+            if let token = usable(current, now: now) { return done(.finish(token)) }
+            // Renewed, but its access token is too short-lived for us: its refresh token is the
+            // live one now.
+            guard attempt == 1, let renewed = current.refreshToken, renewed != original.refreshToken else { return done(.fail(gone)) }
+            record = current
+            phase = .refreshing(attempt: 2)
+            return .refresh(refreshToken: renewed, record: current)
+        default:
+            return unexpected("a record")
+        }
+    }
+
+    /// The provider's keys are at hand (or why not).
+    mutating func keysFetched(_ failure: JWKSError?) -> Effect {
+        guard case .keys = phase, let record else { return unexpected("keys") }
+        if let failure { return done(.fail(.keys(failure))) }
+        guard let refreshToken = record.refreshToken else {
+            return done(
+                .fail(
+                    .loginRequired(
+                        account: record.account,
+                        reason: "the access token expired and the provider issued no refresh token (include the offline_access scope)")))
+        }
+        phase = .refreshing(attempt: 1)
+        return .refresh(refreshToken: refreshToken, record: record)
+    }
+
+    /// The token endpoint's answer.
+    mutating func refreshed(_ result: Result<TokenResponse, TokenEndpointError>, now: Date) -> Effect {
+        guard case .refreshing(let attempt) = phase, let original = record else { return unexpected("a refresh answer") }
+        switch result {
+        case .failure(let error) where error.isInvalidGrant:
+            // A rotating refresh token may have been used by a process that did not take our
+            // lock: read the store again before believing it.
+            phase = .rereading(attempt: attempt, error)
+            return .readRecord
+        case .failure(let error):
+            return done(.fail(.tokenEndpoint(error)))
+        case .success(let answer):
+            self.now = now
+            response = answer
+            rotated = answer.refreshToken.flatMap { $0 == original.refreshToken ? nil : $0 }
+            // 1. Another identity (claims read before their signature is checked, so nothing
+            //    of another user's answer is ever written under this account).
+            if let idToken = answer.idToken, let claims = SharedSession.unverifiedClaims(idToken),
+                claims.issuer != original.issuer || claims.subject != original.subject
+            {
+                phase = .revoking
+                return .revoke(rotated, record: original)
+            }
+            // 2. Keep the rotated refresh token at once: if this process dies, or a check
+            //    below fails, the next one refreshes with it instead of a dead one.
+            var kept = original
+            kept.generation = SharedSession.nextGeneration(original.generation)
+            if let rotated {
+                kept.refreshToken = rotated
+                kept.refreshProblem = "the provider's answer is being checked"
+                kept.refreshProblemAt = now.timeIntervalSince1970
+                self.kept = kept
+                phase = .writingRotated
+                return .write(kept)
+            }
+            self.kept = kept
+            return afterRotation()
+        }
+    }
+
+    /// A new refresh token for another identity was revoked (or not).
+    mutating func revoked(_ revoked: Bool) -> Effect {
+        guard case .revoking = phase else { return unexpected("a revocation") }
+        return done(.fail(.identityChanged(revokedNewRefreshToken: revoked)))
+    }
+
+    /// The new id_token's signature and claims were checked (or why not).
+    mutating func idTokenValidated(_ result: Result<JWTClaims, AuthKitError>) -> Effect {
+        guard case .validating = phase, let original = record, let kept, let idToken = response?.idToken else {
+            return unexpected("an id_token check")
+        }
+        var failure: AuthKitError?
+        switch result {
+        case .success(let claims):
+            if let reason = SharedSession.refreshRule(claims, original: original.idToken) { failure = .refreshRejected(reason) }
+        case .failure(let error):
+            failure = error
+        }
+        guard let failure else {
+            verifiedIDToken = idToken
+            return writeUpdated()
+        }
+        // 3. Refused: keep the new refresh token, record the problem, hand out nothing; the
+        //    next request refreshes again.
+        var failed = kept
+        failed.refreshProblem = SharedSession.problemText(failure)
+        failed.refreshProblemAt = now.timeIntervalSince1970
+        guard rotated != nil || failed.refreshProblem != original.refreshProblem else { return done(.fail(failure)) }
+        phase = .writingFailed(failure)
+        return .write(failed)
+    }
+
+    /// The last ``Effect/write(_:)`` is done.
+    mutating func written() -> Effect {
+        switch phase {
+        case .writingRotated: return afterRotation()
+        case .writingFailed(let error): return done(.fail(error))
+        case .writingUpdated(let token): return done(.finish(token))
+        default: return unexpected("a write")
+        }
+    }
+
+    private mutating func afterRotation() -> Effect {
+        guard let original = record else { return unexpected("a rotation") }
+        if let idToken = response?.idToken {
+            phase = .validating
+            return .validateIDToken(idToken, record: original, jwksURI: jwksURI)
+        }
+        return writeUpdated()
+    }
+
+    /// 4. Everything checked: store the answer whole, and hand out its access token.
+    private mutating func writeUpdated() -> Effect {
+        guard let original = record, let kept, let response else { return unexpected("an answer to store") }
+        var updated = kept
+        if let verifiedIDToken, scopes == nil {
+            updated.idToken = verifiedIDToken
+            updated.idTokenVerifiedAt = now.timeIntervalSince1970
+        }
+        if let scopes {
+            var extra = updated.additionalTokens ?? [:]
+            extra[scopes.joined(separator: " ")] = TokenRecord.ScopedToken(
+                accessToken: response.accessToken, expiresAt: response.expiresAt?.timeIntervalSince1970,
+                scopes: response.scopes ?? scopes)
+            updated.additionalTokens = extra
+        } else {
+            updated.accessToken = response.accessToken
+            updated.accessTokenExpiresAt = response.expiresAt?.timeIntervalSince1970
+            if let granted = response.scopes { updated.scopes = granted }
+        }
+        updated.refreshedAt = now.timeIntervalSince1970
+        updated.refreshProblem = nil
+        updated.refreshProblemAt = nil
+        let token = AccessToken(
+            value: response.accessToken, expiresAt: response.expiresAt ?? now.addingTimeInterval(3600),
+            scopes: response.scopes ?? scopes ?? original.scopes, account: original.account, refreshed: true)
+        phase = .writingUpdated(token)
+        return .write(updated)
+    }
+
+    private func usable(_ record: TokenRecord, now: Date) -> AccessToken? {
+        guard let token = SharedSession.usableToken(record, scopes: scopes, lifetime: minimumLifetime, now: now), token.value != rejected
+        else {
+            return nil
+        }
+        return token
+    }
+
+    private mutating func done(_ effect: Effect) -> Effect {
+        phase = .done
+        return effect
+    }
+
+    /// An event the machine did not ask for: a bug in the shell, reported, never trusted.
+    private mutating func unexpected(_ what: String) -> Effect {
+        done(.fail(.loginRequired(account: account, reason: "the refresh went wrong inside authkit (\(what) out of turn)")))
+    }
+}
