@@ -41,12 +41,12 @@ struct ForwardOptions: ParsableArguments {
 
     /// The restricted policy: each group with the store its profile names.
     func policy() throws -> AgentPolicy {
-        var served: [String: String] = [:]
+        var served: [String: StorageChoice] = [:]
         let names = groups.isEmpty ? [nil] : groups.map(Optional.some)
         for name in names {
             do throws(AuthKitError) {
                 let resolved = try SignInSelector(profile: profile, group: name).resolveProfile()
-                served[resolved.group] = resolved.storage.rawValue
+                served[resolved.group] = resolved.storage
             } catch {
                 throw failure(error)
             }

@@ -141,7 +141,7 @@ import Glibc
                 continue
             }
             answers.append(String(decoding: AgentMessage.encode(response), as: UTF8.self))
-            if request.op == .forget || request.op == .stop || request.op == .idToken { #expect(response.error?.code == "refused") }
+            if request.op == .forget || request.op == .stop || request.op == .idToken { #expect(response.error?.code == .refused) }
         }
         let raw = try await offThePool {
             try ProcessRunner.run(

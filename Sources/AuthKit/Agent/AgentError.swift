@@ -23,40 +23,43 @@ extension AgentFailure {
     init(_ error: AuthKitError) {
         switch error {
         case .notSignedIn(let group, let account):
-            self.init(code: "not_signed_in", message: error.summary, category: "login", group: group, account: account)
+            self.init(code: .notSignedIn, message: error.summary, category: .login, group: group, account: account)
         case .loginRequired(let account, let reason):
-            self.init(code: "login_required", message: reason, category: "login", account: account)
+            self.init(code: .loginRequired, message: reason, category: .login, account: account)
         default:
-            self.init(code: "failed", message: error.summary, hint: error.hint, category: Self.name(error.category))
+            self.init(code: .failed, message: error.summary, hint: error.hint, category: Category(error.category))
         }
     }
 
     /// The error the caller would have met reading the store itself.
     func error(group: String) -> AuthKitError {
         switch code {
-        case "not_signed_in": return .notSignedIn(group: self.group ?? group, account: account)
-        case "login_required": return .loginRequired(account: account ?? "?", reason: message)
-        default: return .agent(AgentError(summary: message, hint: hint, category: Self.category(category)))
+        case .notSignedIn: return .notSignedIn(group: self.group ?? group, account: account)
+        case .loginRequired: return .loginRequired(account: account ?? "?", reason: message)
+        case .refused, .badRequest, .failed: return .agent(AgentError(summary: message, hint: hint, category: category.kind))
         }
     }
+}
 
-    static func name(_ category: AuthKitError.Category) -> String {
+extension AgentFailure.Category {
+    init(_ category: AuthKitError.Category) {
         switch category {
-        case .usage: return "usage"
-        case .loginNeeded: return "login"
-        case .storage: return "storage"
-        case .provider: return "provider"
-        case .configurationRejected: return "configuration"
+        case .usage: self = .usage
+        case .loginNeeded: self = .login
+        case .storage: self = .storage
+        case .provider: self = .provider
+        case .configurationRejected: self = .configuration
         }
     }
 
-    static func category(_ name: String) -> AuthKitError.Category {
-        switch name {
-        case "login": return .loginNeeded
-        case "storage": return .storage
-        case "provider": return .provider
-        case "configuration": return .configurationRejected
-        default: return .usage
+    /// The category of the error the caller meets.
+    var kind: AuthKitError.Category {
+        switch self {
+        case .usage: return .usage
+        case .login: return .loginNeeded
+        case .storage: return .storage
+        case .provider: return .provider
+        case .configuration: return .configurationRejected
         }
     }
 }

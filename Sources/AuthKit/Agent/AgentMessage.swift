@@ -29,8 +29,9 @@ package struct AgentRequest: Codable, Sendable, Equatable {
     package var version: Int
     package var op: Operation
     package var group: String?
-    /// `secret-service`, `kernel-keyring` or `plain-file`: where the caller would read the sign-in.
-    package var storage: String?
+    /// Where the caller would read the sign-in (a store's name: `secret-service`,
+    /// `kernel-keyring` …); a name no store has is not a protocol message.
+    package var storage: StorageChoice?
     package var account: String?
     package var scopes: [String]?
     /// Seconds the token must still live (default 60).
@@ -44,7 +45,7 @@ package struct AgentRequest: Codable, Sendable, Equatable {
     package var since: Int?
 
     package init(
-        op: Operation, group: String? = nil, storage: String? = nil, account: String? = nil, scopes: [String]? = nil,
+        op: Operation, group: String? = nil, storage: StorageChoice? = nil, account: String? = nil, scopes: [String]? = nil,
         minTTL: Int? = nil, token: String? = nil
     ) {
         self.version = AgentMessage.version
@@ -103,17 +104,30 @@ package struct AgentResponse: Codable, Sendable, Equatable {
 /// Why the agent gave no token: a code a program acts on, and the same sentence (and hint) the
 /// caller would have printed had it read the store itself.
 package struct AgentFailure: Codable, Sendable, Equatable, Error {
-    /// `not_signed_in`, `login_required`, `refused` (the socket does not serve this),
-    /// `bad_request`, or `failed` (anything else; `category` says which kind).
-    package var code: String
+    /// What a program acts on.
+    package enum Code: String, Codable, Sendable {
+        case notSignedIn = "not_signed_in"
+        case loginRequired = "login_required"
+        /// The socket does not serve this.
+        case refused
+        case badRequest = "bad_request"
+        /// Anything else; ``category`` says which kind.
+        case failed
+    }
+
+    /// The kind of failure, as ``AuthKitError/Category`` (its exit code).
+    package enum Category: String, Codable, Sendable {
+        case usage, login, storage, provider, configuration
+    }
+
+    package var code: Code
     package var message: String
     package var hint: String?
-    /// `usage`, `login`, `storage`, `provider`, `configuration`.
-    package var category: String
+    package var category: Category
     package var group: String?
     package var account: String?
 
-    package init(code: String, message: String, hint: String? = nil, category: String, group: String? = nil, account: String? = nil) {
+    package init(code: Code, message: String, hint: String? = nil, category: Category, group: String? = nil, account: String? = nil) {
         self.code = code
         self.message = message
         self.hint = hint
@@ -123,11 +137,11 @@ package struct AgentFailure: Codable, Sendable, Equatable, Error {
     }
 
     package static func badRequest(_ message: String) -> AgentFailure {
-        AgentFailure(code: "bad_request", message: message, category: "usage")
+        AgentFailure(code: .badRequest, message: message, category: .usage)
     }
 
     package static func refused(_ message: String) -> AgentFailure {
-        AgentFailure(code: "refused", message: message, category: "usage")
+        AgentFailure(code: .refused, message: message, category: .usage)
     }
 }
 
@@ -154,3 +168,6 @@ package enum AgentMessage {
         }
     }
 }
+
+/// A store's name on the wire: a name no store has is refused as the message is.
+extension StorageChoice: Codable {}

@@ -10,7 +10,7 @@ import SecretStore
 package struct AgentPolicy: Sendable, Equatable {
     /// nil: every group, from the store the request names. Otherwise the groups served, each
     /// from the store chosen when the socket was opened (the request's store is ignored).
-    package var groups: [String: String]?
+    package var groups: [String: StorageChoice]?
     /// Scopes other than the sign-in's own that may be asked for (nil: any).
     package var extraScopes: Set<String>?
     package var idTokens: Bool
@@ -23,15 +23,16 @@ package struct AgentPolicy: Sendable, Equatable {
 
     package static let owner = AgentPolicy(groups: nil, extraScopes: nil, idTokens: true)
 
-    package static func restricted(groups: [String: String], extraScopes: Set<String>, idTokens: Bool) -> AgentPolicy {
+    package static func restricted(groups: [String: StorageChoice], extraScopes: Set<String>, idTokens: Bool) -> AgentPolicy {
         AgentPolicy(groups: groups, extraScopes: extraScopes, idTokens: idTokens)
     }
 
     package var isRestricted: Bool { groups != nil }
 
-    /// Why `request` is refused on this socket, or nil. `storage` is the store to read.
-    func admit(_ request: AgentRequest) -> Result<String, AgentFailure> {
-        guard let groups else { return .success(request.storage ?? StorageChoice.secretService.rawValue) }
+    /// The store `request` reads (nil for a request that reads none), or why it is refused on
+    /// this socket.
+    func admit(_ request: AgentRequest) -> Result<StorageChoice?, AgentFailure> {
+        guard let groups else { return .success(request.storage ?? .secretService) }
         switch request.op {
         case .hello, .token, .rejected: break
         case .idToken:
@@ -41,7 +42,7 @@ package struct AgentPolicy: Sendable, Equatable {
         case .forget, .stop, .log, .stats:
             return .failure(.refused("a forwarded agent socket only hands out tokens"))
         }
-        guard request.op != .hello else { return .success("") }
+        guard request.op != .hello else { return .success(nil) }
         // A token, an id_token or a rejection: only of a group this socket serves, before any
         // state is kept for it.
         let group = request.group ?? ""

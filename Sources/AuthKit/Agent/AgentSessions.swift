@@ -21,14 +21,10 @@ package actor AgentSessions {
         self.environment = environment
     }
 
-    func session(group: String, storage: String) throws(AuthKitError) -> SharedSession {
-        let name = storage + "\u{0}" + group
+    func session(group: String, storage: StorageChoice) throws(AuthKitError) -> SharedSession {
+        let name = storage.rawValue + "\u{0}" + group
         if let session = sessions[name] { return session }
-        // The state machine admits only stores it knows; anything else is never a silent default.
-        guard let choice = StorageChoice(rawValue: storage) else {
-            throw .unsupported("unknown storage ‘\(ProviderText.displayable(storage))’")
-        }
-        let session = try SharedSession(group: group, store: SharedSession.store(for: choice, prompts: .never), environment: environment)
+        let session = try SharedSession(group: group, store: SharedSession.store(for: storage, prompts: .never), environment: environment)
         sessions[name] = session
         return session
     }
@@ -54,7 +50,7 @@ package actor AgentSessions {
         }
     }
 
-    func markRejected(_ token: String, group: String, storage: String) async {
+    func markRejected(_ token: String, group: String, storage: StorageChoice) async {
         do throws(AuthKitError) {
             _ = try await session(group: group, storage: storage).markRejected(accessToken: token)
         } catch {}

@@ -8,7 +8,7 @@ extension AgentStateMachine {
 
     /// A token or id_token request that passed the socket's policy: refused, asked about, or
     /// served.
-    mutating func approve(_ request: AgentRequest, storage: String, connection: Connection, now: Now) -> [Action] {
+    mutating func approve(_ request: AgentRequest, storage: StorageChoice, connection: Connection, now: Now) -> [Action] {
         let group = request.group ?? ""
         let idToken = request.op == .idToken
         if let program = request.program, askers[connection]?.chain.first?.isAuthkit == true {

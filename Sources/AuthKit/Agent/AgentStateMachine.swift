@@ -18,7 +18,7 @@ import SecretStore
 package struct AgentStateMachine: Sendable {
     /// What identifies one held token.
     package struct Key: Hashable, Sendable {
-        package var storage: String
+        package var storage: StorageChoice
         package var group: String
         package var account: String?
         package var scopes: [String]
@@ -63,7 +63,7 @@ package struct AgentStateMachine: Sendable {
         case fetch(Key, minTTL: Int)
         /// A server refused this token: mark it stale in the group's store (the next request
         /// refreshes), then answer the connection `ok`.
-        case markRejected(group: String, storage: String, token: String, then: Connection)
+        case markRejected(group: String, storage: StorageChoice, token: String, then: Connection)
         /// Ask a person whether this connection's asker may have a token of this kind for this
         /// group (`--confirm`, a group's `confirm`); call ``confirmed(_:allowed:reason:now:)``
         /// with the answer. `asker` names who asks (``AgentAsker/summary``).
@@ -103,7 +103,7 @@ package struct AgentStateMachine: Sendable {
     /// What a person allowed a connection (a group, a kind of token), and the request of each
     /// connection waiting for the answer.
     var allowed: Set<Grant> = []
-    var awaitingConfirmation: [Connection: (AgentRequest, String)] = [:]
+    var awaitingConfirmation: [Connection: (AgentRequest, StorageChoice)] = [:]
     /// `confirm = once`: a yes for a session (its leader), a group and a kind, until when
     /// (monotonic seconds).
     var onceGrants: [OnceGrant: Double] = [:]
@@ -161,7 +161,7 @@ package struct AgentStateMachine: Sendable {
                 .close(connection),
             ]
         }
-        let storage: String
+        let storage: StorageChoice?
         switch policy.admit(request) {
         case .success(let admitted): storage = admitted
         case .failure(let failure):
@@ -195,7 +195,7 @@ package struct AgentStateMachine: Sendable {
         case .rejected:
             guard let value = request.token, !value.isEmpty else { return [.reply(connection, AgentResponse(ok: true))] }
             held = held.filter { $0.value.token.value != value }
-            guard let group = request.group, !group.isEmpty, StorageChoice(rawValue: storage) != nil else {
+            guard let group = request.group, !group.isEmpty, let storage else {
                 return [.reply(connection, AgentResponse(ok: true))]
             }
             if policy.isRestricted {
@@ -209,6 +209,7 @@ package struct AgentStateMachine: Sendable {
             changed(group)
             return [.markRejected(group: group, storage: storage, token: value, then: connection)]
         case .token, .idToken:
+            guard let storage else { return [.reply(connection, .failure(.badRequest("a token request needs a store")))] }
             return approve(request, storage: storage, connection: connection, now: now)
         }
     }
@@ -224,12 +225,9 @@ package struct AgentStateMachine: Sendable {
         askers[connection] = asker
     }
 
-    mutating func token(_ request: AgentRequest, storage: String, connection: Connection, now: Now) -> [Action] {
+    mutating func token(_ request: AgentRequest, storage: StorageChoice, connection: Connection, now: Now) -> [Action] {
         guard let group = request.group, !group.isEmpty else {
             return [.reply(connection, .failure(.badRequest("a token request needs a group")))]
-        }
-        guard StorageChoice(rawValue: storage) != nil else {
-            return [.reply(connection, .failure(.badRequest("unknown storage ‘\(ProviderText.displayable(storage))’")))]
         }
         var minTTL = request.minTTL ?? 60
         guard (0...Self.maximumMinTTL).contains(minTTL) else {
@@ -251,7 +249,7 @@ package struct AgentStateMachine: Sendable {
     }
 
     private func usable(_ entry: Held, key: Key, minTTL: Int, now: Now) -> Bool {
-        let interval = StoreKinds.named(key.storage)?.agentRecheckInterval ?? recheckInterval
+        let interval = key.storage.kind.agentRecheckInterval ?? recheckInterval
         return now.monotonic - entry.readAt < interval && Double(entry.token.expiresAt) - now.wall >= Double(minTTL)
     }
 
@@ -272,7 +270,7 @@ package struct AgentStateMachine: Sendable {
         case .failure(let failure):
             held[key] = nil
             return waiters.flatMap { waiter -> [Action] in
-                let kind: AgentEvent.Kind = failure.code == "refused" ? .refused : .failed
+                let kind: AgentEvent.Kind = failure.code == .refused ? .refused : .failed
                 return [
                     .reply(waiter.connection, .failure(failure)),
                     failedEvent(kind, key: key, connection: waiter.connection, now: now, reason: failure.message),

@@ -28,7 +28,7 @@ extension SharedSession {
 /// on the wire. A session whose store the agent cannot name (a tool's own store) has none.
 package struct AgentRoute: Sendable {
     let client: AgentClient
-    let storage: String
+    let storage: StorageChoice
     /// The program a token is for when authkit runs it (`exec`): a key of the session's own
     /// environment dictionary, which `exec` sets and never exports; not a variable's name, so
     /// no environment can set it.
@@ -37,7 +37,7 @@ package struct AgentRoute: Sendable {
     init?(store: any SecretStore, environment: [String: String]) {
         guard let choice = StorageChoice(store: store), let client = AgentClient(environment: environment) else { return nil }
         self.client = client
-        self.storage = choice.rawValue
+        self.storage = choice
     }
 
     /// The agent's access token, its failure as the error the store would have given, or nil
@@ -130,7 +130,7 @@ package struct AgentRoute: Sendable {
     ) -> Result<AccessToken, AuthKitError>? {
         guard let client = AgentClient(environment: environment) else { return nil }
         let request = AgentRequest(
-            op: .token, group: group, storage: storage.rawValue,
+            op: .token, group: group, storage: storage,
             account: account ?? environment["AUTHKIT_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }, scopes: scopes,
             minTTL: Int(clamping: minimumLifetime.components.seconds))
         guard case .answer(let response) = AgentClient.exchange(path: client.path, request: request, timeout: client.answerTimeout)

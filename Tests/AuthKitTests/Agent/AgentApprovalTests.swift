@@ -9,7 +9,7 @@ struct AgentApprovalTests {
     typealias Machine = AgentStateMachine
     static let now = AgentStateMachineTests.now
     static let request = Array(#"{"v":1,"op":"token","group":"g","storage":"kernel-keyring"}"#.utf8)
-    static let key = Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false)
+    static let key = Machine.Key(storage: .kernelKeyring, group: "g", account: nil, scopes: [], idToken: false)
 
     static func asker(_ pid: Int32, executable: String = "/usr/bin/git", session: String = "1@1") -> AgentAsker {
         let name = String(executable.split(separator: "/").last ?? "")
@@ -39,7 +39,7 @@ struct AgentApprovalTests {
             Issue.record("no refusal: \(refused)")
             return
         }
-        #expect(response.error?.code == "refused" && response.error?.message.contains("allow list") == true)
+        #expect(response.error?.code == .refused && response.error?.message.contains("allow list") == true)
         #expect(machine.log.events(after: 0, limit: 10).last?.kind == .refused)
         // `authkit exec -- curl`: authkit asks for the program it runs.
         machine.opened(
@@ -115,13 +115,13 @@ struct AgentApprovalTests {
             return
         }
         #expect(counts.counts?["g"]?.served == 1)
-        var forward = Machine(policy: .restricted(groups: ["g": "kernel-keyring"], extraScopes: [], idTokens: false), pid: 1)
+        var forward = Machine(policy: .restricted(groups: ["g": .kernelKeyring], extraScopes: [], idTokens: false), pid: 1)
         #expect(forward.receiveActions(Array(#"{"v":1,"op":"log"}"#.utf8), from: 1, now: Self.now).first?.isRefusal == true)
     }
 
     @Test("a hundred thousand requests keep the log and the machine bounded")
     func bounded() {
-        var machine = Machine(policy: .restricted(groups: ["g": "kernel-keyring"], extraScopes: [], idTokens: false), pid: 1)
+        var machine = Machine(policy: .restricted(groups: ["g": .kernelKeyring], extraScopes: [], idTokens: false), pid: 1)
         for index in 0..<100_000 {
             let connection = index % 64
             machine.opened(connection, asker: Self.asker(Int32(10 + connection)))
@@ -147,7 +147,7 @@ extension AgentStateMachine.Action {
     }
 
     var isRefusal: Bool {
-        if case .reply(_, let response) = self { return response.error?.code == "refused" }
+        if case .reply(_, let response) = self { return response.error?.code == .refused }
         return false
     }
 }

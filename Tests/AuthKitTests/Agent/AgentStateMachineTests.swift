@@ -13,7 +13,7 @@ struct AgentStateMachineTests {
         Machine.Token(value: value, expiresAt: Int64(now.wall) + expiresIn, account: "ada", scopes: ["openid"], refreshed: false)
     }
 
-    static let key = Machine.Key(storage: "secret-service", group: "g", account: nil, scopes: [], idToken: false)
+    static let key = Machine.Key(storage: .secretService, group: "g", account: nil, scopes: [], idToken: false)
     static let request = #"{"v":1,"op":"token","group":"g","storage":"secret-service","min_ttl":60}"#
 
     @Test("the first request fetches; the answer goes to it and is held for the next")
@@ -53,7 +53,7 @@ struct AgentStateMachineTests {
 
         let kernel = #"{"v":1,"op":"token","group":"g","storage":"kernel-keyring"}"#
         var kernelKey = Self.key
-        kernelKey.storage = "kernel-keyring"
+        kernelKey.storage = .kernelKeyring
         _ = machine.receiveActions(Self.line(kernel), from: 3, now: Self.now)
         _ = machine.fetchedActions(kernelKey, .success(Self.token()), now: Self.now)
         #expect(machine.receiveActions(Self.line(kernel), from: 4, now: Self.now) == [.fetch(kernelKey, minTTL: 60)])
@@ -87,12 +87,12 @@ struct AgentStateMachineTests {
         _ = machine.fetchedActions(Self.key, .success(Self.token()), now: Self.now)
         let rejected = machine.receiveActions(
             Self.line(#"{"v":1,"op":"rejected","group":"g","storage":"secret-service","token":"at-1"}"#), from: 4, now: Self.now)
-        #expect(rejected == [.markRejected(group: "g", storage: "secret-service", token: "at-1", then: 4)])
+        #expect(rejected == [.markRejected(group: "g", storage: .secretService, token: "at-1", then: 4)])
         #expect(machine.heldCount == 0)
 
         _ = machine.receiveActions(Self.line(Self.request), from: 5, now: Self.now)
         _ = machine.receiveActions(Self.line(Self.request), from: 6, now: Self.now)
-        let failure = AgentFailure(code: "not_signed_in", message: "nobody is signed in in the group g", category: "login", group: "g")
+        let failure = AgentFailure(code: .notSignedIn, message: "nobody is signed in in the group g", category: .login, group: "g")
         #expect(
             machine.fetchedActions(Self.key, .failure(failure), now: Self.now) == [
                 .reply(5, .failure(failure)), .reply(6, .failure(failure)),
@@ -117,7 +117,7 @@ struct AgentStateMachineTests {
             return
         }
         #expect(!response.ok)
-        #expect(response.error?.code == "bad_request")
+        #expect(response.error?.code == .badRequest)
         #expect(response.token == nil)
     }
 
@@ -143,7 +143,7 @@ struct AgentStateMachineTests {
     @Test("hello says who answers, whether the socket is restricted, and which groups a restricted one serves")
     func hello() {
         var machine = Machine(
-            policy: .restricted(groups: ["h": "kernel-keyring", "g": "secret-service"], extraScopes: [], idTokens: false), pid: 42)
+            policy: .restricted(groups: ["h": .kernelKeyring, "g": .secretService], extraScopes: [], idTokens: false), pid: 42)
         guard case .reply(_, let response) = machine.receiveActions(Self.line(#"{"v":1,"op":"hello"}"#), from: 1, now: Self.now).first
         else {
             Issue.record("no answer")
@@ -165,19 +165,19 @@ struct AgentStateMachineTests {
             return
         }
         #expect(
-            refusal.error?.code == "refused" && refusal.error?.hint == "it serves g, h: name one with `--group GROUP` (or AUTHKIT_GROUP)")
+            refusal.error?.code == .refused && refusal.error?.hint == "it serves g, h: name one with `--group GROUP` (or AUTHKIT_GROUP)")
     }
 }
 
 @Suite("AgentPolicy")
 struct AgentPolicyTests {
     typealias Machine = AgentStateMachine
-    static let policy = AgentPolicy.restricted(groups: ["g": "kernel-keyring"], extraScopes: ["api://x/.default"], idTokens: false)
+    static let policy = AgentPolicy.restricted(groups: ["g": .kernelKeyring], extraScopes: ["api://x/.default"], idTokens: false)
 
     func code(_ request: String, policy: AgentPolicy = Self.policy) -> String? {
         var machine = Machine(policy: policy, pid: 1)
         let actions = machine.receiveActions(Array(request.utf8), from: 1, now: AgentStateMachineTests.now)
-        if case .reply(_, let response) = actions.first { return response.error?.code ?? "ok" }
+        if case .reply(_, let response) = actions.first { return response.error?.code.rawValue ?? "ok" }
         if case .fetch = actions.first { return "fetch" }
         if case .markRejected = actions.first { return "mark" }
         return nil
@@ -189,7 +189,7 @@ struct AgentPolicyTests {
         let actions = machine.receiveActions(
             Array(#"{"v":1,"op":"token","group":"g","storage":"secret-service"}"#.utf8), from: 1, now: AgentStateMachineTests.now)
         #expect(
-            actions == [.fetch(Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false), minTTL: 60)])
+            actions == [.fetch(Machine.Key(storage: .kernelKeyring, group: "g", account: nil, scopes: [], idToken: false), minTTL: 60)])
         #expect(code(#"{"v":1,"op":"token","group":"g","scopes":["api://x/.default"]}"#) == "fetch")
     }
 
@@ -214,7 +214,7 @@ struct AgentPolicyTests {
         let request = Array(#"{"v":1,"op":"token","group":"g"}"#.utf8)
         #expect(
             machine.receiveActions(request, from: 1, now: now) == [.confirm(1, group: "g", idToken: false, asker: "git (pid 42) ← bash")])
-        let key = Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false)
+        let key = Machine.Key(storage: .kernelKeyring, group: "g", account: nil, scopes: [], idToken: false)
         #expect(machine.confirmedActions(1, allowed: true, now: now) == [.fetch(key, minTTL: 60)])
         _ = machine.fetchedActions(key, .success(AgentStateMachineTests.token()), now: now)
         // Allowed once: the connection's next request needs no question (it is read again: the
@@ -226,20 +226,20 @@ struct AgentPolicyTests {
             machine.receiveActions(request, from: 2, now: now) == [.confirm(2, group: "g", idToken: false, asker: "git (pid 43) ← bash")])
         let refused = machine.confirmedActions(2, allowed: false, now: now)
         #expect(refused.count == 2 && refused.last == .close(2))
-        if case .reply(2, let response) = refused.first { #expect(response.error?.code == "refused") } else { Issue.record("no refusal") }
+        if case .reply(2, let response) = refused.first { #expect(response.error?.code == .refused) } else { Issue.record("no refusal") }
         #expect(machine.confirmedActions(2, allowed: true, now: now).isEmpty, "nothing waits any more")
     }
 
     @Test("a yes covers the group and the kind of token it named: another group or an id_token asks again")
     func confirmationCoversWhatItNamed() {
-        var policy = AgentPolicy.restricted(groups: ["g": "kernel-keyring", "h": "kernel-keyring"], extraScopes: [], idTokens: true)
+        var policy = AgentPolicy.restricted(groups: ["g": .kernelKeyring, "h": .kernelKeyring], extraScopes: [], idTokens: true)
         policy.confirm = true
         var machine = Machine(policy: policy, pid: 1)
         let now = AgentStateMachineTests.now
         machine.opened(1, asker: .test(42))
         let token = Array(#"{"v":1,"op":"token","group":"g"}"#.utf8)
         #expect(machine.receiveActions(token, from: 1, now: now) == [.confirm(1, group: "g", idToken: false, asker: "git (pid 42) ← bash")])
-        let key = Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false)
+        let key = Machine.Key(storage: .kernelKeyring, group: "g", account: nil, scopes: [], idToken: false)
         #expect(machine.confirmedActions(1, allowed: true, now: now) == [.fetch(key, minTTL: 60)])
         _ = machine.fetchedActions(key, .success(AgentStateMachineTests.token()), now: now)
         let idToken = Array(#"{"v":1,"op":"id_token","group":"g"}"#.utf8)
@@ -259,14 +259,14 @@ struct AgentPolicyTests {
     func forwardCannotRefreshAtWill() {
         var machine = Machine(policy: Self.policy, pid: 1)
         var now = AgentStateMachineTests.now
-        let key = Machine.Key(storage: "kernel-keyring", group: "g", account: nil, scopes: [], idToken: false)
+        let key = Machine.Key(storage: .kernelKeyring, group: "g", account: nil, scopes: [], idToken: false)
         let long = Array(#"{"v":1,"op":"token","group":"g","min_ttl":86400}"#.utf8)
         #expect(machine.receiveActions(long, from: 1, now: now) == [.fetch(key, minTTL: Machine.maximumForwardedMinTTL)])
         _ = machine.fetchedActions(key, .success(AgentStateMachineTests.token()), now: now)
         let rejected = Array(#"{"v":1,"op":"rejected","group":"g","token":"at-1"}"#.utf8)
         #expect(
             machine.receiveActions(rejected, from: 1, now: now) == [
-                .markRejected(group: "g", storage: "kernel-keyring", token: "at-1", then: 1)
+                .markRejected(group: "g", storage: .kernelKeyring, token: "at-1", then: 1)
             ])
         var marked = 1
         for _ in 0..<20 {
@@ -277,7 +277,7 @@ struct AgentPolicyTests {
         now.monotonic += Machine.forwardedRejectionInterval
         #expect(
             machine.receiveActions(rejected, from: 1, now: now).first
-                == .markRejected(group: "g", storage: "kernel-keyring", token: "at-1", then: 1))
+                == .markRejected(group: "g", storage: .kernelKeyring, token: "at-1", then: 1))
         // The owner's own socket is not limited.
         var owner = Machine(policy: .owner, pid: 1)
         let ownRejection = Array(#"{"v":1,"op":"rejected","group":"g","storage":"kernel-keyring","token":"at-1"}"#.utf8)
@@ -316,7 +316,7 @@ struct AgentPolicyTests {
         #expect(
             actions == [
                 .fetch(
-                    Machine.Key(storage: "kernel-keyring", group: "g", account: "ada@example.test", scopes: [], idToken: false), minTTL: 60)
+                    Machine.Key(storage: .kernelKeyring, group: "g", account: "ada@example.test", scopes: [], idToken: false), minTTL: 60)
             ])
     }
 
