@@ -172,4 +172,44 @@ import Glibc
         world.recordExternal("journal", [], ProcessResult(status: 0, stdout: text, stderr: "", timedOut: false))
         try await world.assertNoSecretsLeaked()
     }
+
+    @Test func aRemoteRequestThroughAuthkitSSHIsLoggedWithTheForward() async throws {
+        if let reason = TestSSHServer.unavailableReason {
+            Issue.record(Comment(rawValue: "cannot run sshd: \(reason)"))
+            return
+        }
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn()
+        let server = try await offThePool { try TestSSHServer() }
+        defer { server.stop() }
+        let scratch = world.scratch.path
+        let journalFile = scratch + "/journal.log"
+        let journal = try Self.journal(at: scratch + "/journal.sock", into: journalFile, environment: world.environment)
+        defer {
+            journal.kill()
+            journal.wait(timeout: 10)
+        }
+        #expect(try await offThePool { journal.firstStdoutLine(timeout: 30) } == "ready")
+        let reachable = try ReachableCopy(of: TestPaths.product("authkit"))
+        defer { reachable.remove() }
+        var journaled = world.environment
+        journaled["AUTHKIT_JOURNAL_SOCKET"] = scratch + "/journal.sock"
+        let environment = journaled
+        let command =
+            "env -i PATH=/usr/bin:/bin HOME=/tmp AUTHKIT_AGENT_SOCK=\"$AUTHKIT_AGENT_SOCK\" \(reachable.url.path) token --group \(world.group)"
+        let arguments = ["ssh", "--group", world.group, "--"] + server.clientOptions + [server.destination, command]
+        let remote = try await offThePool {
+            try ProcessRunner.run(TestPaths.product("authkit"), arguments, environment: environment, timeout: 60)
+        }
+        world.recordExternal("authkit", ["token", "--group", world.group], remote)
+        #expect(remote.status == 0, "\(remote.stderr)")
+        let text = try await offThePool { () -> String in
+            Thread.sleep(forTimeInterval: 0.5)
+            return (try? String(contentsOfFile: journalFile, encoding: .utf8)) ?? ""
+        }
+        #expect(text.contains("AUTHKIT_VIA=authkit ssh \(server.destination)") && text.contains("AUTHKIT_EVENT=served"), "\(text)")
+        world.recordExternal("journal", [], ProcessResult(status: 0, stdout: text, stderr: "", timedOut: false))
+        try await world.assertNoSecretsLeaked()
+    }
 }
