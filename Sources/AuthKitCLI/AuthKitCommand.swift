@@ -29,7 +29,7 @@ struct AuthKitCommand: AsyncParsableCommand {
               authkit token | sed 's/^/Authorization: Bearer /' | curl -H @- URL
               authkit exec --env GITHUB_TOKEN -- gh api user
             """,
-        version: AuthKitVersion.current,
+        version: BuildCommit.version,
         subcommands: [
             LoginCommand.self,
             StatusCommand.self,

@@ -27,6 +27,18 @@ struct CredentialCommand: AsyncParsableCommand {
             """,
         subcommands: CredentialAdapters.all.map { $0.command }
     )
+
+    /// Not for people: `scripts/package` asks the binary which plug-in links to ship, a line
+    /// `LINK CLIENT` each (``CredentialAdapter/executableAlias``), so the package never keeps
+    /// its own copy of the adapter list.
+    @Flag(name: .customLong("list-links"), help: .hidden)
+    var listLinks = false
+
+    func run() async throws {
+        guard listLinks else { throw CleanExit.helpRequest(self) }
+        Terminal.printData(
+            CredentialAdapters.all.compactMap { adapter in adapter.executableAlias.map { "\($0) \(adapter.client)\n" } }.joined())
+    }
 }
 
 /// Options every credential plug-in takes: the sign-in (as every command names it), the
