@@ -78,11 +78,16 @@ import Testing
     @Test func theInstallLinesWorkOnAFreshAccount() throws {
         let readme = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let start = try #require(readme.range(of: "\n## Install\n"))
-        let section = readme[start.upperBound...]
-        let open = try #require(section.range(of: "```sh\n"))
-        let close = try #require(section[open.upperBound...].range(of: "```"))
-        let lines = String(section[open.upperBound..<close.lowerBound])
+        // The section's first block is the package's; the lines that build from source are the
+        // block that runs scripts/build-release.
         let built = "\"$(scripts/build-release)\""
+        var section = readme[start.upperBound...]
+        var lines = ""
+        while let open = section.range(of: "```sh\n"), let close = section[open.upperBound...].range(of: "```") {
+            lines = String(section[open.upperBound..<close.lowerBound])
+            if lines.contains(built) { break }
+            section = section[close.upperBound...]
+        }
         try #require(lines.contains(built), "the install lines build with scripts/build-release: \(lines)")
         let product = TestPaths.product("authkit").path
         let script = lines.replacingOccurrences(of: built, with: "'\(product)'")
