@@ -31,7 +31,7 @@ let package = Package(
             linkerSettings: [.linkedLibrary("dl")]),
         // libsecret (and GIO, GObject, GLib), opened with dlopen on first use of the Secret
         // Service, never at start-up; its declarations are our own, checked against the real
-        // headers by scripts/generate-libsecret-door, so building needs no -dev package.
+        // headers by scripts/generate-doors, so building needs no -dev package.
         .target(name: "CLibSecret", path: "Sources/CLibSecret", linkerSettings: [.linkedLibrary("dl")]),
         // libcurl, loaded with dlopen on the first HTTP request (never at start-up): see
         // docs/architecture.md, "Why libcurl through dlopen". Build needs <curl/curl.h> only.

@@ -1,4 +1,4 @@
-/* Written by scripts/generate-libsecret-door: edit the script, not this file. */
+/* Written by scripts/generate-doors: edit the script, not this file. */
 #include "libsecret_door.h"
 
 #include <dlfcn.h>

@@ -1,4 +1,4 @@
-/* Written by scripts/generate-libsecret-door: edit the script, not this file. */
+/* Written by scripts/generate-doors: edit the script, not this file. */
 #ifndef AUTHKIT_LIBSECRET_DOOR_H
 #define AUTHKIT_LIBSECRET_DOOR_H
 

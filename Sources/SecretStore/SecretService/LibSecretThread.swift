@@ -59,7 +59,7 @@ final class LibSecretThread: @unchecked Sendable {
     private func enqueue(_ job: @escaping Job) {
         pthread_mutex_lock(mutex)
         if !started {
-            // libsecret is opened on first use, not linked (scripts/generate-libsecret-door).
+            // libsecret is opened on first use, not linked (scripts/generate-doors).
             var message = [CChar](repeating: 0, count: 256)
             if ak_libsecret_load(&message, message.count) != 0 {
                 pthread_mutex_unlock(mutex)
