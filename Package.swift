@@ -103,8 +103,11 @@ let package = Package(
         // The benchmarks are a package of their own: Benchmarks/Package.swift.
 
         // Shared test helpers: fixture paths, subprocess runner, private Secret Service, test peers,
-        // run-time test signing keys (OpenSSL).
-        .target(name: "TestSupport", dependencies: ["COpenSSL", "CCryptoLoader", "ChildProcess"], path: "Tests/TestSupport"),
+        // run-time test signing keys (OpenSSL). Key generation and signing are for tests only, so
+        // they call libcrypto linked plainly, not through the shipped door (CCryptoLoader).
+        .target(
+            name: "TestSupport", dependencies: ["COpenSSL", "ChildProcess"], path: "Tests/TestSupport",
+            linkerSettings: [.linkedLibrary("crypto")]),
         // A second, separate program using SecretStore, for the cross-process tests.
         .executableTarget(name: "SecretStoreProbe", dependencies: ["SecretStore"], path: "Tests/SecretStoreProbe"),
 

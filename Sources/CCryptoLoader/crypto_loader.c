@@ -47,13 +47,6 @@ static void *ak_crypto_symbol(void *_Atomic *cached, const char *name) {
     return symbol;
 }
 
-int ak_BN_bn2bin(const BIGNUM *a, unsigned char *to) {
-    static void *_Atomic cached;
-    __typeof__(&BN_bn2bin) real = (__typeof__(&BN_bn2bin))ak_crypto_symbol(&cached, "BN_bn2bin");
-    if (real == NULL) { return 0; }
-    return real(a, to);
-}
-
 int ak_BN_bn2binpad(const BIGNUM *a, unsigned char *to, int tolen) {
     static void *_Atomic cached;
     __typeof__(&BN_bn2binpad) real = (__typeof__(&BN_bn2binpad))ak_crypto_symbol(&cached, "BN_bn2binpad");
@@ -61,39 +54,11 @@ int ak_BN_bn2binpad(const BIGNUM *a, unsigned char *to, int tolen) {
     return real(a, to, tolen);
 }
 
-void ak_BN_free(BIGNUM *a) {
-    static void *_Atomic cached;
-    __typeof__(&BN_free) real = (__typeof__(&BN_free))ak_crypto_symbol(&cached, "BN_free");
-    if (real == NULL) { return; }
-    real(a);
-}
-
-int ak_BN_num_bits(const BIGNUM *a) {
-    static void *_Atomic cached;
-    __typeof__(&BN_num_bits) real = (__typeof__(&BN_num_bits))ak_crypto_symbol(&cached, "BN_num_bits");
-    if (real == NULL) { return 0; }
-    return real(a);
-}
-
 int ak_CRYPTO_memcmp(const void *in_a, const void *in_b, size_t len) {
     static void *_Atomic cached;
     __typeof__(&CRYPTO_memcmp) real = (__typeof__(&CRYPTO_memcmp))ak_crypto_symbol(&cached, "CRYPTO_memcmp");
     if (real == NULL) { return 0; }
     return real(in_a, in_b, len);
-}
-
-void ak_ECDSA_SIG_free(ECDSA_SIG *sig) {
-    static void *_Atomic cached;
-    __typeof__(&ECDSA_SIG_free) real = (__typeof__(&ECDSA_SIG_free))ak_crypto_symbol(&cached, "ECDSA_SIG_free");
-    if (real == NULL) { return; }
-    real(sig);
-}
-
-void ak_ECDSA_SIG_get0(const ECDSA_SIG *sig, const BIGNUM **pr, const BIGNUM **ps) {
-    static void *_Atomic cached;
-    __typeof__(&ECDSA_SIG_get0) real = (__typeof__(&ECDSA_SIG_get0))ak_crypto_symbol(&cached, "ECDSA_SIG_get0");
-    if (real == NULL) { return; }
-    real(sig, pr, ps);
 }
 
 void ak_EC_GROUP_free(EC_GROUP *group) {
@@ -152,13 +117,6 @@ EVP_CIPHER * ak_EVP_CIPHER_fetch(OSSL_LIB_CTX *ctx, const char *algorithm, const
     return real(ctx, algorithm, properties);
 }
 
-void ak_EVP_CIPHER_free(EVP_CIPHER *cipher) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_CIPHER_free) real = (__typeof__(&EVP_CIPHER_free))ak_crypto_symbol(&cached, "EVP_CIPHER_free");
-    if (real == NULL) { return; }
-    real(cipher);
-}
-
 int ak_EVP_DecryptFinal_ex(EVP_CIPHER_CTX *ctx, unsigned char *outm, int *outl) {
     static void *_Atomic cached;
     __typeof__(&EVP_DecryptFinal_ex) real = (__typeof__(&EVP_DecryptFinal_ex))ak_crypto_symbol(&cached, "EVP_DecryptFinal_ex");
@@ -199,20 +157,6 @@ int ak_EVP_DigestInit_ex2(EVP_MD_CTX *ctx, const EVP_MD *type, const OSSL_PARAM 
     __typeof__(&EVP_DigestInit_ex2) real = (__typeof__(&EVP_DigestInit_ex2))ak_crypto_symbol(&cached, "EVP_DigestInit_ex2");
     if (real == NULL) { return 0; }
     return real(ctx, type, params);
-}
-
-int ak_EVP_DigestSign(EVP_MD_CTX *ctx, unsigned char *sigret, size_t *siglen, const unsigned char *tbs, size_t tbslen) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_DigestSign) real = (__typeof__(&EVP_DigestSign))ak_crypto_symbol(&cached, "EVP_DigestSign");
-    if (real == NULL) { return 0; }
-    return real(ctx, sigret, siglen, tbs, tbslen);
-}
-
-int ak_EVP_DigestSignInit_ex(EVP_MD_CTX *ctx, EVP_PKEY_CTX **pctx, const char *mdname, OSSL_LIB_CTX *libctx, const char *props, EVP_PKEY *pkey, const OSSL_PARAM params[]) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_DigestSignInit_ex) real = (__typeof__(&EVP_DigestSignInit_ex))ak_crypto_symbol(&cached, "EVP_DigestSignInit_ex");
-    if (real == NULL) { return 0; }
-    return real(ctx, pctx, mdname, libctx, props, pkey, params);
 }
 
 int ak_EVP_DigestUpdate(EVP_MD_CTX *ctx, const void *d, size_t cnt) {
@@ -334,20 +278,6 @@ EVP_PKEY_CTX * ak_EVP_PKEY_CTX_new_from_pkey(OSSL_LIB_CTX *libctx, EVP_PKEY *pke
     return real(libctx, pkey, propquery);
 }
 
-int ak_EVP_PKEY_CTX_set_group_name(EVP_PKEY_CTX *ctx, const char *name) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_CTX_set_group_name) real = (__typeof__(&EVP_PKEY_CTX_set_group_name))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_set_group_name");
-    if (real == NULL) { return 0; }
-    return real(ctx, name);
-}
-
-int ak_EVP_PKEY_CTX_set_rsa_keygen_bits(EVP_PKEY_CTX *ctx, int bits) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_CTX_set_rsa_keygen_bits) real = (__typeof__(&EVP_PKEY_CTX_set_rsa_keygen_bits))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_set_rsa_keygen_bits");
-    if (real == NULL) { return 0; }
-    return real(ctx, bits);
-}
-
 int ak_EVP_PKEY_CTX_set_rsa_mgf1_md(EVP_PKEY_CTX *ctx, const EVP_MD *md) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_CTX_set_rsa_mgf1_md) real = (__typeof__(&EVP_PKEY_CTX_set_rsa_mgf1_md))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_set_rsa_mgf1_md");
@@ -418,39 +348,11 @@ int ak_EVP_PKEY_fromdata_init(EVP_PKEY_CTX *ctx) {
     return real(ctx);
 }
 
-int ak_EVP_PKEY_generate(EVP_PKEY_CTX *ctx, EVP_PKEY **ppkey) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_generate) real = (__typeof__(&EVP_PKEY_generate))ak_crypto_symbol(&cached, "EVP_PKEY_generate");
-    if (real == NULL) { return 0; }
-    return real(ctx, ppkey);
-}
-
-int ak_EVP_PKEY_get_bn_param(const EVP_PKEY *pkey, const char *key_name, BIGNUM **bn) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_get_bn_param) real = (__typeof__(&EVP_PKEY_get_bn_param))ak_crypto_symbol(&cached, "EVP_PKEY_get_bn_param");
-    if (real == NULL) { return 0; }
-    return real(pkey, key_name, bn);
-}
-
-int ak_EVP_PKEY_get_octet_string_param(const EVP_PKEY *pkey, const char *key_name, unsigned char *buf, size_t max_buf_sz, size_t *out_sz) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_get_octet_string_param) real = (__typeof__(&EVP_PKEY_get_octet_string_param))ak_crypto_symbol(&cached, "EVP_PKEY_get_octet_string_param");
-    if (real == NULL) { return 0; }
-    return real(pkey, key_name, buf, max_buf_sz, out_sz);
-}
-
 int ak_EVP_PKEY_get_raw_public_key(const EVP_PKEY *pkey, unsigned char *pub, size_t *len) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_get_raw_public_key) real = (__typeof__(&EVP_PKEY_get_raw_public_key))ak_crypto_symbol(&cached, "EVP_PKEY_get_raw_public_key");
     if (real == NULL) { return 0; }
     return real(pkey, pub, len);
-}
-
-int ak_EVP_PKEY_keygen_init(EVP_PKEY_CTX *ctx) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_keygen_init) real = (__typeof__(&EVP_PKEY_keygen_init))ak_crypto_symbol(&cached, "EVP_PKEY_keygen_init");
-    if (real == NULL) { return 0; }
-    return real(ctx);
 }
 
 EVP_PKEY * ak_EVP_PKEY_new_raw_private_key_ex(OSSL_LIB_CTX *libctx, const char *keytype, const char *propq, const unsigned char *priv, size_t len) {
@@ -470,20 +372,6 @@ EVP_PKEY * ak_EVP_PKEY_new_raw_public_key_ex(OSSL_LIB_CTX *libctx, const char *k
 int ak_EVP_PKEY_public_check(EVP_PKEY_CTX *ctx) {
     static void *_Atomic cached;
     __typeof__(&EVP_PKEY_public_check) real = (__typeof__(&EVP_PKEY_public_check))ak_crypto_symbol(&cached, "EVP_PKEY_public_check");
-    if (real == NULL) { return 0; }
-    return real(ctx);
-}
-
-int ak_EVP_PKEY_sign(EVP_PKEY_CTX *ctx, unsigned char *sig, size_t *siglen, const unsigned char *tbs, size_t tbslen) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_sign) real = (__typeof__(&EVP_PKEY_sign))ak_crypto_symbol(&cached, "EVP_PKEY_sign");
-    if (real == NULL) { return 0; }
-    return real(ctx, sig, siglen, tbs, tbslen);
-}
-
-int ak_EVP_PKEY_sign_init(EVP_PKEY_CTX *ctx) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_sign_init) real = (__typeof__(&EVP_PKEY_sign_init))ak_crypto_symbol(&cached, "EVP_PKEY_sign_init");
     if (real == NULL) { return 0; }
     return real(ctx);
 }
@@ -514,13 +402,6 @@ const EVP_MD * ak_EVP_sha256(void) {
     __typeof__(&EVP_sha256) real = (__typeof__(&EVP_sha256))ak_crypto_symbol(&cached, "EVP_sha256");
     if (real == NULL) { return NULL; }
     return real();
-}
-
-void ak_OPENSSL_cleanse(void *ptr, size_t len) {
-    static void *_Atomic cached;
-    __typeof__(&OPENSSL_cleanse) real = (__typeof__(&OPENSSL_cleanse))ak_crypto_symbol(&cached, "OPENSSL_cleanse");
-    if (real == NULL) { return; }
-    real(ptr, len);
 }
 
 OSSL_PARAM ak_OSSL_PARAM_construct_BN(const char *key, unsigned char *buf, size_t bsize) {
@@ -570,11 +451,4 @@ int ak_RAND_bytes(unsigned char *buf, int num) {
     __typeof__(&RAND_bytes) real = (__typeof__(&RAND_bytes))ak_crypto_symbol(&cached, "RAND_bytes");
     if (real == NULL) { return 0; }
     return real(buf, num);
-}
-
-ECDSA_SIG * ak_d2i_ECDSA_SIG(ECDSA_SIG **a, const unsigned char **in, long len) {
-    static void *_Atomic cached;
-    __typeof__(&d2i_ECDSA_SIG) real = (__typeof__(&d2i_ECDSA_SIG))ak_crypto_symbol(&cached, "d2i_ECDSA_SIG");
-    if (real == NULL) { return NULL; }
-    return real(a, in, len);
 }

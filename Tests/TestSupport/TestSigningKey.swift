@@ -1,4 +1,3 @@
-import CCryptoLoader
 import COpenSSL
 import Foundation
 
@@ -39,7 +38,7 @@ public final class TestSigningKey: @unchecked Sendable {
         self.pkey = pkey
     }
 
-    deinit { ak_EVP_PKEY_free(pkey) }
+    deinit { EVP_PKEY_free(pkey) }
 
     /// Generates a fresh key.
     public static func generate(_ kind: Kind) throws -> TestSigningKey {
@@ -49,20 +48,20 @@ public final class TestSigningKey: @unchecked Sendable {
         case .ec: typeName = "EC"
         case .ed25519: typeName = "ED25519"
         }
-        guard let context = ak_EVP_PKEY_CTX_new_from_name(nil, typeName, nil) else { throw Failure.openSSL("make a keygen context") }
-        defer { ak_EVP_PKEY_CTX_free(context) }
-        guard ak_EVP_PKEY_keygen_init(context) == 1 else { throw Failure.openSSL("start keygen") }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, typeName, nil) else { throw Failure.openSSL("make a keygen context") }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_keygen_init(context) == 1 else { throw Failure.openSSL("start keygen") }
         switch kind {
         case .rsa(let bits):
-            guard ak_EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1 else { throw Failure.openSSL("set RSA bits") }
+            guard EVP_PKEY_CTX_set_rsa_keygen_bits(context, Int32(bits)) == 1 else { throw Failure.openSSL("set RSA bits") }
         case .ec(let curve):
             let group = ["P-256": "prime256v1", "P-384": "secp384r1", "P-521": "secp521r1"][curve] ?? curve
-            guard ak_EVP_PKEY_CTX_set_group_name(context, group) == 1 else { throw Failure.openSSL("set the curve") }
+            guard EVP_PKEY_CTX_set_group_name(context, group) == 1 else { throw Failure.openSSL("set the curve") }
         case .ed25519:
             break
         }
         var pkey: OpaquePointer?
-        guard ak_EVP_PKEY_generate(context, &pkey) == 1, let pkey else { throw Failure.openSSL("generate a key") }
+        guard EVP_PKEY_generate(context, &pkey) == 1, let pkey else { throw Failure.openSSL("generate a key") }
         return TestSigningKey(kind: kind, pkey: pkey)
     }
 
@@ -81,7 +80,7 @@ public final class TestSigningKey: @unchecked Sendable {
         case .ec(let curve):
             var point = [UInt8](repeating: 0, count: 1 + 2 * coordinateLength)
             var length = 0
-            guard ak_EVP_PKEY_get_octet_string_param(pkey, "pub", &point, point.count, &length) == 1, length == point.count,
+            guard EVP_PKEY_get_octet_string_param(pkey, "pub", &point, point.count, &length) == 1, length == point.count,
                 point[0] == 0x04
             else { throw Failure.openSSL("export the EC point") }
             let x = Array(point[1...coordinateLength]), y = Array(point[(1 + coordinateLength)...])
@@ -89,7 +88,7 @@ public final class TestSigningKey: @unchecked Sendable {
         case .ed25519:
             var raw = [UInt8](repeating: 0, count: 32)
             var length = raw.count
-            guard ak_EVP_PKEY_get_raw_public_key(pkey, &raw, &length) == 1, length == 32 else {
+            guard EVP_PKEY_get_raw_public_key(pkey, &raw, &length) == 1, length == 32 else {
                 throw Failure.openSSL("export the Ed25519 key")
             }
             return [("kty", "OKP"), ("crv", "Ed25519"), ("x", TestBase64URL.encode(raw))]
@@ -109,31 +108,31 @@ public final class TestSigningKey: @unchecked Sendable {
 
     private func bigNumber(_ name: String) throws -> [UInt8] {
         var bn: OpaquePointer?
-        guard ak_EVP_PKEY_get_bn_param(pkey, name, &bn) == 1, let bn else { throw Failure.openSSL("export \(name)") }
-        defer { ak_BN_free(bn) }
-        var bytes = [UInt8](repeating: 0, count: Int((ak_BN_num_bits(bn) + 7) / 8))
-        _ = ak_BN_bn2bin(bn, &bytes)
+        guard EVP_PKEY_get_bn_param(pkey, name, &bn) == 1, let bn else { throw Failure.openSSL("export \(name)") }
+        defer { BN_free(bn) }
+        var bytes = [UInt8](repeating: 0, count: Int((BN_num_bits(bn) + 7) / 8))
+        _ = BN_bn2bin(bn, &bytes)
         return bytes
     }
 
     /// A JWS signature over `input` for algorithm `alg` (RS*, PS*, ES* in raw `r ‖ s` form, EdDSA).
     public func sign(_ input: [UInt8], alg: String) throws -> [UInt8] {
-        guard let context = ak_EVP_MD_CTX_new() else { throw Failure.openSSL("make a digest context") }
-        defer { ak_EVP_MD_CTX_free(context) }
+        guard let context = EVP_MD_CTX_new() else { throw Failure.openSSL("make a digest context") }
+        defer { EVP_MD_CTX_free(context) }
         let digestName: String? = alg == "EdDSA" ? nil : "SHA" + alg.suffix(3)
         var pkeyContext: OpaquePointer?
-        guard ak_EVP_DigestSignInit_ex(context, &pkeyContext, digestName, nil, nil, pkey, nil) == 1 else {
+        guard EVP_DigestSignInit_ex(context, &pkeyContext, digestName, nil, nil, pkey, nil) == 1 else {
             throw Failure.openSSL("start signing")
         }
         if alg.hasPrefix("PS"), let pkeyContext {
-            guard ak_EVP_PKEY_CTX_set_rsa_padding(pkeyContext, RSA_PKCS1_PSS_PADDING) == 1,
-                ak_EVP_PKEY_CTX_set_rsa_pss_saltlen(pkeyContext, RSA_PSS_SALTLEN_DIGEST) == 1
+            guard EVP_PKEY_CTX_set_rsa_padding(pkeyContext, RSA_PKCS1_PSS_PADDING) == 1,
+                EVP_PKEY_CTX_set_rsa_pss_saltlen(pkeyContext, RSA_PSS_SALTLEN_DIGEST) == 1
             else { throw Failure.openSSL("set PSS padding") }
         }
         var length = 0
-        guard ak_EVP_DigestSign(context, nil, &length, input, input.count) == 1 else { throw Failure.openSSL("size the signature") }
+        guard EVP_DigestSign(context, nil, &length, input, input.count) == 1 else { throw Failure.openSSL("size the signature") }
         var signature = [UInt8](repeating: 0, count: length)
-        guard ak_EVP_DigestSign(context, &signature, &length, input, input.count) == 1 else { throw Failure.openSSL("sign") }
+        guard EVP_DigestSign(context, &signature, &length, input, input.count) == 1 else { throw Failure.openSSL("sign") }
         signature.removeSubrange(length...)
         guard alg.hasPrefix("ES") else { return signature }
         return try rawECDSA(fromDER: signature)
@@ -143,17 +142,17 @@ public final class TestSigningKey: @unchecked Sendable {
         var cursor: UnsafePointer<UInt8>? = nil
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             cursor = buffer.baseAddress
-            return ak_d2i_ECDSA_SIG(nil, &cursor, buffer.count)
+            return d2i_ECDSA_SIG(nil, &cursor, buffer.count)
         }
         guard let parsed else { throw Failure.openSSL("parse the ECDSA signature") }
-        defer { ak_ECDSA_SIG_free(parsed) }
+        defer { ECDSA_SIG_free(parsed) }
         var r: OpaquePointer?, s: OpaquePointer?
-        ak_ECDSA_SIG_get0(parsed, &r, &s)
+        ECDSA_SIG_get0(parsed, &r, &s)
         var raw = [UInt8](repeating: 0, count: 2 * coordinateLength)
         let length = Int32(coordinateLength)
         let written = raw.withUnsafeMutableBufferPointer { buffer -> Bool in
             guard let base = buffer.baseAddress else { return false }
-            return ak_BN_bn2binpad(r, base, length) == length && ak_BN_bn2binpad(s, base + coordinateLength, length) == length
+            return BN_bn2binpad(r, base, length) == length && BN_bn2binpad(s, base + coordinateLength, length) == length
         }
         guard written else { throw Failure.openSSL("export r and s") }
         return raw
@@ -177,7 +176,7 @@ public func testHMAC(_ alg: String, key: [UInt8], data: [UInt8]) -> [UInt8] {
     var output = [UInt8](repeating: 0, count: 64)
     var length = 0
     let digest = "SHA" + alg.suffix(3)
-    let result = ak_EVP_Q_mac(nil, "HMAC", nil, digest, nil, key, key.count, data, data.count, &output, output.count, &length)
+    let result = EVP_Q_mac(nil, "HMAC", nil, digest, nil, key, key.count, data, data.count, &output, output.count, &length)
     return result == nil ? [] : Array(output[0..<length])
 }
 
