@@ -34,7 +34,8 @@ let package = Package(
         // headers by scripts/generate-doors, so building needs no -dev package.
         .target(name: "CLibSecret", path: "Sources/CLibSecret", linkerSettings: [.linkedLibrary("dl")]),
         // libcurl, loaded with dlopen on the first HTTP request (never at start-up): see
-        // docs/architecture.md, "Why libcurl through dlopen". Build needs <curl/curl.h> only.
+        // docs/architecture.md, "Why libcurl through dlopen". Build needs <curl/curl.h> only. Its table
+        // of libcurl functions (curl_door.c) is written by scripts/generate-doors, like the other doors.
         .target(name: "CCurl", path: "Sources/CCurl", linkerSettings: [.linkedLibrary("dl")]),
 
         // Strict RFC 8259 JSON (parse, serialize) for JOSE and SecretStore: Swift stdlib only, no

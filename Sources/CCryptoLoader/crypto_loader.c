@@ -18,437 +18,665 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdatomic.h>
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static void *library;
-static char load_message[256];
+struct ak_crypto_functions {
+    __typeof__(BN_bn2binpad) *BN_bn2binpad;
+    __typeof__(CRYPTO_memcmp) *CRYPTO_memcmp;
+    __typeof__(EC_GROUP_free) *EC_GROUP_free;
+    __typeof__(EC_GROUP_get0_order) *EC_GROUP_get0_order;
+    __typeof__(EC_GROUP_new_by_curve_name) *EC_GROUP_new_by_curve_name;
+    __typeof__(ERR_clear_error) *ERR_clear_error;
+    __typeof__(EVP_CIPHER_CTX_ctrl) *EVP_CIPHER_CTX_ctrl;
+    __typeof__(EVP_CIPHER_CTX_free) *EVP_CIPHER_CTX_free;
+    __typeof__(EVP_CIPHER_CTX_new) *EVP_CIPHER_CTX_new;
+    __typeof__(EVP_CIPHER_fetch) *EVP_CIPHER_fetch;
+    __typeof__(EVP_DecryptFinal_ex) *EVP_DecryptFinal_ex;
+    __typeof__(EVP_DecryptInit_ex2) *EVP_DecryptInit_ex2;
+    __typeof__(EVP_DecryptUpdate) *EVP_DecryptUpdate;
+    __typeof__(EVP_Digest) *EVP_Digest;
+    __typeof__(EVP_DigestFinal_ex) *EVP_DigestFinal_ex;
+    __typeof__(EVP_DigestInit_ex2) *EVP_DigestInit_ex2;
+    __typeof__(EVP_DigestUpdate) *EVP_DigestUpdate;
+    __typeof__(EVP_DigestVerify) *EVP_DigestVerify;
+    __typeof__(EVP_DigestVerifyInit_ex) *EVP_DigestVerifyInit_ex;
+    __typeof__(EVP_EncryptFinal_ex) *EVP_EncryptFinal_ex;
+    __typeof__(EVP_EncryptInit_ex2) *EVP_EncryptInit_ex2;
+    __typeof__(EVP_EncryptUpdate) *EVP_EncryptUpdate;
+    __typeof__(EVP_KDF_CTX_free) *EVP_KDF_CTX_free;
+    __typeof__(EVP_KDF_CTX_new) *EVP_KDF_CTX_new;
+    __typeof__(EVP_KDF_derive) *EVP_KDF_derive;
+    __typeof__(EVP_KDF_fetch) *EVP_KDF_fetch;
+    __typeof__(EVP_KDF_free) *EVP_KDF_free;
+    __typeof__(EVP_MD_CTX_free) *EVP_MD_CTX_free;
+    __typeof__(EVP_MD_CTX_new) *EVP_MD_CTX_new;
+    __typeof__(EVP_MD_fetch) *EVP_MD_fetch;
+    __typeof__(EVP_PKEY_CTX_free) *EVP_PKEY_CTX_free;
+    __typeof__(EVP_PKEY_CTX_new_from_name) *EVP_PKEY_CTX_new_from_name;
+    __typeof__(EVP_PKEY_CTX_new_from_pkey) *EVP_PKEY_CTX_new_from_pkey;
+    __typeof__(EVP_PKEY_CTX_set_rsa_mgf1_md) *EVP_PKEY_CTX_set_rsa_mgf1_md;
+    __typeof__(EVP_PKEY_CTX_set_rsa_padding) *EVP_PKEY_CTX_set_rsa_padding;
+    __typeof__(EVP_PKEY_CTX_set_rsa_pss_saltlen) *EVP_PKEY_CTX_set_rsa_pss_saltlen;
+    __typeof__(EVP_PKEY_CTX_set_signature_md) *EVP_PKEY_CTX_set_signature_md;
+    __typeof__(EVP_PKEY_derive) *EVP_PKEY_derive;
+    __typeof__(EVP_PKEY_derive_init) *EVP_PKEY_derive_init;
+    __typeof__(EVP_PKEY_derive_set_peer) *EVP_PKEY_derive_set_peer;
+    __typeof__(EVP_PKEY_free) *EVP_PKEY_free;
+    __typeof__(EVP_PKEY_fromdata) *EVP_PKEY_fromdata;
+    __typeof__(EVP_PKEY_fromdata_init) *EVP_PKEY_fromdata_init;
+    __typeof__(EVP_PKEY_get_raw_public_key) *EVP_PKEY_get_raw_public_key;
+    __typeof__(EVP_PKEY_new_raw_private_key_ex) *EVP_PKEY_new_raw_private_key_ex;
+    __typeof__(EVP_PKEY_new_raw_public_key_ex) *EVP_PKEY_new_raw_public_key_ex;
+    __typeof__(EVP_PKEY_public_check) *EVP_PKEY_public_check;
+    __typeof__(EVP_PKEY_verify) *EVP_PKEY_verify;
+    __typeof__(EVP_PKEY_verify_init) *EVP_PKEY_verify_init;
+    __typeof__(EVP_Q_mac) *EVP_Q_mac;
+    __typeof__(EVP_sha256) *EVP_sha256;
+    __typeof__(OSSL_PARAM_construct_BN) *OSSL_PARAM_construct_BN;
+    __typeof__(OSSL_PARAM_construct_end) *OSSL_PARAM_construct_end;
+    __typeof__(OSSL_PARAM_construct_octet_string) *OSSL_PARAM_construct_octet_string;
+    __typeof__(OSSL_PARAM_construct_uint32) *OSSL_PARAM_construct_uint32;
+    __typeof__(OSSL_PARAM_construct_uint64) *OSSL_PARAM_construct_uint64;
+    __typeof__(OSSL_PARAM_construct_utf8_string) *OSSL_PARAM_construct_utf8_string;
+    __typeof__(RAND_bytes) *RAND_bytes;
+};
+struct ak_crypto_functions ak_crypto;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int ready;
+static char failure[256];
 
-static void load_library(void) {
-    library = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+static void load(void) {
+    /* Bound at once and kept local: nothing else sees authkit's libcrypto symbols. */
+    void *library = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
-        snprintf(load_message, sizeof(load_message),
-                 "OpenSSL 3's libcrypto.so.3 cannot be loaded (Debian: apt-get install libssl3): %s", dlerror());
+        snprintf(failure, sizeof failure, "OpenSSL 3's libcrypto.so.3 cannot be loaded (Debian: apt-get install libssl3): %s", dlerror());
+        return;
     }
+    if ((ak_crypto.BN_bn2binpad = (__typeof__(BN_bn2binpad) *)dlsym(library, "BN_bn2binpad")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no BN_bn2binpad");
+        return;
+    }
+    if ((ak_crypto.CRYPTO_memcmp = (__typeof__(CRYPTO_memcmp) *)dlsym(library, "CRYPTO_memcmp")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no CRYPTO_memcmp");
+        return;
+    }
+    if ((ak_crypto.EC_GROUP_free = (__typeof__(EC_GROUP_free) *)dlsym(library, "EC_GROUP_free")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EC_GROUP_free");
+        return;
+    }
+    if ((ak_crypto.EC_GROUP_get0_order = (__typeof__(EC_GROUP_get0_order) *)dlsym(library, "EC_GROUP_get0_order")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EC_GROUP_get0_order");
+        return;
+    }
+    if ((ak_crypto.EC_GROUP_new_by_curve_name = (__typeof__(EC_GROUP_new_by_curve_name) *)dlsym(library, "EC_GROUP_new_by_curve_name")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EC_GROUP_new_by_curve_name");
+        return;
+    }
+    if ((ak_crypto.ERR_clear_error = (__typeof__(ERR_clear_error) *)dlsym(library, "ERR_clear_error")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no ERR_clear_error");
+        return;
+    }
+    if ((ak_crypto.EVP_CIPHER_CTX_ctrl = (__typeof__(EVP_CIPHER_CTX_ctrl) *)dlsym(library, "EVP_CIPHER_CTX_ctrl")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_CIPHER_CTX_ctrl");
+        return;
+    }
+    if ((ak_crypto.EVP_CIPHER_CTX_free = (__typeof__(EVP_CIPHER_CTX_free) *)dlsym(library, "EVP_CIPHER_CTX_free")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_CIPHER_CTX_free");
+        return;
+    }
+    if ((ak_crypto.EVP_CIPHER_CTX_new = (__typeof__(EVP_CIPHER_CTX_new) *)dlsym(library, "EVP_CIPHER_CTX_new")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_CIPHER_CTX_new");
+        return;
+    }
+    if ((ak_crypto.EVP_CIPHER_fetch = (__typeof__(EVP_CIPHER_fetch) *)dlsym(library, "EVP_CIPHER_fetch")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_CIPHER_fetch");
+        return;
+    }
+    if ((ak_crypto.EVP_DecryptFinal_ex = (__typeof__(EVP_DecryptFinal_ex) *)dlsym(library, "EVP_DecryptFinal_ex")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_DecryptFinal_ex");
+        return;
+    }
+    if ((ak_crypto.EVP_DecryptInit_ex2 = (__typeof__(EVP_DecryptInit_ex2) *)dlsym(library, "EVP_DecryptInit_ex2")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_DecryptInit_ex2");
+        return;
+    }
+    if ((ak_crypto.EVP_DecryptUpdate = (__typeof__(EVP_DecryptUpdate) *)dlsym(library, "EVP_DecryptUpdate")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_DecryptUpdate");
+        return;
+    }
+    if ((ak_crypto.EVP_Digest = (__typeof__(EVP_Digest) *)dlsym(library, "EVP_Digest")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_Digest");
+        return;
+    }
+    if ((ak_crypto.EVP_DigestFinal_ex = (__typeof__(EVP_DigestFinal_ex) *)dlsym(library, "EVP_DigestFinal_ex")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_DigestFinal_ex");
+        return;
+    }
+    if ((ak_crypto.EVP_DigestInit_ex2 = (__typeof__(EVP_DigestInit_ex2) *)dlsym(library, "EVP_DigestInit_ex2")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_DigestInit_ex2");
+        return;
+    }
+    if ((ak_crypto.EVP_DigestUpdate = (__typeof__(EVP_DigestUpdate) *)dlsym(library, "EVP_DigestUpdate")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_DigestUpdate");
+        return;
+    }
+    if ((ak_crypto.EVP_DigestVerify = (__typeof__(EVP_DigestVerify) *)dlsym(library, "EVP_DigestVerify")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_DigestVerify");
+        return;
+    }
+    if ((ak_crypto.EVP_DigestVerifyInit_ex = (__typeof__(EVP_DigestVerifyInit_ex) *)dlsym(library, "EVP_DigestVerifyInit_ex")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_DigestVerifyInit_ex");
+        return;
+    }
+    if ((ak_crypto.EVP_EncryptFinal_ex = (__typeof__(EVP_EncryptFinal_ex) *)dlsym(library, "EVP_EncryptFinal_ex")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_EncryptFinal_ex");
+        return;
+    }
+    if ((ak_crypto.EVP_EncryptInit_ex2 = (__typeof__(EVP_EncryptInit_ex2) *)dlsym(library, "EVP_EncryptInit_ex2")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_EncryptInit_ex2");
+        return;
+    }
+    if ((ak_crypto.EVP_EncryptUpdate = (__typeof__(EVP_EncryptUpdate) *)dlsym(library, "EVP_EncryptUpdate")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_EncryptUpdate");
+        return;
+    }
+    if ((ak_crypto.EVP_KDF_CTX_free = (__typeof__(EVP_KDF_CTX_free) *)dlsym(library, "EVP_KDF_CTX_free")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_KDF_CTX_free");
+        return;
+    }
+    if ((ak_crypto.EVP_KDF_CTX_new = (__typeof__(EVP_KDF_CTX_new) *)dlsym(library, "EVP_KDF_CTX_new")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_KDF_CTX_new");
+        return;
+    }
+    if ((ak_crypto.EVP_KDF_derive = (__typeof__(EVP_KDF_derive) *)dlsym(library, "EVP_KDF_derive")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_KDF_derive");
+        return;
+    }
+    if ((ak_crypto.EVP_KDF_fetch = (__typeof__(EVP_KDF_fetch) *)dlsym(library, "EVP_KDF_fetch")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_KDF_fetch");
+        return;
+    }
+    if ((ak_crypto.EVP_KDF_free = (__typeof__(EVP_KDF_free) *)dlsym(library, "EVP_KDF_free")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_KDF_free");
+        return;
+    }
+    if ((ak_crypto.EVP_MD_CTX_free = (__typeof__(EVP_MD_CTX_free) *)dlsym(library, "EVP_MD_CTX_free")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_MD_CTX_free");
+        return;
+    }
+    if ((ak_crypto.EVP_MD_CTX_new = (__typeof__(EVP_MD_CTX_new) *)dlsym(library, "EVP_MD_CTX_new")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_MD_CTX_new");
+        return;
+    }
+    if ((ak_crypto.EVP_MD_fetch = (__typeof__(EVP_MD_fetch) *)dlsym(library, "EVP_MD_fetch")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_MD_fetch");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_CTX_free = (__typeof__(EVP_PKEY_CTX_free) *)dlsym(library, "EVP_PKEY_CTX_free")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_CTX_free");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_CTX_new_from_name = (__typeof__(EVP_PKEY_CTX_new_from_name) *)dlsym(library, "EVP_PKEY_CTX_new_from_name")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_CTX_new_from_name");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_CTX_new_from_pkey = (__typeof__(EVP_PKEY_CTX_new_from_pkey) *)dlsym(library, "EVP_PKEY_CTX_new_from_pkey")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_CTX_new_from_pkey");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_CTX_set_rsa_mgf1_md = (__typeof__(EVP_PKEY_CTX_set_rsa_mgf1_md) *)dlsym(library, "EVP_PKEY_CTX_set_rsa_mgf1_md")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_CTX_set_rsa_mgf1_md");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_CTX_set_rsa_padding = (__typeof__(EVP_PKEY_CTX_set_rsa_padding) *)dlsym(library, "EVP_PKEY_CTX_set_rsa_padding")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_CTX_set_rsa_padding");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_CTX_set_rsa_pss_saltlen = (__typeof__(EVP_PKEY_CTX_set_rsa_pss_saltlen) *)dlsym(library, "EVP_PKEY_CTX_set_rsa_pss_saltlen")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_CTX_set_rsa_pss_saltlen");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_CTX_set_signature_md = (__typeof__(EVP_PKEY_CTX_set_signature_md) *)dlsym(library, "EVP_PKEY_CTX_set_signature_md")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_CTX_set_signature_md");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_derive = (__typeof__(EVP_PKEY_derive) *)dlsym(library, "EVP_PKEY_derive")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_derive");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_derive_init = (__typeof__(EVP_PKEY_derive_init) *)dlsym(library, "EVP_PKEY_derive_init")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_derive_init");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_derive_set_peer = (__typeof__(EVP_PKEY_derive_set_peer) *)dlsym(library, "EVP_PKEY_derive_set_peer")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_derive_set_peer");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_free = (__typeof__(EVP_PKEY_free) *)dlsym(library, "EVP_PKEY_free")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_free");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_fromdata = (__typeof__(EVP_PKEY_fromdata) *)dlsym(library, "EVP_PKEY_fromdata")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_fromdata");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_fromdata_init = (__typeof__(EVP_PKEY_fromdata_init) *)dlsym(library, "EVP_PKEY_fromdata_init")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_fromdata_init");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_get_raw_public_key = (__typeof__(EVP_PKEY_get_raw_public_key) *)dlsym(library, "EVP_PKEY_get_raw_public_key")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_get_raw_public_key");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_new_raw_private_key_ex = (__typeof__(EVP_PKEY_new_raw_private_key_ex) *)dlsym(library, "EVP_PKEY_new_raw_private_key_ex")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_new_raw_private_key_ex");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_new_raw_public_key_ex = (__typeof__(EVP_PKEY_new_raw_public_key_ex) *)dlsym(library, "EVP_PKEY_new_raw_public_key_ex")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_new_raw_public_key_ex");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_public_check = (__typeof__(EVP_PKEY_public_check) *)dlsym(library, "EVP_PKEY_public_check")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_public_check");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_verify = (__typeof__(EVP_PKEY_verify) *)dlsym(library, "EVP_PKEY_verify")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_verify");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_verify_init = (__typeof__(EVP_PKEY_verify_init) *)dlsym(library, "EVP_PKEY_verify_init")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_verify_init");
+        return;
+    }
+    if ((ak_crypto.EVP_Q_mac = (__typeof__(EVP_Q_mac) *)dlsym(library, "EVP_Q_mac")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_Q_mac");
+        return;
+    }
+    if ((ak_crypto.EVP_sha256 = (__typeof__(EVP_sha256) *)dlsym(library, "EVP_sha256")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_sha256");
+        return;
+    }
+    if ((ak_crypto.OSSL_PARAM_construct_BN = (__typeof__(OSSL_PARAM_construct_BN) *)dlsym(library, "OSSL_PARAM_construct_BN")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_PARAM_construct_BN");
+        return;
+    }
+    if ((ak_crypto.OSSL_PARAM_construct_end = (__typeof__(OSSL_PARAM_construct_end) *)dlsym(library, "OSSL_PARAM_construct_end")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_PARAM_construct_end");
+        return;
+    }
+    if ((ak_crypto.OSSL_PARAM_construct_octet_string = (__typeof__(OSSL_PARAM_construct_octet_string) *)dlsym(library, "OSSL_PARAM_construct_octet_string")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_PARAM_construct_octet_string");
+        return;
+    }
+    if ((ak_crypto.OSSL_PARAM_construct_uint32 = (__typeof__(OSSL_PARAM_construct_uint32) *)dlsym(library, "OSSL_PARAM_construct_uint32")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_PARAM_construct_uint32");
+        return;
+    }
+    if ((ak_crypto.OSSL_PARAM_construct_uint64 = (__typeof__(OSSL_PARAM_construct_uint64) *)dlsym(library, "OSSL_PARAM_construct_uint64")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_PARAM_construct_uint64");
+        return;
+    }
+    if ((ak_crypto.OSSL_PARAM_construct_utf8_string = (__typeof__(OSSL_PARAM_construct_utf8_string) *)dlsym(library, "OSSL_PARAM_construct_utf8_string")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_PARAM_construct_utf8_string");
+        return;
+    }
+    if ((ak_crypto.RAND_bytes = (__typeof__(RAND_bytes) *)dlsym(library, "RAND_bytes")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no RAND_bytes");
+        return;
+    }
+    ready = 1;
 }
 
-int ak_crypto_load(char *message, size_t message_length) {
-    pthread_once(&load_once, load_library);
-    if (library == NULL && message != NULL && message_length > 0) snprintf(message, message_length, "%s", load_message);
-    return library == NULL ? -1 : 0;
-}
-
-static void *ak_crypto_symbol(void *_Atomic *cached, const char *name) {
-    void *symbol = atomic_load_explicit(cached, memory_order_acquire);
-    if (symbol != NULL) return symbol;
-    if (ak_crypto_load(NULL, 0) != 0) return NULL;
-    symbol = dlsym(library, name);
-    atomic_store_explicit(cached, symbol, memory_order_release);
-    return symbol;
+int ak_crypto_load(char *message, size_t length) {
+    pthread_once(&once, load);
+    if (ready) return 0;
+    if (message != NULL && length > 0) snprintf(message, length, "%s", failure);
+    return -1;
 }
 
 int ak_BN_bn2binpad(const BIGNUM *a, unsigned char *to, int tolen) {
-    static void *_Atomic cached;
-    __typeof__(&BN_bn2binpad) real = (__typeof__(&BN_bn2binpad))ak_crypto_symbol(&cached, "BN_bn2binpad");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&BN_bn2binpad) real = ak_crypto.BN_bn2binpad;
     return real(a, to, tolen);
 }
 
 int ak_CRYPTO_memcmp(const void *in_a, const void *in_b, size_t len) {
-    static void *_Atomic cached;
-    __typeof__(&CRYPTO_memcmp) real = (__typeof__(&CRYPTO_memcmp))ak_crypto_symbol(&cached, "CRYPTO_memcmp");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&CRYPTO_memcmp) real = ak_crypto.CRYPTO_memcmp;
     return real(in_a, in_b, len);
 }
 
 void ak_EC_GROUP_free(EC_GROUP *group) {
-    static void *_Atomic cached;
-    __typeof__(&EC_GROUP_free) real = (__typeof__(&EC_GROUP_free))ak_crypto_symbol(&cached, "EC_GROUP_free");
-    if (real == NULL) { return; }
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&EC_GROUP_free) real = ak_crypto.EC_GROUP_free;
     real(group);
 }
 
 const BIGNUM * ak_EC_GROUP_get0_order(const EC_GROUP *group) {
-    static void *_Atomic cached;
-    __typeof__(&EC_GROUP_get0_order) real = (__typeof__(&EC_GROUP_get0_order))ak_crypto_symbol(&cached, "EC_GROUP_get0_order");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EC_GROUP_get0_order) real = ak_crypto.EC_GROUP_get0_order;
     return real(group);
 }
 
 EC_GROUP * ak_EC_GROUP_new_by_curve_name(int nid) {
-    static void *_Atomic cached;
-    __typeof__(&EC_GROUP_new_by_curve_name) real = (__typeof__(&EC_GROUP_new_by_curve_name))ak_crypto_symbol(&cached, "EC_GROUP_new_by_curve_name");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EC_GROUP_new_by_curve_name) real = ak_crypto.EC_GROUP_new_by_curve_name;
     return real(nid);
 }
 
 void ak_ERR_clear_error(void) {
-    static void *_Atomic cached;
-    __typeof__(&ERR_clear_error) real = (__typeof__(&ERR_clear_error))ak_crypto_symbol(&cached, "ERR_clear_error");
-    if (real == NULL) { return; }
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&ERR_clear_error) real = ak_crypto.ERR_clear_error;
     real();
 }
 
 int ak_EVP_CIPHER_CTX_ctrl(EVP_CIPHER_CTX *ctx, int type, int arg, void *ptr) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_CIPHER_CTX_ctrl) real = (__typeof__(&EVP_CIPHER_CTX_ctrl))ak_crypto_symbol(&cached, "EVP_CIPHER_CTX_ctrl");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_CIPHER_CTX_ctrl) real = ak_crypto.EVP_CIPHER_CTX_ctrl;
     return real(ctx, type, arg, ptr);
 }
 
 void ak_EVP_CIPHER_CTX_free(EVP_CIPHER_CTX *c) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_CIPHER_CTX_free) real = (__typeof__(&EVP_CIPHER_CTX_free))ak_crypto_symbol(&cached, "EVP_CIPHER_CTX_free");
-    if (real == NULL) { return; }
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&EVP_CIPHER_CTX_free) real = ak_crypto.EVP_CIPHER_CTX_free;
     real(c);
 }
 
 EVP_CIPHER_CTX * ak_EVP_CIPHER_CTX_new(void) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_CIPHER_CTX_new) real = (__typeof__(&EVP_CIPHER_CTX_new))ak_crypto_symbol(&cached, "EVP_CIPHER_CTX_new");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EVP_CIPHER_CTX_new) real = ak_crypto.EVP_CIPHER_CTX_new;
     return real();
 }
 
 EVP_CIPHER * ak_EVP_CIPHER_fetch(OSSL_LIB_CTX *ctx, const char *algorithm, const char *properties) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_CIPHER_fetch) real = (__typeof__(&EVP_CIPHER_fetch))ak_crypto_symbol(&cached, "EVP_CIPHER_fetch");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EVP_CIPHER_fetch) real = ak_crypto.EVP_CIPHER_fetch;
     return real(ctx, algorithm, properties);
 }
 
 int ak_EVP_DecryptFinal_ex(EVP_CIPHER_CTX *ctx, unsigned char *outm, int *outl) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_DecryptFinal_ex) real = (__typeof__(&EVP_DecryptFinal_ex))ak_crypto_symbol(&cached, "EVP_DecryptFinal_ex");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_DecryptFinal_ex) real = ak_crypto.EVP_DecryptFinal_ex;
     return real(ctx, outm, outl);
 }
 
 int ak_EVP_DecryptInit_ex2(EVP_CIPHER_CTX *ctx, const EVP_CIPHER *cipher, const unsigned char *key, const unsigned char *iv, const OSSL_PARAM params[]) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_DecryptInit_ex2) real = (__typeof__(&EVP_DecryptInit_ex2))ak_crypto_symbol(&cached, "EVP_DecryptInit_ex2");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_DecryptInit_ex2) real = ak_crypto.EVP_DecryptInit_ex2;
     return real(ctx, cipher, key, iv, params);
 }
 
 int ak_EVP_DecryptUpdate(EVP_CIPHER_CTX *ctx, unsigned char *out, int *outl, const unsigned char *in, int inl) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_DecryptUpdate) real = (__typeof__(&EVP_DecryptUpdate))ak_crypto_symbol(&cached, "EVP_DecryptUpdate");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_DecryptUpdate) real = ak_crypto.EVP_DecryptUpdate;
     return real(ctx, out, outl, in, inl);
 }
 
 int ak_EVP_Digest(const void *data, size_t count, unsigned char *md, unsigned int *size, const EVP_MD *type, ENGINE *impl) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_Digest) real = (__typeof__(&EVP_Digest))ak_crypto_symbol(&cached, "EVP_Digest");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_Digest) real = ak_crypto.EVP_Digest;
     return real(data, count, md, size, type, impl);
 }
 
 int ak_EVP_DigestFinal_ex(EVP_MD_CTX *ctx, unsigned char *md, unsigned int *s) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_DigestFinal_ex) real = (__typeof__(&EVP_DigestFinal_ex))ak_crypto_symbol(&cached, "EVP_DigestFinal_ex");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_DigestFinal_ex) real = ak_crypto.EVP_DigestFinal_ex;
     return real(ctx, md, s);
 }
 
 int ak_EVP_DigestInit_ex2(EVP_MD_CTX *ctx, const EVP_MD *type, const OSSL_PARAM params[]) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_DigestInit_ex2) real = (__typeof__(&EVP_DigestInit_ex2))ak_crypto_symbol(&cached, "EVP_DigestInit_ex2");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_DigestInit_ex2) real = ak_crypto.EVP_DigestInit_ex2;
     return real(ctx, type, params);
 }
 
 int ak_EVP_DigestUpdate(EVP_MD_CTX *ctx, const void *d, size_t cnt) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_DigestUpdate) real = (__typeof__(&EVP_DigestUpdate))ak_crypto_symbol(&cached, "EVP_DigestUpdate");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_DigestUpdate) real = ak_crypto.EVP_DigestUpdate;
     return real(ctx, d, cnt);
 }
 
 int ak_EVP_DigestVerify(EVP_MD_CTX *ctx, const unsigned char *sigret, size_t siglen, const unsigned char *tbs, size_t tbslen) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_DigestVerify) real = (__typeof__(&EVP_DigestVerify))ak_crypto_symbol(&cached, "EVP_DigestVerify");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_DigestVerify) real = ak_crypto.EVP_DigestVerify;
     return real(ctx, sigret, siglen, tbs, tbslen);
 }
 
 int ak_EVP_DigestVerifyInit_ex(EVP_MD_CTX *ctx, EVP_PKEY_CTX **pctx, const char *mdname, OSSL_LIB_CTX *libctx, const char *props, EVP_PKEY *pkey, const OSSL_PARAM params[]) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_DigestVerifyInit_ex) real = (__typeof__(&EVP_DigestVerifyInit_ex))ak_crypto_symbol(&cached, "EVP_DigestVerifyInit_ex");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_DigestVerifyInit_ex) real = ak_crypto.EVP_DigestVerifyInit_ex;
     return real(ctx, pctx, mdname, libctx, props, pkey, params);
 }
 
 int ak_EVP_EncryptFinal_ex(EVP_CIPHER_CTX *ctx, unsigned char *out, int *outl) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_EncryptFinal_ex) real = (__typeof__(&EVP_EncryptFinal_ex))ak_crypto_symbol(&cached, "EVP_EncryptFinal_ex");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_EncryptFinal_ex) real = ak_crypto.EVP_EncryptFinal_ex;
     return real(ctx, out, outl);
 }
 
 int ak_EVP_EncryptInit_ex2(EVP_CIPHER_CTX *ctx, const EVP_CIPHER *cipher, const unsigned char *key, const unsigned char *iv, const OSSL_PARAM params[]) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_EncryptInit_ex2) real = (__typeof__(&EVP_EncryptInit_ex2))ak_crypto_symbol(&cached, "EVP_EncryptInit_ex2");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_EncryptInit_ex2) real = ak_crypto.EVP_EncryptInit_ex2;
     return real(ctx, cipher, key, iv, params);
 }
 
 int ak_EVP_EncryptUpdate(EVP_CIPHER_CTX *ctx, unsigned char *out, int *outl, const unsigned char *in, int inl) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_EncryptUpdate) real = (__typeof__(&EVP_EncryptUpdate))ak_crypto_symbol(&cached, "EVP_EncryptUpdate");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_EncryptUpdate) real = ak_crypto.EVP_EncryptUpdate;
     return real(ctx, out, outl, in, inl);
 }
 
 void ak_EVP_KDF_CTX_free(EVP_KDF_CTX *ctx) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_KDF_CTX_free) real = (__typeof__(&EVP_KDF_CTX_free))ak_crypto_symbol(&cached, "EVP_KDF_CTX_free");
-    if (real == NULL) { return; }
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&EVP_KDF_CTX_free) real = ak_crypto.EVP_KDF_CTX_free;
     real(ctx);
 }
 
 EVP_KDF_CTX * ak_EVP_KDF_CTX_new(EVP_KDF *kdf) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_KDF_CTX_new) real = (__typeof__(&EVP_KDF_CTX_new))ak_crypto_symbol(&cached, "EVP_KDF_CTX_new");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EVP_KDF_CTX_new) real = ak_crypto.EVP_KDF_CTX_new;
     return real(kdf);
 }
 
 int ak_EVP_KDF_derive(EVP_KDF_CTX *ctx, unsigned char *key, size_t keylen, const OSSL_PARAM params[]) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_KDF_derive) real = (__typeof__(&EVP_KDF_derive))ak_crypto_symbol(&cached, "EVP_KDF_derive");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_KDF_derive) real = ak_crypto.EVP_KDF_derive;
     return real(ctx, key, keylen, params);
 }
 
 EVP_KDF * ak_EVP_KDF_fetch(OSSL_LIB_CTX *libctx, const char *algorithm, const char *properties) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_KDF_fetch) real = (__typeof__(&EVP_KDF_fetch))ak_crypto_symbol(&cached, "EVP_KDF_fetch");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EVP_KDF_fetch) real = ak_crypto.EVP_KDF_fetch;
     return real(libctx, algorithm, properties);
 }
 
 void ak_EVP_KDF_free(EVP_KDF *kdf) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_KDF_free) real = (__typeof__(&EVP_KDF_free))ak_crypto_symbol(&cached, "EVP_KDF_free");
-    if (real == NULL) { return; }
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&EVP_KDF_free) real = ak_crypto.EVP_KDF_free;
     real(kdf);
 }
 
 void ak_EVP_MD_CTX_free(EVP_MD_CTX *ctx) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_MD_CTX_free) real = (__typeof__(&EVP_MD_CTX_free))ak_crypto_symbol(&cached, "EVP_MD_CTX_free");
-    if (real == NULL) { return; }
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&EVP_MD_CTX_free) real = ak_crypto.EVP_MD_CTX_free;
     real(ctx);
 }
 
 EVP_MD_CTX * ak_EVP_MD_CTX_new(void) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_MD_CTX_new) real = (__typeof__(&EVP_MD_CTX_new))ak_crypto_symbol(&cached, "EVP_MD_CTX_new");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EVP_MD_CTX_new) real = ak_crypto.EVP_MD_CTX_new;
     return real();
 }
 
 EVP_MD * ak_EVP_MD_fetch(OSSL_LIB_CTX *ctx, const char *algorithm, const char *properties) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_MD_fetch) real = (__typeof__(&EVP_MD_fetch))ak_crypto_symbol(&cached, "EVP_MD_fetch");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EVP_MD_fetch) real = ak_crypto.EVP_MD_fetch;
     return real(ctx, algorithm, properties);
 }
 
 void ak_EVP_PKEY_CTX_free(EVP_PKEY_CTX *ctx) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_CTX_free) real = (__typeof__(&EVP_PKEY_CTX_free))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_free");
-    if (real == NULL) { return; }
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&EVP_PKEY_CTX_free) real = ak_crypto.EVP_PKEY_CTX_free;
     real(ctx);
 }
 
 EVP_PKEY_CTX * ak_EVP_PKEY_CTX_new_from_name(OSSL_LIB_CTX *libctx, const char *name, const char *propquery) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_CTX_new_from_name) real = (__typeof__(&EVP_PKEY_CTX_new_from_name))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_new_from_name");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EVP_PKEY_CTX_new_from_name) real = ak_crypto.EVP_PKEY_CTX_new_from_name;
     return real(libctx, name, propquery);
 }
 
 EVP_PKEY_CTX * ak_EVP_PKEY_CTX_new_from_pkey(OSSL_LIB_CTX *libctx, EVP_PKEY *pkey, const char *propquery) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_CTX_new_from_pkey) real = (__typeof__(&EVP_PKEY_CTX_new_from_pkey))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_new_from_pkey");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EVP_PKEY_CTX_new_from_pkey) real = ak_crypto.EVP_PKEY_CTX_new_from_pkey;
     return real(libctx, pkey, propquery);
 }
 
 int ak_EVP_PKEY_CTX_set_rsa_mgf1_md(EVP_PKEY_CTX *ctx, const EVP_MD *md) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_CTX_set_rsa_mgf1_md) real = (__typeof__(&EVP_PKEY_CTX_set_rsa_mgf1_md))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_set_rsa_mgf1_md");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_CTX_set_rsa_mgf1_md) real = ak_crypto.EVP_PKEY_CTX_set_rsa_mgf1_md;
     return real(ctx, md);
 }
 
 int ak_EVP_PKEY_CTX_set_rsa_padding(EVP_PKEY_CTX *ctx, int pad_mode) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_CTX_set_rsa_padding) real = (__typeof__(&EVP_PKEY_CTX_set_rsa_padding))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_set_rsa_padding");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_CTX_set_rsa_padding) real = ak_crypto.EVP_PKEY_CTX_set_rsa_padding;
     return real(ctx, pad_mode);
 }
 
 int ak_EVP_PKEY_CTX_set_rsa_pss_saltlen(EVP_PKEY_CTX *ctx, int saltlen) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_CTX_set_rsa_pss_saltlen) real = (__typeof__(&EVP_PKEY_CTX_set_rsa_pss_saltlen))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_set_rsa_pss_saltlen");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_CTX_set_rsa_pss_saltlen) real = ak_crypto.EVP_PKEY_CTX_set_rsa_pss_saltlen;
     return real(ctx, saltlen);
 }
 
 int ak_EVP_PKEY_CTX_set_signature_md(EVP_PKEY_CTX *ctx, const EVP_MD *md) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_CTX_set_signature_md) real = (__typeof__(&EVP_PKEY_CTX_set_signature_md))ak_crypto_symbol(&cached, "EVP_PKEY_CTX_set_signature_md");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_CTX_set_signature_md) real = ak_crypto.EVP_PKEY_CTX_set_signature_md;
     return real(ctx, md);
 }
 
 int ak_EVP_PKEY_derive(EVP_PKEY_CTX *ctx, unsigned char *key, size_t *keylen) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_derive) real = (__typeof__(&EVP_PKEY_derive))ak_crypto_symbol(&cached, "EVP_PKEY_derive");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_derive) real = ak_crypto.EVP_PKEY_derive;
     return real(ctx, key, keylen);
 }
 
 int ak_EVP_PKEY_derive_init(EVP_PKEY_CTX *ctx) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_derive_init) real = (__typeof__(&EVP_PKEY_derive_init))ak_crypto_symbol(&cached, "EVP_PKEY_derive_init");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_derive_init) real = ak_crypto.EVP_PKEY_derive_init;
     return real(ctx);
 }
 
 int ak_EVP_PKEY_derive_set_peer(EVP_PKEY_CTX *ctx, EVP_PKEY *peer) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_derive_set_peer) real = (__typeof__(&EVP_PKEY_derive_set_peer))ak_crypto_symbol(&cached, "EVP_PKEY_derive_set_peer");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_derive_set_peer) real = ak_crypto.EVP_PKEY_derive_set_peer;
     return real(ctx, peer);
 }
 
 void ak_EVP_PKEY_free(EVP_PKEY *pkey) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_free) real = (__typeof__(&EVP_PKEY_free))ak_crypto_symbol(&cached, "EVP_PKEY_free");
-    if (real == NULL) { return; }
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&EVP_PKEY_free) real = ak_crypto.EVP_PKEY_free;
     real(pkey);
 }
 
 int ak_EVP_PKEY_fromdata(EVP_PKEY_CTX *ctx, EVP_PKEY **ppkey, int selection, OSSL_PARAM param[]) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_fromdata) real = (__typeof__(&EVP_PKEY_fromdata))ak_crypto_symbol(&cached, "EVP_PKEY_fromdata");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_fromdata) real = ak_crypto.EVP_PKEY_fromdata;
     return real(ctx, ppkey, selection, param);
 }
 
 int ak_EVP_PKEY_fromdata_init(EVP_PKEY_CTX *ctx) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_fromdata_init) real = (__typeof__(&EVP_PKEY_fromdata_init))ak_crypto_symbol(&cached, "EVP_PKEY_fromdata_init");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_fromdata_init) real = ak_crypto.EVP_PKEY_fromdata_init;
     return real(ctx);
 }
 
 int ak_EVP_PKEY_get_raw_public_key(const EVP_PKEY *pkey, unsigned char *pub, size_t *len) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_get_raw_public_key) real = (__typeof__(&EVP_PKEY_get_raw_public_key))ak_crypto_symbol(&cached, "EVP_PKEY_get_raw_public_key");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_get_raw_public_key) real = ak_crypto.EVP_PKEY_get_raw_public_key;
     return real(pkey, pub, len);
 }
 
 EVP_PKEY * ak_EVP_PKEY_new_raw_private_key_ex(OSSL_LIB_CTX *libctx, const char *keytype, const char *propq, const unsigned char *priv, size_t len) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_new_raw_private_key_ex) real = (__typeof__(&EVP_PKEY_new_raw_private_key_ex))ak_crypto_symbol(&cached, "EVP_PKEY_new_raw_private_key_ex");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EVP_PKEY_new_raw_private_key_ex) real = ak_crypto.EVP_PKEY_new_raw_private_key_ex;
     return real(libctx, keytype, propq, priv, len);
 }
 
 EVP_PKEY * ak_EVP_PKEY_new_raw_public_key_ex(OSSL_LIB_CTX *libctx, const char *keytype, const char *propq, const unsigned char *pub, size_t len) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_new_raw_public_key_ex) real = (__typeof__(&EVP_PKEY_new_raw_public_key_ex))ak_crypto_symbol(&cached, "EVP_PKEY_new_raw_public_key_ex");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EVP_PKEY_new_raw_public_key_ex) real = ak_crypto.EVP_PKEY_new_raw_public_key_ex;
     return real(libctx, keytype, propq, pub, len);
 }
 
 int ak_EVP_PKEY_public_check(EVP_PKEY_CTX *ctx) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_public_check) real = (__typeof__(&EVP_PKEY_public_check))ak_crypto_symbol(&cached, "EVP_PKEY_public_check");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_public_check) real = ak_crypto.EVP_PKEY_public_check;
     return real(ctx);
 }
 
 int ak_EVP_PKEY_verify(EVP_PKEY_CTX *ctx, const unsigned char *sig, size_t siglen, const unsigned char *tbs, size_t tbslen) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_verify) real = (__typeof__(&EVP_PKEY_verify))ak_crypto_symbol(&cached, "EVP_PKEY_verify");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_verify) real = ak_crypto.EVP_PKEY_verify;
     return real(ctx, sig, siglen, tbs, tbslen);
 }
 
 int ak_EVP_PKEY_verify_init(EVP_PKEY_CTX *ctx) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_PKEY_verify_init) real = (__typeof__(&EVP_PKEY_verify_init))ak_crypto_symbol(&cached, "EVP_PKEY_verify_init");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_verify_init) real = ak_crypto.EVP_PKEY_verify_init;
     return real(ctx);
 }
 
 unsigned char * ak_EVP_Q_mac(OSSL_LIB_CTX *libctx, const char *name, const char *propq, const char *subalg, const OSSL_PARAM *params, const void *key, size_t keylen, const unsigned char *data, size_t datalen, unsigned char *out, size_t outsize, size_t *outlen) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_Q_mac) real = (__typeof__(&EVP_Q_mac))ak_crypto_symbol(&cached, "EVP_Q_mac");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EVP_Q_mac) real = ak_crypto.EVP_Q_mac;
     return real(libctx, name, propq, subalg, params, key, keylen, data, datalen, out, outsize, outlen);
 }
 
 const EVP_MD * ak_EVP_sha256(void) {
-    static void *_Atomic cached;
-    __typeof__(&EVP_sha256) real = (__typeof__(&EVP_sha256))ak_crypto_symbol(&cached, "EVP_sha256");
-    if (real == NULL) { return NULL; }
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&EVP_sha256) real = ak_crypto.EVP_sha256;
     return real();
 }
 
 OSSL_PARAM ak_OSSL_PARAM_construct_BN(const char *key, unsigned char *buf, size_t bsize) {
-    static void *_Atomic cached;
-    __typeof__(&OSSL_PARAM_construct_BN) real = (__typeof__(&OSSL_PARAM_construct_BN))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_BN");
-    if (real == NULL) { OSSL_PARAM none = {0}; return none; }
+    if (ak_crypto_load(NULL, 0) != 0) { OSSL_PARAM none = {0}; return none; }
+    __typeof__(&OSSL_PARAM_construct_BN) real = ak_crypto.OSSL_PARAM_construct_BN;
     return real(key, buf, bsize);
 }
 
 OSSL_PARAM ak_OSSL_PARAM_construct_end(void) {
-    static void *_Atomic cached;
-    __typeof__(&OSSL_PARAM_construct_end) real = (__typeof__(&OSSL_PARAM_construct_end))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_end");
-    if (real == NULL) { OSSL_PARAM none = {0}; return none; }
+    if (ak_crypto_load(NULL, 0) != 0) { OSSL_PARAM none = {0}; return none; }
+    __typeof__(&OSSL_PARAM_construct_end) real = ak_crypto.OSSL_PARAM_construct_end;
     return real();
 }
 
 OSSL_PARAM ak_OSSL_PARAM_construct_octet_string(const char *key, void *buf, size_t bsize) {
-    static void *_Atomic cached;
-    __typeof__(&OSSL_PARAM_construct_octet_string) real = (__typeof__(&OSSL_PARAM_construct_octet_string))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_octet_string");
-    if (real == NULL) { OSSL_PARAM none = {0}; return none; }
+    if (ak_crypto_load(NULL, 0) != 0) { OSSL_PARAM none = {0}; return none; }
+    __typeof__(&OSSL_PARAM_construct_octet_string) real = ak_crypto.OSSL_PARAM_construct_octet_string;
     return real(key, buf, bsize);
 }
 
 OSSL_PARAM ak_OSSL_PARAM_construct_uint32(const char *key, uint32_t *buf) {
-    static void *_Atomic cached;
-    __typeof__(&OSSL_PARAM_construct_uint32) real = (__typeof__(&OSSL_PARAM_construct_uint32))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_uint32");
-    if (real == NULL) { OSSL_PARAM none = {0}; return none; }
+    if (ak_crypto_load(NULL, 0) != 0) { OSSL_PARAM none = {0}; return none; }
+    __typeof__(&OSSL_PARAM_construct_uint32) real = ak_crypto.OSSL_PARAM_construct_uint32;
     return real(key, buf);
 }
 
 OSSL_PARAM ak_OSSL_PARAM_construct_uint64(const char *key, uint64_t *buf) {
-    static void *_Atomic cached;
-    __typeof__(&OSSL_PARAM_construct_uint64) real = (__typeof__(&OSSL_PARAM_construct_uint64))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_uint64");
-    if (real == NULL) { OSSL_PARAM none = {0}; return none; }
+    if (ak_crypto_load(NULL, 0) != 0) { OSSL_PARAM none = {0}; return none; }
+    __typeof__(&OSSL_PARAM_construct_uint64) real = ak_crypto.OSSL_PARAM_construct_uint64;
     return real(key, buf);
 }
 
 OSSL_PARAM ak_OSSL_PARAM_construct_utf8_string(const char *key, char *buf, size_t bsize) {
-    static void *_Atomic cached;
-    __typeof__(&OSSL_PARAM_construct_utf8_string) real = (__typeof__(&OSSL_PARAM_construct_utf8_string))ak_crypto_symbol(&cached, "OSSL_PARAM_construct_utf8_string");
-    if (real == NULL) { OSSL_PARAM none = {0}; return none; }
+    if (ak_crypto_load(NULL, 0) != 0) { OSSL_PARAM none = {0}; return none; }
+    __typeof__(&OSSL_PARAM_construct_utf8_string) real = ak_crypto.OSSL_PARAM_construct_utf8_string;
     return real(key, buf, bsize);
 }
 
 int ak_RAND_bytes(unsigned char *buf, int num) {
-    static void *_Atomic cached;
-    __typeof__(&RAND_bytes) real = (__typeof__(&RAND_bytes))ak_crypto_symbol(&cached, "RAND_bytes");
-    if (real == NULL) { return 0; }
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&RAND_bytes) real = ak_crypto.RAND_bytes;
     return real(buf, num);
 }

@@ -1,25 +1,12 @@
 #define _GNU_SOURCE
 #include "ccurl.h"
+#include "curl_door.h"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* libcurl's entry points, resolved once by ak_http_load. */
-static struct {
-    CURLcode (*global_init)(long flags);
-    CURL *(*easy_init)(void);
-    CURLcode (*easy_setopt)(CURL *handle, CURLoption option, ...);
-    CURLcode (*easy_perform)(CURL *handle);
-    CURLcode (*easy_getinfo)(CURL *handle, CURLINFO info, ...);
-    void (*easy_cleanup)(CURL *handle);
-    struct curl_slist *(*slist_append)(struct curl_slist *list, const char *string);
-    void (*slist_free_all)(struct curl_slist *list);
-    char *(*version)(void);
-} curl;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int load_status = -1;
@@ -30,37 +17,10 @@ static void copy_message(char *destination, size_t capacity, const char *source)
     snprintf(destination, capacity, "%s", source ? source : "");
 }
 
+/* libcurl's functions come from the generated table (curl_door.c, scripts/generate-doors). */
 static void load_library(void) {
-    /* Debian ships the OpenSSL flavour as libcurl.so.4 and a GnuTLS flavour with the same ABI. */
-    static const char *const names[] = { "libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so" };
-    void *handle = NULL;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && handle == NULL; i++) {
-        handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    }
-    if (handle == NULL) {
-        snprintf(load_message, sizeof(load_message),
-                 "libcurl is not installed (Debian: apt-get install libcurl4): %s", dlerror());
-        return;
-    }
-#define RESOLVE(field, symbol)                                                              \
-    do {                                                                                    \
-        *(void **)(&curl.field) = dlsym(handle, symbol);                                    \
-        if (curl.field == NULL) {                                                           \
-            snprintf(load_message, sizeof(load_message), "libcurl lacks %s", symbol);       \
-            return;                                                                         \
-        }                                                                                   \
-    } while (0)
-    RESOLVE(global_init, "curl_global_init");
-    RESOLVE(easy_init, "curl_easy_init");
-    RESOLVE(easy_setopt, "curl_easy_setopt");
-    RESOLVE(easy_perform, "curl_easy_perform");
-    RESOLVE(easy_getinfo, "curl_easy_getinfo");
-    RESOLVE(easy_cleanup, "curl_easy_cleanup");
-    RESOLVE(slist_append, "curl_slist_append");
-    RESOLVE(slist_free_all, "curl_slist_free_all");
-    RESOLVE(version, "curl_version");
-#undef RESOLVE
-    if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    if (ak_curl_open(load_message, sizeof(load_message)) != 0) return;
+    if (ak_curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         snprintf(load_message, sizeof(load_message), "libcurl failed to initialise");
         return;
     }
@@ -74,7 +34,7 @@ int ak_http_load(char *message, size_t message_length) {
 }
 
 const char *ak_http_curl_version(void) {
-    return load_status == 0 ? curl.version() : NULL;
+    return load_status == 0 ? ak_curl.version() : NULL;
 }
 
 /* State shared with libcurl's callbacks during one transfer. */
@@ -179,7 +139,7 @@ int ak_http_perform(const ak_http_request *request, ak_http_result *result) {
         copy_message(result->message, sizeof(result->message), message);
         return -1;
     }
-    CURL *handle = curl.easy_init();
+    CURL *handle = ak_curl.easy_init();
     if (handle == NULL) {
         result->failure = AK_HTTP_OTHER;
         copy_message(result->message, sizeof(result->message), "libcurl could not create a handle");
@@ -192,63 +152,63 @@ int ak_http_perform(const ak_http_request *request, ak_http_result *result) {
     struct curl_slist *headers = NULL;
     int header_failure = 0;
     for (size_t i = 0; i < request->header_count; i++) {
-        struct curl_slist *next = curl.slist_append(headers, request->headers[i]);
+        struct curl_slist *next = ak_curl.slist_append(headers, request->headers[i]);
         if (next == NULL) { header_failure = 1; break; }
         headers = next;
     }
     /* No "Expect: 100-continue" round trip for form posts. */
     if (!header_failure) {
-        struct curl_slist *next = curl.slist_append(headers, "Expect:");
+        struct curl_slist *next = ak_curl.slist_append(headers, "Expect:");
         if (next == NULL) header_failure = 1; else headers = next;
     }
     char *no_proxy = no_proxy_list();
     if (header_failure || no_proxy == NULL) {
-        curl.slist_free_all(headers);
+        ak_curl.slist_free_all(headers);
         free(no_proxy);
-        curl.easy_cleanup(handle);
+        ak_curl.easy_cleanup(handle);
         result->failure = AK_HTTP_OTHER;
         copy_message(result->message, sizeof(result->message), "out of memory");
         return -1;
     }
 
-    curl.easy_setopt(handle, CURLOPT_ERRORBUFFER, error_buffer);
-    curl.easy_setopt(handle, CURLOPT_URL, request->url);
+    ak_curl.easy_setopt(handle, CURLOPT_ERRORBUFFER, error_buffer);
+    ak_curl.easy_setopt(handle, CURLOPT_URL, request->url);
     /* Only HTTP(S), and never follow redirects: callers decide what a 3xx means. */
-    if (curl.easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK) {
-        curl.easy_setopt(handle, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    if (ak_curl.easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK) {
+        ak_curl.easy_setopt(handle, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
     }
-    curl.easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
-    curl.easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
-    curl.easy_setopt(handle, CURLOPT_NOPROXY, no_proxy);
-    curl.easy_setopt(handle, CURLOPT_ACCEPT_ENCODING, "");
-    curl.easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
-    if (request->timeout_ms > 0) curl.easy_setopt(handle, CURLOPT_TIMEOUT_MS, request->timeout_ms);
-    if (request->connect_timeout_ms > 0) curl.easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, request->connect_timeout_ms);
+    ak_curl.easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
+    ak_curl.easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+    ak_curl.easy_setopt(handle, CURLOPT_NOPROXY, no_proxy);
+    ak_curl.easy_setopt(handle, CURLOPT_ACCEPT_ENCODING, "");
+    ak_curl.easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+    if (request->timeout_ms > 0) ak_curl.easy_setopt(handle, CURLOPT_TIMEOUT_MS, request->timeout_ms);
+    if (request->connect_timeout_ms > 0) ak_curl.easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, request->connect_timeout_ms);
     if (request->max_response_bytes >= 0) {
-        curl.easy_setopt(handle, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)request->max_response_bytes);
+        ak_curl.easy_setopt(handle, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)request->max_response_bytes);
     }
-    if (request->ca_file != NULL) curl.easy_setopt(handle, CURLOPT_CAINFO, request->ca_file);
-    curl.easy_setopt(handle, CURLOPT_WRITEFUNCTION, on_write);
-    curl.easy_setopt(handle, CURLOPT_WRITEDATA, &state);
-    curl.easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
-    curl.easy_setopt(handle, CURLOPT_HEADERDATA, &state);
-    curl.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl.easy_setopt(handle, CURLOPT_XFERINFODATA, &state);
-    curl.easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+    if (request->ca_file != NULL) ak_curl.easy_setopt(handle, CURLOPT_CAINFO, request->ca_file);
+    ak_curl.easy_setopt(handle, CURLOPT_WRITEFUNCTION, on_write);
+    ak_curl.easy_setopt(handle, CURLOPT_WRITEDATA, &state);
+    ak_curl.easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
+    ak_curl.easy_setopt(handle, CURLOPT_HEADERDATA, &state);
+    ak_curl.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
+    ak_curl.easy_setopt(handle, CURLOPT_XFERINFODATA, &state);
+    ak_curl.easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
 
     const char *method = request->method ? request->method : "GET";
     if (strcmp(method, "GET") == 0) {
-        curl.easy_setopt(handle, CURLOPT_HTTPGET, 1L);
+        ak_curl.easy_setopt(handle, CURLOPT_HTTPGET, 1L);
     } else {
-        if (strcmp(method, "POST") != 0) curl.easy_setopt(handle, CURLOPT_CUSTOMREQUEST, method);
-        curl.easy_setopt(handle, CURLOPT_POST, 1L);
-        curl.easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)request->body_length);
-        curl.easy_setopt(handle, CURLOPT_POSTFIELDS, request->body ? (const char *)request->body : "");
+        if (strcmp(method, "POST") != 0) ak_curl.easy_setopt(handle, CURLOPT_CUSTOMREQUEST, method);
+        ak_curl.easy_setopt(handle, CURLOPT_POST, 1L);
+        ak_curl.easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)request->body_length);
+        ak_curl.easy_setopt(handle, CURLOPT_POSTFIELDS, request->body ? (const char *)request->body : "");
     }
 
-    CURLcode code = curl.easy_perform(handle);
+    CURLcode code = ak_curl.easy_perform(handle);
     long status = 0;
-    curl.easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+    ak_curl.easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
     result->curl_code = (int)code;
     result->failure = classify(code, &state);
     result->status = code == CURLE_OK ? status : 0;
@@ -256,8 +216,8 @@ int ak_http_perform(const ak_http_request *request, ak_http_result *result) {
         copy_message(result->message, sizeof(result->message), error_buffer[0] ? error_buffer : "transfer failed");
     }
 
-    curl.easy_cleanup(handle);
-    curl.slist_free_all(headers);
+    ak_curl.easy_cleanup(handle);
+    ak_curl.slist_free_all(headers);
     free(no_proxy);
     return code == CURLE_OK ? 0 : -1;
 }
