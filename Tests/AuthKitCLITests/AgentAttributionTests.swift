@@ -13,17 +13,42 @@ import Glibc
 /// name each asker and never a token; an `allow` list refuses a program not on it; a sandbox's
 /// request through `authkit agent forward` is logged with the forward.
 @Suite struct AgentAttributionTests {
-    /// A journal stand-in: a datagram socket whose messages go to a file, one per line group.
-    static func journal(at socket: String, into file: String, environment: [String: String]) throws -> TestProcess {
-        let script = """
-            import socket, sys
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
-            print("ready", flush=True)
-            with open(sys.argv[2], "ab", buffering=0) as out:
-                while True:
-                    out.write(s.recv(65536) + b"--\\n")
-            """
-        return try TestProcess(TestPaths.python, ["-c", script, socket, file], environment: environment)
+    /// A journal stand-in in the world's scratch folder: a datagram socket whose messages go
+    /// to a file, each followed by `--`.
+    final class Journal: Sendable {
+        let socket: String
+        let file: String
+        let process: TestProcess
+
+        init(_ world: CLIHarness) async throws {
+            socket = world.scratch.path + "/journal.sock"
+            file = world.scratch.path + "/journal.log"
+            let script = """
+                import socket, sys
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])
+                print("ready", flush=True)
+                with open(sys.argv[2], "ab", buffering=0) as out:
+                    while True:
+                        out.write(s.recv(65536) + b"--\\n")
+                """
+            process = try TestProcess(TestPaths.python, ["-c", script, socket, file], environment: world.environment)
+            let process = self.process
+            #expect(try await offThePool { process.firstStdoutLine(timeout: 30) } == "ready")
+        }
+
+        /// What arrived so far (after a moment for datagrams under way).
+        func text() async throws -> String {
+            let file = self.file
+            return try await offThePool {
+                Thread.sleep(forTimeInterval: 0.5)
+                return (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+            }
+        }
+
+        func stop() {
+            process.kill()
+            process.wait(timeout: 10)
+        }
     }
 
     @Test func gitAndExecAreNamedAskedOnceAndLoggedWithoutTheToken() async throws {
@@ -43,17 +68,12 @@ import Glibc
         let rules = "[group \"\(world.group)\"]\nconfirm = once\nconfirm_for = 10m\n"
         try rules.write(to: config, atomically: false, encoding: .utf8)
 
-        let journalFile = scratch + "/journal.log"
-        let journal = try Self.journal(at: scratch + "/journal.sock", into: journalFile, environment: world.environment)
-        defer {
-            journal.kill()
-            journal.wait(timeout: 10)
-        }
-        #expect(try await offThePool { journal.firstStdoutLine(timeout: 30) } == "ready")
+        let journal = try await Journal(world)
+        defer { journal.stop() }
         let socket = scratch + "/agent.sock"
         var agentEnvironment = world.environment
         agentEnvironment["AUTHKIT_ASKPASS"] = askpass
-        agentEnvironment["AUTHKIT_JOURNAL_SOCKET"] = scratch + "/journal.sock"
+        agentEnvironment["AUTHKIT_JOURNAL_SOCKET"] = journal.socket
         let agent = try TestProcess(TestPaths.product("authkit"), ["agent", "run", "--socket", socket], environment: agentEnvironment)
         defer {
             agent.send(signal: SIGTERM)
@@ -123,10 +143,7 @@ import Glibc
         let afterNo = try await world.authkit(["agent", "log", "--json", "--socket", socket])
         #expect(afterNo.stdout.contains("said no or did not answer"), "\(afterNo.stdout)")
 
-        let journalText = try await offThePool { () -> String in
-            Thread.sleep(forTimeInterval: 0.5)
-            return (try? String(contentsOfFile: journalFile, encoding: .utf8)) ?? ""
-        }
+        let journalText = try await journal.text()
         #expect(journalText.contains("SYSLOG_IDENTIFIER=authkit\n") && journalText.contains("AUTHKIT_EVENT=served\n"))
         #expect(journalText.contains("AUTHKIT_ASKER_EXE=/usr/bin/git") || journalText.contains("AUTHKIT_ASKER_EXE=/usr/lib/git-core/"))
         for record in [log, afterNo, human, status] { world.recordExternal("authkit", ["agent", "log"], record) }
@@ -144,16 +161,11 @@ import Glibc
         defer { world.stop() }
         try await world.signIn()
         let scratch = world.scratch.path
-        let journalFile = scratch + "/journal.log"
-        let journal = try Self.journal(at: scratch + "/journal.sock", into: journalFile, environment: world.environment)
-        defer {
-            journal.kill()
-            journal.wait(timeout: 10)
-        }
-        #expect(try await offThePool { journal.firstStdoutLine(timeout: 30) } == "ready")
+        let journal = try await Journal(world)
+        defer { journal.stop() }
         let socket = scratch + "/forward.sock"
         var environment = world.environment
-        environment["AUTHKIT_JOURNAL_SOCKET"] = scratch + "/journal.sock"
+        environment["AUTHKIT_JOURNAL_SOCKET"] = journal.socket
         let forward = try TestProcess(
             TestPaths.product("authkit"), ["agent", "forward", "--group", world.group, "--socket", socket], environment: environment)
         defer {
@@ -163,10 +175,7 @@ import Glibc
         #expect(try await offThePool { forward.firstStdoutLine(timeout: 30) } == socket)
         let inside = try await offThePool { try AgentForwardTests.sandboxed(["authkit", "token", "--group", world.group], socket: socket) }
         #expect(inside.status == 0, "\(inside.stderr)")
-        let text = try await offThePool { () -> String in
-            Thread.sleep(forTimeInterval: 0.5)
-            return (try? String(contentsOfFile: journalFile, encoding: .utf8)) ?? ""
-        }
+        let text = try await journal.text()
         #expect(text.contains("AUTHKIT_VIA=authkit agent forward (\(socket))"), "\(text)")
         #expect(text.contains("AUTHKIT_EVENT=served") && text.contains("AUTHKIT_ASKER=") && text.contains("bwrap"), "\(text)")
         world.recordExternal("journal", [], ProcessResult(status: 0, stdout: text, stderr: "", timedOut: false))
@@ -184,17 +193,12 @@ import Glibc
         let server = try await offThePool { try TestSSHServer() }
         defer { server.stop() }
         let scratch = world.scratch.path
-        let journalFile = scratch + "/journal.log"
-        let journal = try Self.journal(at: scratch + "/journal.sock", into: journalFile, environment: world.environment)
-        defer {
-            journal.kill()
-            journal.wait(timeout: 10)
-        }
-        #expect(try await offThePool { journal.firstStdoutLine(timeout: 30) } == "ready")
+        let journal = try await Journal(world)
+        defer { journal.stop() }
         let reachable = try ReachableCopy(of: TestPaths.product("authkit"))
         defer { reachable.remove() }
         var journaled = world.environment
-        journaled["AUTHKIT_JOURNAL_SOCKET"] = scratch + "/journal.sock"
+        journaled["AUTHKIT_JOURNAL_SOCKET"] = journal.socket
         let environment = journaled
         let command =
             "env -i PATH=/usr/bin:/bin HOME=/tmp AUTHKIT_AGENT_SOCK=\"$AUTHKIT_AGENT_SOCK\" \(reachable.url.path) token --group \(world.group)"
@@ -204,10 +208,7 @@ import Glibc
         }
         world.recordExternal("authkit", ["token", "--group", world.group], remote)
         #expect(remote.status == 0, "\(remote.stderr)")
-        let text = try await offThePool { () -> String in
-            Thread.sleep(forTimeInterval: 0.5)
-            return (try? String(contentsOfFile: journalFile, encoding: .utf8)) ?? ""
-        }
+        let text = try await journal.text()
         #expect(text.contains("AUTHKIT_VIA=authkit ssh \(server.destination)") && text.contains("AUTHKIT_EVENT=served"), "\(text)")
         world.recordExternal("journal", [], ProcessResult(status: 0, stdout: text, stderr: "", timedOut: false))
         try await world.assertNoSecretsLeaked()
