@@ -27,7 +27,7 @@ enum HelpTopics {
               AUTHKIT_SCOPES         the scopes, space-separated
               AUTHKIT_GROUP          the group whose sign-in to share (default authkit;
                                      on a forwarded socket, the group it serves)
-              AUTHKIT_STORAGE        secret-service, kernel-keyring or plain-file
+              AUTHKIT_STORAGE        \(StorageChoice.names)
               AUTHKIT_ACCOUNT        the account, when the group holds several (per shell)
               AUTHKIT_GRAPH_URL      the Microsoft Graph base URL for search
               AUTHKIT_AGENT_SOCK     the agent's socket (default
@@ -110,7 +110,7 @@ enum HelpTopics {
               client_id = my-cli
               scopes = openid profile offline_access
               group = com.example.shared
-              storage = secret-service        # or kernel-keyring, plain-file
+              storage = secret-service        # or \(StorageChoice.allCases.dropFirst().map(\.rawValue).joined(separator: ", "))
 
               [credential "https://dev.azure.com"]   # git: authkit credential git
               profile = work

@@ -301,7 +301,7 @@ struct CommandLineTarget: ParsableArguments {
     @Option(help: ArgumentHelp("The group whose sign-in it uses.", valueName: "name"))
     var group: String?
 
-    @Option(help: ArgumentHelp("Where the sign-in lives (secret-service, kernel-keyring, plain-file).", valueName: "store"))
+    @Option(help: ArgumentHelp("Where the sign-in lives (\(StorageChoice.names)).", valueName: "store"))
     var storage: StorageChoice?
 
     func validate() throws {
@@ -328,7 +328,7 @@ struct SetupTargetOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Where the sign-in lives (secret-service, kernel-keyring, plain-file), written into the client's configuration.",
+            "Where the sign-in lives (\(StorageChoice.names)), written into the client's configuration.",
             valueName: "store"))
     var storage: StorageChoice?
 

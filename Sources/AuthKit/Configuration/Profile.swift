@@ -49,6 +49,14 @@ public struct StorageChoice: RawRepresentable, Sendable, Hashable, CaseIterable,
     /// An unencrypted file under `$XDG_STATE_HOME/authkit/`. Only when chosen explicitly.
     public static let plainFile = StorageChoice(PlainFileStore.self)
 
+    /// Every store's name, in the order of `StoreKinds.all`, as a sentence says them:
+    /// `secret-service, kernel-keyring or plain-file`.
+    public static var names: String {
+        let all = allCases.map(\.rawValue)
+        guard all.count > 1, let last = all.last else { return all.joined() }
+        return all.dropLast().joined(separator: ", ") + " or " + last
+    }
+
     /// `--storage`'s help: every store with its summary, from the one list.
     public static var helpList: String {
         allCases.map { "\($0.rawValue) (\($0.kind.summary))" }.joined(separator: ", ")

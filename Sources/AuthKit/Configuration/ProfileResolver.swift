@@ -213,7 +213,7 @@ public struct ProfileResolver: Sendable {
         if let storage = value("storage") {
             guard let choice = StorageChoice(rawValue: storage) else {
                 throw ConfigurationError(
-                    location: location("storage"), key: "storage", problem: "use secret-service, kernel-keyring or plain-file")
+                    location: location("storage"), key: "storage", problem: "use \(StorageChoice.names)")
             }
             profile.storage = choice
         } else if let recorded = StorageRecord.choice(for: profile.group, environment: environment) {
