@@ -9,6 +9,21 @@ import Glibc
 /// (like gh's `help environment`). `authkit help NAME` for anything else that is not a command
 /// is a usage error with a suggestion.
 enum HelpTopics {
+    /// `text` that starts at `column`, broken between words so that no line passes 80
+    /// characters; each further line starts at `column` with `prefix`.
+    static func wrapped(_ text: String, column: Int, prefix: String = "") -> String {
+        var lines: [String] = [""]
+        for word in text.split(separator: " ") {
+            let line = lines[lines.count - 1]
+            if !line.isEmpty, column + line.count + 1 + word.count > 80 {
+                lines.append(prefix + word)
+            } else {
+                lines[lines.count - 1] = line.isEmpty ? String(word) : line + " " + word
+            }
+        }
+        return lines.joined(separator: "\n" + String(repeating: " ", count: column))
+    }
+
     static let topics: [(name: String, text: String)] = [
         (
             "environment",
@@ -27,7 +42,7 @@ enum HelpTopics {
               AUTHKIT_SCOPES         the scopes, space-separated
               AUTHKIT_GROUP          the group whose sign-in to share (default authkit;
                                      on a forwarded socket, the group it serves)
-              AUTHKIT_STORAGE        \(StorageChoice.names)
+              AUTHKIT_STORAGE        \(wrapped(StorageChoice.names, column: 25))
               AUTHKIT_ACCOUNT        the account, when the group holds several (per shell)
               AUTHKIT_GRAPH_URL      the Microsoft Graph base URL for search
               AUTHKIT_AGENT_SOCK     the agent's socket (default
@@ -110,7 +125,7 @@ enum HelpTopics {
               client_id = my-cli
               scopes = openid profile offline_access
               group = com.example.shared
-              storage = secret-service        # or \(StorageChoice.allCases.dropFirst().map(\.rawValue).joined(separator: ", "))
+              storage = secret-service        # or \(wrapped(StorageChoice.allCases.dropFirst().map(\.rawValue).joined(separator: ", "), column: 36, prefix: "# "))
 
               [credential "https://dev.azure.com"]   # git: authkit credential git
               profile = work

@@ -5,6 +5,7 @@
 #define AK_KEYCTL_DESCRIBE 6
 #define AK_KEYCTL_UNLINK 9
 #define AK_KEYCTL_SEARCH 10
+#define AK_KEYCTL_SET_TIMEOUT 15
 #define AK_KEYCTL_READ 11
 #define AK_KEYCTL_SETPERM 5
 #define AK_KEYCTL_INVALIDATE 21
@@ -40,4 +41,8 @@ long ak_keyctl_invalidate(int32_t key) {
 
 long ak_add_key(const char *type, const char *description, const void *payload, size_t length, int32_t keyring) {
     return syscall(SYS_add_key, type, description, payload, length, (long)keyring);
+}
+
+long ak_keyctl_set_timeout(int32_t key, uint32_t seconds) {
+    return syscall(SYS_keyctl, AK_KEYCTL_SET_TIMEOUT, (long)key, (unsigned long)seconds, 0L, 0L);
 }

@@ -37,6 +37,17 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     case kernelKeyringQuota(detail: String)
     /// A kernel keyring operation failed (the kernel's reason in `message`).
     case kernelKeyringFailure(operation: String, message: String)
+    /// The encrypted-file store holds files but its identity is not unlocked here: an answer,
+    /// never a prompt (`authkit unlock` unlocks it).
+    case encryptedStoreLocked(directory: String)
+    /// The encrypted-file store has no identity yet (`authkit login --storage encrypted-file`
+    /// creates one).
+    case encryptedStoreNotSetUp(directory: String)
+    /// The passphrase does not open the store's identity file; nothing was changed.
+    case wrongPassphrase(path: String)
+    /// The store's identity (its sealed file, its recipient, or one a service was given)
+    /// cannot be used.
+    case encryptedStoreIdentity(path: String, reason: String)
 
     /// The whole message: ``summary`` and, when there is one, ``hint``, with library detail
     /// (GLib's text) in full.
@@ -129,6 +140,20 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
             )
         case .kernelKeyringFailure(let operation, let message):
             return ("the kernel keyring failed to \(operation): \(message)", nil)
+        case .encryptedStoreLocked(let directory):
+            return ("the encrypted token store \(directory) is locked", "run `authkit unlock`")
+        case .encryptedStoreNotSetUp(let directory):
+            return (
+                "the encrypted token store \(directory) has no identity yet",
+                "run `authkit login --storage encrypted-file`, which creates one protected by a passphrase"
+            )
+        case .wrongPassphrase(let path):
+            return (
+                "the passphrase does not open \(path); nothing was changed",
+                "try again (a forgotten passphrase cannot be recovered: sign in again after `authkit logout --all`)"
+            )
+        case .encryptedStoreIdentity(let path, let reason):
+            return ("the identity \(path) cannot be used: \(reason)", nil)
         case .plainFileCorrupt(let path, let reason):
             return (
                 "the plain token file \(path) cannot be read (\(reason)); it was left as it is and will not be overwritten",

@@ -28,6 +28,7 @@ public enum StoreKinds {
         SecretServiceStore.self,
         KernelKeyringStore.self,
         PlainFileStore.self,
+        EncryptedFileStore.self,
     ]
 
     /// The kind named `name`, or nil.

@@ -53,6 +53,10 @@ public enum ItemProblem: Sendable, Hashable, CustomStringConvertible {
     /// Others may read the item and its permissions could not be narrowed again (the kernel
     /// keyring: owner and permissions as the kernel reports them); its record is not read.
     case exposed(String)
+    /// An encrypted file that does not open, or opens to what was not written there (another
+    /// group's or another item's record, a damaged or altered file, a link, another user's
+    /// file): refused and never served, left in place.
+    case refused(String)
 
     public var description: String {
         switch self {
@@ -62,6 +66,8 @@ public enum ItemProblem: Sendable, Hashable, CustomStringConvertible {
             return "its secret is not UTF-8 text"
         case .unsupportedFormat(let format):
             return "it has record format \(format), which this version of authkit does not read (a newer version wrote it)"
+        case .refused(let reason):
+            return "the file was refused: \(reason); remove it with `authkit logout` and sign in again"
         case .exposed(let detail):
             return
                 "other users may be able to read it (\(detail)) and its permissions cannot be narrowed; remove it with `authkit logout` and sign in again"

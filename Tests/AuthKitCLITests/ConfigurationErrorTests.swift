@@ -109,7 +109,8 @@ import Testing
 
         try home.write("[profile work]\nstorage = floppy\n")
         try await Self.expectUsageError(
-            home.authkit(["status", "--profile", "work"]), ["\(path):2: 'storage': use secret-service, kernel-keyring or plain-file"])
+            home.authkit(["status", "--profile", "work"]),
+            ["\(path):2: 'storage': use secret-service, kernel-keyring, plain-file or encrypted-file"])
     }
 
     /// A typo in a profile the command does not use is a warning, not a failure; the

@@ -37,6 +37,10 @@ func exitCode(for error: SecretStoreError) -> Int32 {
     case .kernelKeyringUnavailable: return 14
     case .kernelKeyringQuota: return 15
     case .kernelKeyringFailure: return 16
+    case .encryptedStoreLocked: return 17
+    case .encryptedStoreNotSetUp: return 18
+    case .wrongPassphrase: return 19
+    case .encryptedStoreIdentity: return 20
     }
 }
 
@@ -59,6 +63,10 @@ func kindName(of error: SecretStoreError) -> String {
     case .kernelKeyringUnavailable: return "kernelKeyringUnavailable"
     case .kernelKeyringQuota: return "kernelKeyringQuota"
     case .kernelKeyringFailure: return "kernelKeyringFailure"
+    case .encryptedStoreLocked: return "encryptedStoreLocked"
+    case .encryptedStoreNotSetUp: return "encryptedStoreNotSetUp"
+    case .wrongPassphrase: return "wrongPassphrase"
+    case .encryptedStoreIdentity: return "encryptedStoreIdentity"
     }
 }
 

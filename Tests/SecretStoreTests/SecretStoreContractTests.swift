@@ -6,7 +6,7 @@ import Testing
 /// What every store promises alike (``SecretStore``): the same refusals before a save touches
 /// anything, and the same answer from `item(for:)` when the key's only item is unusable.
 @Suite struct SecretStoreContractTests {
-    enum Kind: String, CaseIterable, Sendable { case secretService, kernelKeyring, plainFile }
+    enum Kind: String, CaseIterable, Sendable { case secretService, kernelKeyring, plainFile, encryptedFile }
 
     func key(_ group: SecretGroup) -> ItemKey {
         ItemKey(group: group, issuer: "https://idp.example", clientID: "client-1", account: "ada@example.test", kind: "tokens")
@@ -24,6 +24,7 @@ import Testing
             case .secretService: SecretServiceStore()
             case .kernelKeyring: KernelKeyringStore()
             case .plainFile: PlainFileStore(directory: root.path + "/state")
+            case .encryptedFile: EncryptedFileStore(directory: root.path + "/data", environment: [:])
             }
         await #expect(throws: SecretStoreError.invalidSecret(reason: "it is empty")) {
             try await store.save([], for: key(group))
@@ -55,5 +56,30 @@ import Testing
         try Data(text.replacingOccurrences(of: #""format":"1""#, with: #""format":"9""#).utf8).write(to: URL(fileURLWithPath: file))
         let item = try #require(try await store.item(for: key(group)))
         #expect(item.problem == .unsupportedFormat("9") && item.secret == nil)
+    }
+
+    /// The encrypted-file store keeps the same promise: its only file for the key, refused
+    /// (here a file of another group moved in), comes back with the problem, not as nil.
+    @Test func theEncryptedFileStoreReturnsItsRefusedItemRatherThanNothing() async throws {
+        let root = try TestPaths.makeTemporaryDirectory(prefix: "authkit-contract")
+        let store = EncryptedFileStore(directory: root.path + "/data", environment: [:])
+        defer {
+            _ = try? store.lock()
+            try? FileManager.default.removeItem(at: root)
+        }
+        _ = try store.createIdentity(passphrase: SecretBytes(Array("contract".utf8)))
+        let group = try SecretGroup("com.example.contract"), other = try SecretGroup("com.example.elsewhere")
+        let moved = ItemKey(group: other, issuer: key(group).issuer, clientID: "client-1", account: "ada@example.test", kind: "tokens")
+        try await store.save(Array(#"{"a":1}"#.utf8), for: moved)
+        try await store.save(Array(#"{"a":2}"#.utf8), for: key(group))
+        let name = "/" + EncryptedFileStore.fileName(for: key(group))
+        try FileManager.default.removeItem(atPath: store.folder(for: group) + name)
+        try FileManager.default.moveItem(atPath: store.folder(for: other) + name, toPath: store.folder(for: group) + name)
+        let item = try #require(try await store.item(for: key(group)))
+        guard case .refused? = item.problem else {
+            Issue.record("not refused: \(String(describing: item.problem))")
+            return
+        }
+        #expect(item.secret == nil)
     }
 }

@@ -22,6 +22,8 @@ long ak_keyctl_setperm(int32_t key, uint32_t permissions);
 long ak_keyctl_unlink(int32_t key, int32_t keyring);
 /* KEYCTL_INVALIDATE: gone at once for everyone. */
 long ak_keyctl_invalidate(int32_t key);
+/* KEYCTL_SET_TIMEOUT: the key expires `seconds` from now (0: never). */
+long ak_keyctl_set_timeout(int32_t key, uint32_t seconds);
 /* add_key(2): creates, or for a `user` key with the same description in `keyring`, updates the
  * payload atomically (a failed update leaves the old payload). */
 long ak_add_key(const char *type, const char *description, const void *payload, size_t length, int32_t keyring);

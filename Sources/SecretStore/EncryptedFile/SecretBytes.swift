@@ -11,13 +11,13 @@ import Musl
 /// grows or is copied on write, this never moves. Immutable once made, hence `Sendable`.
 ///
 /// It has no `description` of its contents: printing one shows only its length.
-final class SecretBytes: Sendable, CustomStringConvertible {
+package final class SecretBytes: Sendable, CustomStringConvertible {
     // The address as a bit pattern: the storage is written only in `init` and `deinit`.
     private let address: UInt
-    let count: Int
+    package let count: Int
 
     /// Copies `bytes` (the caller wipes its own copy when it matters).
-    init(_ bytes: some Collection<UInt8>) {
+    package init(_ bytes: some Collection<UInt8>) {
         count = bytes.count
         let storage = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 16)
         storage.initializeMemory(as: UInt8.self, repeating: 0, count: max(count, 1))
@@ -53,10 +53,10 @@ final class SecretBytes: Sendable, CustomStringConvertible {
         return ak_CRYPTO_memcmp(UnsafeRawPointer(bitPattern: address), UnsafeRawPointer(bitPattern: other.address), count) == 0
     }
 
-    var description: String { "SecretBytes(\(count) bytes)" }
+    package var description: String { "SecretBytes(\(count) bytes)" }
 
     /// Wipes a scratch array in place (intermediate keys kept in an `Array` for a moment).
-    static func wipe(_ bytes: inout [UInt8]) {
+    package static func wipe(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { buffer in
             if let base = buffer.baseAddress { explicit_bzero(base, buffer.count) }
         }

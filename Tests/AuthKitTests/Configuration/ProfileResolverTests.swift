@@ -95,7 +95,7 @@ struct ProfileResolverTests {
             ("issuer = https://x", ":1: ‘issuer’: a key outside any section"),
             ("[profile work]\nissuer = http://idp.example", "‘issuer’: "),
             ("[profile work]\ngroup = has space", "‘group’: ‘has space’ is not a valid group"),
-            ("[profile work]\nstorage = cloud", "‘storage’: use secret-service, kernel-keyring or plain-file"),
+            ("[profile work]\nstorage = cloud", "‘storage’: use secret-service, kernel-keyring, plain-file or encrypted-file"),
             ("[profile work]\nissuer = \"https://x", "the quoted value is not closed"),
             ("[profile work]\nissuer = https://a\nissuer = https://b", ":3: ‘issuer’: set twice"),
             ("[profiles]\n", ":1: unknown section [profiles]"),
