@@ -35,6 +35,8 @@ struct AuthKitCommand: AsyncParsableCommand {
             StatusCommand.self,
             TokenCommand.self,
             LogoutCommand.self,
+            UnlockCommand.self,
+            LockCommand.self,
             SearchCommand.self,
             CredentialCommand.self,
             ExecCommand.self,

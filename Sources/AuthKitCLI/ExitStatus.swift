@@ -23,4 +23,7 @@ enum ExitStatus {
     static let configurationRejected = ExitCode(7)
     /// `token`: even a fresh token from the provider lives less than `--min-ttl`.
     static let tokenTooShort = ExitCode(8)
+    /// `unlock`, `login --storage encrypted-file`: the passphrase does not open the encrypted
+    /// store's identity; nothing was changed.
+    static let wrongPassphrase = ExitCode(9)
 }

@@ -96,7 +96,8 @@ enum HelpTopics {
               1  not signed in, or the sign-in needs a new login
               2  usage or configuration error: nothing was attempted
               3  token storage unavailable (no D-Bus session, no Secret Service, keyring
-                 locked, kernel keyring blocked or full)
+                 locked, kernel keyring blocked or full, encrypted store locked:
+                 `authkit unlock`)
               4  the identity provider or Microsoft Graph failed or could not be reached
               5  jwt verify: token malformed, or its signature or key rejected
               6  jwt verify: signature good, claims rejected (expired, wrong audience ...)
@@ -104,6 +105,8 @@ enum HelpTopics {
                  secret, an issuer the provider does not name as its own
               8  token: even a fresh token lives less than --min-ttl (--allow-shorter
                  prints it anyway)
+              9  unlock, login: the passphrase does not open the encrypted store's
+                 identity; nothing was changed
             `authkit exec` exits with its command's status (127: the command was not found).
             """
         ),
@@ -125,7 +128,7 @@ enum HelpTopics {
               client_id = my-cli
               scopes = openid profile offline_access
               group = com.example.shared
-              storage = secret-service        # or \(wrapped(StorageChoice.allCases.dropFirst().map(\.rawValue).joined(separator: ", "), column: 36, prefix: "# "))
+              storage = secret-service        \(wrapped("# or " + StorageChoice.allCases.dropFirst().map(\.rawValue).joined(separator: ", "), column: 34, prefix: "# "))
 
               [credential "https://dev.azure.com"]   # git: authkit credential git
               profile = work

@@ -83,6 +83,11 @@ struct LoginCommand: AsyncParsableCommand {
         help: "Keep the group's tokens in a keyring of their own, with its own password (asked now), not the login keyring.")
     var ownKeyring = false
 
+    @Option(
+        name: .customLong("passphrase-fd"),
+        help: ArgumentHelp("--storage encrypted-file, first use: read the new passphrase from this descriptor.", valueName: "N"))
+    var passphraseFD: Int32?
+
     func validate() throws {
         if [noBrowser, paste, deviceCode].filter({ $0 }).count > 1 {
             throw ValidationError("--no-browser, --paste and --device-code exclude each other")
@@ -98,6 +103,9 @@ struct LoginCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let profile = try? session.resolveProfile() {
+            try await EncryptedStoreSetup.prepare(profile, passphraseFD: passphraseFD)
+        }
         let indicator = WaitIndicator()
         do throws(AuthKitError) {
             let profile = try session.resolveProfile(

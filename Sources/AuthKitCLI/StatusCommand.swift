@@ -59,6 +59,9 @@ struct StatusCommand: AsyncParsableCommand {
                     accounts: accounts.map { AccountReport($0, now: now) }, error: nil))
         } else {
             printText(profile: profile, accounts: accounts, now: now)
+            if !accounts.isEmpty, let state = EncryptedStoreSetup.stateLine(profile) {
+                Terminal.printOut("  encrypted store: \(state)")
+            }
             if accounts.count > 1 {
                 let shared = try? session.session(for: profile, prompts: .unlock)
                 if let shared {

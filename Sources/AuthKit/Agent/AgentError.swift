@@ -8,8 +8,9 @@ public struct AgentError: Error, Sendable, CustomStringConvertible {
     /// How a program should treat it (the same as the original error's).
     public let category: AuthKitError.Category
 
-    /// The summary (the agent keeps no longer text).
-    public var description: String { summary }
+    /// The summary and, when there is one, the hint — the whole message, as a store's error
+    /// gives it (a plug-in served through the agent prints this one line).
+    public var description: String { hint.map { "\(summary); \($0)" } ?? summary }
 
     init(summary: String, hint: String?, category: AuthKitError.Category) {
         self.summary = summary

@@ -47,7 +47,7 @@ package final class SecretBytes: Sendable, CustomStringConvertible {
     }
 
     /// Constant-time comparison (CRYPTO_memcmp).
-    func isEqual(to other: SecretBytes) -> Bool {
+    package func isEqual(to other: SecretBytes) -> Bool {
         guard count == other.count else { return false }
         guard count > 0 else { return true }
         return ak_CRYPTO_memcmp(UnsafeRawPointer(bitPattern: address), UnsafeRawPointer(bitPattern: other.address), count) == 0

@@ -1,0 +1,122 @@
+import Foundation
+import SecretStore
+import TestSupport
+import Testing
+
+/// The encrypted-file store through the real binary against the local OpenID provider: first
+/// use, a simulated reboot (the kernel keyring's key removed, the agent restarted), locked as an
+/// answer with the unlock hint, a wrong passphrase, unlock and refresh, a refresh race of 16
+/// processes, logout of one group, and the leak scan.
+@Suite struct EncryptedFileCLITests {
+    static let passphrase = "a passphrase for the tests"
+
+    /// The world's store, as the test process reads it (the same user, the same keyring).
+    func store(_ world: CLIHarness) -> EncryptedFileStore {
+        EncryptedFileStore(directory: (world.environment["XDG_DATA_HOME"] ?? "/nonexistent") + "/authkit", environment: [:])
+    }
+
+    /// Rewrites the stored record, as a refresh would find it (the store must be unlocked).
+    func changeRecord(_ world: CLIHarness, group: String, _ change: (inout [String: Any]) -> Void) async throws {
+        let store = store(world)
+        let items = try await store.items(matching: ItemQuery(group: try SecretGroup(group), kind: "tokens"), loadSecrets: true)
+        let item = try #require(items.first { $0.problem == nil })
+        var record = try #require(try JSONSerialization.jsonObject(with: Data(item.secret ?? [])) as? [String: Any])
+        change(&record)
+        try await store.save(Array(try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys])), for: item.key)
+    }
+
+    @Test func aSignInSurvivesAReboot() async throws {
+        let group = "com.example.encrypted-\(UInt32.random(in: 0...UInt32.max))"
+        let world = try await CLIHarness.start(group: group)
+        let store = store(world)
+        defer {
+            _ = try? store.lock()
+            world.stop()
+        }
+        let storage = ["--storage", "encrypted-file"]
+
+        // First use: a new identity from the passphrase on a descriptor, and where things are.
+        let login = try await world.authkit(
+            world.loginArguments(storage + ["--passphrase-fd", "0"]), environment: world.browserEnvironment(user: "ada"),
+            stdin: Self.passphrase + "\n", timeout: 90)
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(login.stderr.contains(store.identityPath) && login.stderr.contains("Back up identity.age"), "\(login.stderr)")
+        #expect(login.stderr.contains("age-encrypted"), "\(login.stderr)")
+        #expect(!login.stderr.contains(Self.passphrase))
+        let status = try await world.authkit(["status", "--group", group])
+        #expect(status.status == 0 && status.stdout.contains("encrypted store: unlocked until reboot"), "\(status.stdout)\(status.stderr)")
+        let first = try await world.authkit(["token", "--group", group])
+        #expect(first.status == 0 && !first.stdout.isEmpty, "found without the flag: \(first.stderr)")
+        let printed = try await world.authkit(["setup", "git", "--host", "https://git.example.com", "--print"] + storage)
+        #expect(printed.stdout.contains("storage = encrypted-file"), "\(printed.stdout)")
+
+        // A simulated reboot: the kernel keyring's key gone (keyctl, as a reboot clears it), the
+        // agent restarted. The files survive; every reader answers "locked" with the hint.
+        try await world.startAgent()
+        let recipient = try #require(try store.recipientText())
+        let found = try await ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/keyctl"), ["search", "@u", "user", "authkit:age-identity:\(recipient)"], timeout: 10)
+        let id = found.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/keyctl"), ["invalidate", id], timeout: 10).status == 0)
+        await world.stopAgent()
+        try await world.startAgent()
+        #expect(FileManager.default.fileExists(atPath: store.folder(for: try SecretGroup(group))))
+        let locked = try await world.authkit(["token", "--group", group])
+        #expect(locked.status == 3 && locked.stdout.isEmpty, "\(locked.stdout)\(locked.stderr)")
+        #expect(locked.stderr.contains("is locked") && locked.stderr.contains("`authkit unlock`"), "\(locked.stderr)")
+        let lockedStatus = try await world.authkit(["status", "--group", group])
+        #expect(lockedStatus.status == 3 && lockedStatus.stderr.contains("locked"), "\(lockedStatus.stderr)")
+        let plugin = try await world.authkit(
+            ["credential", "git", "--group", group, "get"], stdin: "protocol=https\nhost=git.example.com\n\n")
+        #expect(
+            plugin.status != 0 && plugin.stderr.contains("`authkit unlock`") && !plugin.stdout.contains("password="),
+            "\(plugin.status) \(plugin.stdout) \(plugin.stderr)")
+        let exec = try await world.authkit(["exec", "--group", group, "--", "/bin/true"])
+        #expect(exec.status == 3 && exec.stderr.contains("`authkit unlock`"), "\(exec.stderr)")
+
+        // A wrong passphrase: its own exit code, nothing lost.
+        let wrong = try await world.authkit(["unlock", "--passphrase-fd", "0"], stdin: "not it\n", timeout: 60)
+        #expect(wrong.status == 9 && wrong.stderr.contains("does not open"), "\(wrong.stderr)")
+        #expect(try await world.authkit(["token", "--group", group]).status == 3)
+
+        // Unlocked again (for a while), the sign-in's refresh still works.
+        let unlock = try await world.authkit(["unlock", "--passphrase-fd", "0", "--for", "8h"], stdin: Self.passphrase + "\n", timeout: 60)
+        #expect(unlock.status == 0 && unlock.stdout.contains("Unlocked"), "\(unlock.stdout)\(unlock.stderr)")
+        let until = try await world.authkit(["status", "--group", group])
+        #expect(until.stdout.contains("encrypted store: unlocked until 20"), "\(until.stdout)")
+        await world.stopAgent()
+
+        // 16 processes refreshing one sign-in make one refresh and agree on the new token.
+        try await changeRecord(world, group: group) { $0["access_token_expires_at"] = Date().timeIntervalSince1970 - 10 }
+        try await world.provider.clearLog()
+        let results = try await withThrowingTaskGroup(of: ProcessResult.self) { tasks in
+            for _ in 0..<16 {
+                tasks.addTask { try await world.authkit(["token", "--group", group], timeout: 90) }
+            }
+            return try await tasks.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
+        #expect(Set(results.map(\.stdout)).count == 1, "every process printed the same new token")
+        #expect(results.first?.stdout != first.stdout)
+        #expect(try await world.provider.log().grantTypes["refresh_token", default: 0] == 1)
+
+        // Lock: token says locked again; a sign-in still saves (only the recipient is needed).
+        let lock = try await world.authkit(["lock"])
+        #expect(lock.status == 0 && lock.stdout.contains("Locked"), "\(lock.stdout)\(lock.stderr)")
+        #expect(try await world.authkit(["token", "--group", group]).status == 3)
+        let other = group + ".other"
+        let second = try await world.authkit(
+            ["login", "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--group", other] + storage,
+            environment: world.browserEnvironment(user: "ada"), timeout: 90)
+        #expect(second.status == 0, "a locked store takes a sign-in: \(second.stderr)")
+
+        // Logout removes only that group's files.
+        _ = try await world.authkit(["unlock", "--passphrase-fd", "0"], stdin: Self.passphrase + "\n", timeout: 60)
+        let logout = try await world.authkit(["logout", "--group", group] + storage)
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(try await world.authkit(["token", "--group", group] + storage).status == 1)
+        #expect(try await world.authkit(["token", "--group", other]).status == 0, "the other group's sign-in stays")
+        _ = try await world.authkit(["logout", "--group", other] + storage)
+        try await world.assertNoSecretsLeaked()
+    }
+}
