@@ -84,6 +84,15 @@ import Testing
         #expect(unlock.status == 0 && unlock.stdout.contains("Unlocked"), "\(unlock.stdout)\(unlock.stderr)")
         let until = try await world.authkit(["status", "--group", group])
         #expect(until.stdout.contains("encrypted store: unlocked until 20"), "\(until.stdout)")
+        // The library's SharedSession(group:) finds it through the storage record, and reads it.
+        let example = try await world.example()
+        #expect(example.status == 0 && example.stdout.contains("Signed in as"), "\(example.stdout)\(example.stderr)")
+        // A new passphrase (old and new on two lines of the descriptor) re-seals the identity only.
+        let change = try await world.authkit(
+            ["unlock", "--change-passphrase", "--passphrase-fd", "0"], stdin: Self.passphrase + "\nanother one\n", timeout: 60)
+        #expect(change.status == 0, "\(change.stderr)")
+        let again = try await world.authkit(["unlock", "--passphrase-fd", "0"], stdin: "another one\n", timeout: 60)
+        #expect(again.status == 0, "\(again.stderr)")
         await world.stopAgent()
 
         // 16 processes refreshing one sign-in make one refresh and agree on the new token.
@@ -111,12 +120,64 @@ import Testing
         #expect(second.status == 0, "a locked store takes a sign-in: \(second.stderr)")
 
         // Logout removes only that group's files.
-        _ = try await world.authkit(["unlock", "--passphrase-fd", "0"], stdin: Self.passphrase + "\n", timeout: 60)
+        // Logout reads the refresh token to revoke it: locked, it says so and removes nothing.
+        let lockedLogout = try await world.authkit(["logout", "--group", group] + storage)
+        #expect(lockedLogout.status == 3 && lockedLogout.stderr.contains("`authkit unlock`"), "\(lockedLogout.stderr)")
+        _ = try await world.authkit(["unlock", "--passphrase-fd", "0"], stdin: "another one\n", timeout: 60)
         let logout = try await world.authkit(["logout", "--group", group] + storage)
         #expect(logout.status == 0, "\(logout.stderr)")
         #expect(try await world.authkit(["token", "--group", group] + storage).status == 1)
         #expect(try await world.authkit(["token", "--group", other]).status == 0, "the other group's sign-in stays")
         _ = try await world.authkit(["logout", "--group", other] + storage)
         try await world.assertNoSecretsLeaked()
+    }
+
+    /// First use on a terminal: the new passphrase is asked twice without echo (typed on a pty),
+    /// login says where the files and the identity are and how to back them up, and the typed
+    /// passphrase never shows.
+    @Test func firstUseOnATerminalAsksForTheNewPassphraseTwice() async throws {
+        let group = "com.example.encrypted-\(UInt32.random(in: 0...UInt32.max))"
+        let world = try await CLIHarness.start(group: group)
+        let store = store(world)
+        defer {
+            _ = try? store.lock()
+            world.stop()
+        }
+        let driver = """
+            import os, pty, sys
+            passphrase = sys.argv[1].encode()
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execv(sys.argv[2], sys.argv[2:])
+            seen, asked, out = b"", 0, b""
+            while True:
+                try:
+                    data = os.read(fd, 1024)
+                except OSError:
+                    break
+                if not data:
+                    break
+                seen += data
+                out += data
+                if seen.rstrip().endswith(b":") and b"passphrase" in seen.lower():
+                    os.write(fd, passphrase + b"\\n")
+                    asked += 1
+                    seen = b""
+            _, status = os.waitpid(pid, 0)
+            sys.stdout.buffer.write(b"asked %d\\n" % asked + out)
+            sys.exit(os.waitstatus_to_exitcode(status))
+            """
+        let environment = world.environment.merging(world.browserEnvironment(user: "ada")) { $1 }
+        let login = try await ProcessRunner.run(
+            TestPaths.python,
+            ["-c", driver, Self.passphrase, TestPaths.product("authkit").path] + world.loginArguments(["--storage", "encrypted-file"]),
+            environment: environment, timeout: 120)
+        #expect(login.status == 0, "\(login.stdout)\(login.stderr)")
+        #expect(login.stdout.hasPrefix("asked 2\n"), "\(login.stdout)")
+        #expect(login.stdout.contains("Back up identity.age") && login.stdout.contains(store.identityPath), "\(login.stdout)")
+        #expect(!login.stdout.contains(Self.passphrase), "no echo")
+        let token = try await world.authkit(["token", "--group", group])
+        #expect(token.status == 0, "\(token.stderr)")
+        _ = try await world.authkit(["logout", "--group", group])
     }
 }
