@@ -65,9 +65,12 @@ enum HelpTopics {
               PATH                   where exec finds COMMAND (named in the agent's log)
               https_proxy, http_proxy, all_proxy, no_proxy (NO_PROXY)
                                      the proxy for the provider and Graph (libcurl's)
-              XDG_RUNTIME_DIR, XDG_STATE_HOME, XDG_CONFIG_HOME, HOME, TMPDIR
-                                     where the agent, locks, the plain file and the
-                                     config live
+              AUTHKIT_IDENTITY_FILE  the encrypted store's identity, unsealed, for a
+                                     service (else $CREDENTIALS_DIRECTORY/authkit-identity,
+                                     else what `authkit unlock` keeps in the kernel)
+              XDG_RUNTIME_DIR, XDG_STATE_HOME, XDG_CONFIG_HOME, XDG_DATA_HOME, HOME, TMPDIR
+                                     where the agent, locks, the plain file, the config
+                                     and the encrypted store live
 
             The clients' own files, where setup writes and the plug-ins read:
               DOCKER_CONFIG          docker's config.json folder (default ~/.docker)
