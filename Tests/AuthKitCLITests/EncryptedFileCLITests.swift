@@ -50,14 +50,16 @@ import Testing
         let printed = try await world.authkit(["setup", "git", "--host", "https://git.example.com", "--print"] + storage)
         #expect(printed.stdout.contains("storage = encrypted-file"), "\(printed.stdout)")
 
-        // A simulated reboot: the kernel keyring's key gone (keyctl, as a reboot clears it), the
-        // agent restarted. The files survive; every reader answers "locked" with the hint.
+        // A simulated reboot: the unlock's keyring emptied and gone (keyctl, as a reboot clears the
+        // user keyring), the agent restarted. The files survive; every reader answers "locked"
+        // with the hint.
         try await world.startAgent()
         let recipient = try #require(try store.recipientText())
-        let found = try await ProcessRunner.run(
-            URL(fileURLWithPath: "/usr/bin/keyctl"), ["search", "@u", "user", "authkit:age-identity:\(recipient)"], timeout: 10)
+        let keyctl = URL(fileURLWithPath: "/usr/bin/keyctl")
+        let found = try await ProcessRunner.run(keyctl, ["search", "@u", "keyring", "authkit:age-unlocked:\(recipient)"], timeout: 10)
         let id = found.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/keyctl"), ["invalidate", id], timeout: 10).status == 0)
+        #expect(try await ProcessRunner.run(keyctl, ["clear", id], timeout: 10).status == 0)
+        #expect(try await ProcessRunner.run(keyctl, ["invalidate", id], timeout: 10).status == 0)
         await world.stopAgent()
         try await world.startAgent()
         #expect(FileManager.default.fileExists(atPath: store.folder(for: try SecretGroup(group))))

@@ -236,6 +236,29 @@ import Glibc
         }
     }
 
+    /// The unlock's keyring caches the plaintext of a file it opened, served only while the file
+    /// is the same one (a new save is read anew), and gone with the unlock.
+    @Test func theUnlockCachesOnlyUnchangedFilesAndLockingForgetsIt() async throws {
+        try await withStore { store, _ in
+            let group = try SecretGroup("com.example.cache")
+            try await store.save(Array(#"{"n":1}"#.utf8), for: key(group))
+            #expect(try await store.item(for: key(group))?.secret == Array(#"{"n":1}"#.utf8))
+            let recipient = try #require(try store.recipient())
+            let ring = try #require(IdentityKeyring.ring(recipient))
+            let name = EncryptedFileStore.fileName(for: key(group))
+            let folder = open(store.folder(for: group), O_RDONLY | O_DIRECTORY)
+            defer { close(folder) }
+            let signature = try TrustedFile.read(name, in: folder, path: name).signature
+            #expect(IdentityKeyring.cached(ring, group: group, name: name, signature: signature) != nil)
+            #expect(IdentityKeyring.cached(ring, group: group, name: name, signature: signature + "x") == nil)
+            try await store.save(Array(#"{"n":2}"#.utf8), for: key(group))
+            #expect(try await store.item(for: key(group))?.secret == Array(#"{"n":2}"#.utf8))
+            #expect(try store.lock())
+            #expect(IdentityKeyring.ring(recipient) == nil)
+            #expect(IdentityKeyring.cached(ring, group: group, name: name, signature: signature) == nil)
+        }
+    }
+
     /// A new passphrase re-seals the identity only: the token files stay byte for byte, the old
     /// passphrase no longer opens it, the new one does.
     @Test func changingThePassphraseKeepsTheFiles() async throws {

@@ -60,9 +60,16 @@ enum TrustedFile {
         return opened
     }
 
+    /// What a file holds, and which file it was: device, inode, size, modification and change
+    /// times (a rename over it, a write or a chmod changes it).
+    struct Contents {
+        var bytes: [UInt8]
+        var signature: String
+    }
+
     /// The bytes of the regular file `name` in the open folder `folder` (`path` names it in
     /// errors), read only when it is ours and mode 0600 or narrower.
-    static func read(_ name: String, in folder: Int32, path: String) throws(Refusal) -> [UInt8] {
+    static func read(_ name: String, in folder: Int32, path: String) throws(Refusal) -> Contents {
         let fd = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
@@ -76,6 +83,11 @@ enum TrustedFile {
         } catch {
             throw .failed(error)
         }
+        var info = stat()
+        _ = fstat(fd, &info)
+        let signature =
+            "\(info.st_dev):\(info.st_ino):\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):"
+            + "\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec)"
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16384)
         defer { SecretBytes.wipe(&buffer) }
@@ -85,7 +97,7 @@ enum TrustedFile {
                 if errno == EINTR { continue }
                 throw .failed(.plainFileIO(path: path, operation: "read", errno: errno))
             }
-            if count == 0 { return bytes }
+            if count == 0 { return Contents(bytes: bytes, signature: signature) }
             bytes += buffer[..<count]
             guard bytes.count <= maximumBytes else {
                 throw .failed(.plainFileIO(path: path, operation: "read (it is larger than 1 MiB)", errno: EFBIG))
@@ -103,7 +115,7 @@ enum TrustedFile {
         }
         defer { close(fd) }
         do {
-            return try read(name, in: fd, path: path)
+            return try read(name, in: fd, path: path).bytes
         } catch {
             switch error {
             case .missing: return nil
