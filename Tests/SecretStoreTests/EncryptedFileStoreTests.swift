@@ -169,6 +169,25 @@ import Glibc
         }
     }
 
+    /// A group folder that is a link (to a folder of the attacker's choosing) is refused with its
+    /// reason, never followed; another group still reads.
+    @Test func aLinkedGroupFolderIsRefused() async throws {
+        try await withStore { store, root in
+            let group = try SecretGroup("com.example.linked"), other = try SecretGroup("com.example.kept")
+            try await store.save(Array(#"{"n":1}"#.utf8), for: key(group))
+            try await store.save(Array(#"{"n":2}"#.utf8), for: key(other))
+            let moved = root.appendingPathComponent("elsewhere").path
+            #expect(rename(store.folder(for: group), moved) == 0)
+            #expect(symlink(moved, store.folder(for: group)) == 0)
+            await #expect {
+                try await store.item(for: key(group))
+            } throws: { error in
+                (error as? SecretStoreError)?.summary.contains("symbolic link") == true
+            }
+            #expect(try await store.item(for: key(other))?.secret == Array(#"{"n":2}"#.utf8))
+        }
+    }
+
     /// Debian's age opens every file the store writes: the identity with `age -d` and the
     /// passphrase (typed on a pty), an item with `age -d -i IDENTITY`, its plaintext naming the
     /// group and the key.
