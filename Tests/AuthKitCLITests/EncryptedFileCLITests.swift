@@ -120,6 +120,9 @@ import Testing
             ["login", "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--group", other] + storage,
             environment: world.browserEnvironment(user: "ada"), timeout: 90)
         #expect(second.status == 0, "a locked store takes a sign-in: \(second.stderr)")
+        let relogin = try await world.authkit(
+            world.loginArguments(storage), environment: world.browserEnvironment(user: "ada"), timeout: 90)
+        #expect(relogin.status == 0, "a locked store takes a new sign-in of a signed-in group too: \(relogin.stderr)")
 
         // Logout removes only that group's files.
         // Logout reads the refresh token to revoke it: locked, it says so and removes nothing.
