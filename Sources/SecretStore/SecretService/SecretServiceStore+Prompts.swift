@@ -49,3 +49,34 @@ final class CollectionCreations: Sendable {
         attempts.withLock { $0[group] ?? nil }
     }
 }
+
+extension SecretServiceStore {
+    static func createGroupCollection(
+        _ group: String, _ creation: CollectionCreations, _ options: LibSecretOptions, _ thread: LibSecretThread
+    ) throws(SecretStoreError) -> FoundCollection? {
+        guard creation.claim(group) else { return nil }
+        do {
+            return try thread.session.createCollection(group, options, thread)
+        } catch {
+            switch error {
+            case .noSessionBus, .noSecretService: throw error
+            default:
+                creation.failed(group, reason: reason(creationFailed: error))
+                return nil
+            }
+        }
+    }
+
+    static func reason(creationFailed error: SecretStoreError) -> String {
+        switch error {
+        case .timedOut(_, let seconds):
+            return "the provider's prompt was not answered within \(Int(seconds)) s"
+        case .providerFailure(_, let message) where message.hasPrefix("No such secret collection"):
+            return "the provider's password prompt was dismissed or could not be shown (no display?)"
+        case .providerFailure(_, let message):
+            return "the provider refused: \(message)"
+        default:
+            return error.description
+        }
+    }
+}
