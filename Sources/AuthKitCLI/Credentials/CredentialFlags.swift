@@ -1,0 +1,33 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What a plug-in was asked, however it was parsed (ArgumentParser or ``CredentialFastPath``).
+struct CredentialFlags: Equatable {
+    var selector = SignInSelector()
+    var scopes: [String] = []
+    var minTTL = 300
+    /// The client's action word (empty for clients that pass none).
+    var action = ""
+    /// The client's own options (``CredentialAdapter/ownOptions``), by name.
+    var own: [String: String] = [:]
+
+    /// True when the command line names the sign-in (then every host is served).
+    var namesSignIn: Bool { selector.profile != nil || selector.group != nil }
+
+    /// The target the command line describes.
+    func target(entry: String, username: String = "oauth2") -> CredentialTarget {
+        CredentialTarget(
+            entry: entry, profile: selector.profile, group: selector.group, account: selector.account,
+            scopes: scopes.isEmpty ? nil : scopes, username: username)
+    }
+}

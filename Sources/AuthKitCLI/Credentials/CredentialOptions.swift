@@ -1,0 +1,36 @@
+import ArgumentParser
+import AuthKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Options every credential plug-in takes: the sign-in (as every command names it), the
+/// account and the scopes.
+struct CredentialOptions: ParsableArguments {
+    @OptionGroup var session: SessionOptions
+
+    @Option(help: ArgumentHelp("The account, when the group holds several.", valueName: "name"))
+    var account: String?
+
+    @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
+    var scopes: [String] = []
+
+    @Option(name: .customLong("min-ttl"), help: ArgumentHelp("Seconds the token must still be valid.", valueName: "seconds"))
+    var minTTL: Int = 300
+
+    func validate() throws {
+        try TokenRequest.checkMinTTL(minTTL)
+    }
+
+    /// The flags these options give, with the client's `action` and own options.
+    func flags(action: String = "", own: [String: String] = [:]) -> CredentialFlags {
+        CredentialFlags(selector: session.selector(account: account), scopes: scopes, minTTL: minTTL, action: action, own: own)
+    }
+}
