@@ -31,17 +31,13 @@ struct RefreshLockTests {
             [
                 "-c",
                 "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
-                    + "fcntl.flock(fd, fcntl.LOCK_EX); time.sleep(60)", lock.path,
-            ])
-        // Wait until the child holds it.
+                    + "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)", lock.path,
+            ], stdout: .pipe)
+        // Wait until the child says it holds it (however slowly a busy machine starts Python).
+        #expect(try await offThePool { holder.firstStdoutLine(timeout: 60) } == "held")
         var held = false
-        for _ in 0..<200 where !held {
-            do {
-                (try await lock.acquire(timeout: .milliseconds(20))).release()
-                try await Task.sleep(for: .milliseconds(25))
-            } catch { held = true }
-        }
-        #expect(held)
+        do { (try await lock.acquire(timeout: .milliseconds(20))).release() } catch { held = true }
+        #expect(held, "the child holds the lock")
         holder.send(signal: SIGKILL)
         try await offThePool { holder.wait(timeout: 10) }
         let next = try await lock.acquire(timeout: .seconds(5))
