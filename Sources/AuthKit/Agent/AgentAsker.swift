@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,6 +56,16 @@ package struct AgentAsker: Sendable, Equatable, Codable {
 
     package static let maximumCommandLine = 200
     package static let maximumDepth = 6
+    /// Processes remembered by pid and start time (a pid's start time never repeats for it).
+    static let maximumKnown = 512
+
+    private struct ProcessKey: Hashable {
+        var root: String
+        var pid: Int32
+        var startTime: UInt64
+    }
+
+    private static let known = Mutex<[ProcessKey: Process]>([:])
 
     /// The asker's pid, or nil when it exited.
     package var pid: Int32? { chain.first?.pid }
@@ -93,13 +105,26 @@ package struct AgentAsker: Sendable, Equatable, Codable {
         var current = pid
         while current > 1, chain.count < maximumDepth {
             guard let before = ProcStat(read(root, current, "stat")) else { break }
-            let name = ProcText.cleaned(before.name, limit: 64)
+            // A process already read (the same pid, start time and executable: the same process,
+            // which has not exec'd another program since) is not read again — the shell, the
+            // terminal and the session above every asker.
+            let key = ProcessKey(root: root, pid: current, startTime: before.startTime)
             let executable = readLink("\(root)/\(current)/exe").map { ProcText.cleaned($0, limit: 256) }
-            let arguments = ProcText.commandLine(read(root, current, "cmdline") ?? [], limit: maximumCommandLine)
-            // Read again: a pid reused meanwhile has another start time, and is not named.
-            guard let after = ProcStat(read(root, current, "stat")), after.startTime == before.startTime else { break }
-            let isAuthkit = name == "authkit" || (executable != nil && executable == authkit)
-            chain.append(Process(pid: current, name: name, executable: executable, commandLine: arguments, isAuthkit: isAuthkit))
+            if let known = known.withLock({ $0[key] }), known.executable == executable {
+                chain.append(known)
+            } else {
+                let name = ProcText.cleaned(before.name, limit: 64)
+                let arguments = ProcText.commandLine(read(root, current, "cmdline") ?? [], limit: maximumCommandLine)
+                // Read again: a pid reused meanwhile has another start time, and is not named.
+                guard let after = ProcStat(read(root, current, "stat")), after.startTime == before.startTime else { break }
+                let isAuthkit = name == "authkit" || (executable != nil && executable == authkit)
+                let process = Process(pid: current, name: name, executable: executable, commandLine: arguments, isAuthkit: isAuthkit)
+                chain.append(process)
+                known.withLock { known in
+                    if known.count >= maximumKnown { known.removeAll() }
+                    known[key] = process
+                }
+            }
             if chain.count == 1, before.session > 0 {
                 let leader = before.session == current ? before : ProcStat(read(root, before.session, "stat"))
                 session = leader.map { "\(before.session)@\($0.startTime)" }
