@@ -141,7 +141,7 @@ public final class EncryptedFileStore: SecretStore {
         close(tokens)
         let fd = try TrustedFile.makeFolder(folderPath)
         defer { close(fd) }
-        let lock = try TrustedFile.Lock(path: folderPath + "/.lock")
+        let lock = try FileLock(path: folderPath + "/.lock")
         defer { lock.release() }
         let name = Self.fileName(for: key)
         let now = UInt64(max(0, time(nil)))
@@ -172,7 +172,7 @@ public final class EncryptedFileStore: SecretStore {
     public nonisolated(nonsending) func delete(_ key: ItemKey) async throws(SecretStoreError) -> Bool {
         guard let (fd, _) = try openGroup(key.group) else { return false }
         defer { close(fd) }
-        let lock = try TrustedFile.Lock(path: folder(for: key.group) + "/.lock")
+        let lock = try FileLock(path: folder(for: key.group) + "/.lock")
         defer { lock.release() }
         return try remove(Self.fileName(for: key), in: fd, group: key.group)
     }
@@ -181,7 +181,7 @@ public final class EncryptedFileStore: SecretStore {
     public nonisolated(nonsending) func deleteAll(in group: SecretGroup) async throws(SecretStoreError) -> Int {
         guard let (fd, names) = try openGroup(group) else { return 0 }
         defer { close(fd) }
-        let lock = try TrustedFile.Lock(path: folder(for: group) + "/.lock")
+        let lock = try FileLock(path: folder(for: group) + "/.lock")
         defer { lock.release() }
         var count = 0
         for name in names where try remove(name, in: fd, group: group) { count += 1 }

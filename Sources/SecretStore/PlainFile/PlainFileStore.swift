@@ -75,7 +75,7 @@ public final class PlainFileStore: SecretStore {
     {
         try ItemSchema.checkSave(secret, for: key)
         try checkDirectory(create: true)
-        let lock = try Lock(path: directory + "/" + key.group.name + ".lock")
+        let lock = try FileLock(path: directory + "/" + key.group.name + ".lock")
         defer { lock.release() }
         var entries = try read(key.group) ?? []
         let now = UInt64(max(0, time(nil)))
@@ -92,7 +92,7 @@ public final class PlainFileStore: SecretStore {
     @discardableResult
     public nonisolated(nonsending) func delete(_ key: ItemKey) async throws(SecretStoreError) -> Bool {
         try checkDirectory(create: false)
-        let lock = try Lock(path: directory + "/" + key.group.name + ".lock")
+        let lock = try FileLock(path: directory + "/" + key.group.name + ".lock")
         defer { lock.release() }
         guard var entries = try read(key.group) else { return false }
         let before = entries.count
@@ -105,7 +105,7 @@ public final class PlainFileStore: SecretStore {
     @discardableResult
     public nonisolated(nonsending) func deleteAll(in group: SecretGroup) async throws(SecretStoreError) -> Int {
         try checkDirectory(create: false)
-        let lock = try Lock(path: directory + "/" + group.name + ".lock")
+        let lock = try FileLock(path: directory + "/" + group.name + ".lock")
         defer { lock.release() }
         let file = path(for: group)
         let count: Int
@@ -214,24 +214,5 @@ public final class PlainFileStore: SecretStore {
         guard fd >= 0 else { throw .plainFileIO(path: directory, operation: "open", errno: errno) }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw .plainFileIO(path: directory, operation: "flush", errno: errno) }
-    }
-
-    /// An exclusive `flock` held across one read-modify-write.
-    private struct Lock {
-        let fd: Int32
-
-        init(path: String) throws(SecretStoreError) {
-            fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { throw .plainFileIO(path: path, operation: "open the lock file", errno: errno) }
-            while flock(fd, LOCK_EX) != 0 {
-                guard errno == EINTR else {
-                    let code = errno
-                    close(fd)
-                    throw .plainFileIO(path: path, operation: "lock", errno: code)
-                }
-            }
-        }
-
-        func release() { close(fd) }
     }
 }
