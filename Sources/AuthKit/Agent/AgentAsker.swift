@@ -200,10 +200,37 @@ enum ProcText {
         return result
     }
 
-    /// `cmdline`'s NUL-separated arguments joined with spaces.
+    /// `cmdline`'s NUL-separated arguments joined with spaces, with anything that may be a
+    /// secret replaced: a program's command line can carry a token (`tool --token=$(authkit
+    /// token)`), and the log goes to the journal.
     static func commandLine(_ bytes: [UInt8], limit: Int) -> String {
-        let arguments = bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        let arguments = bytes.split(separator: 0).map { redacted(String(decoding: $0, as: UTF8.self)) }
         return cleaned(arguments.joined(separator: " "), limit: limit)
+    }
+
+    /// `text` with every run of 24 or more characters of a token's alphabet (letters, digits,
+    /// `-._~+/=`) that holds both letters and digits and is not a path replaced by
+    /// `[redacted]`: a JWT, an opaque token, a cloud secret key — and, as a price, a long hash
+    /// or a UUID.
+    static func redacted(_ text: String) -> String {
+        var result = ""
+        var run = ""
+        func flush() {
+            let secret =
+                run.count >= 24 && !run.hasPrefix("/") && run.contains(where: \.isNumber) && run.contains(where: \.isLetter)
+            result += secret ? "[redacted]" : run
+            run = ""
+        }
+        for character in text {
+            if character.isASCII && (character.isLetter || character.isNumber || "-._~+/=".contains(character)) {
+                run.append(character)
+            } else {
+                flush()
+                result.append(character)
+            }
+        }
+        flush()
+        return result
     }
 
     /// The systemd unit (`app-…-1234.scope`, `foo.service`) or a container's id from a cgroup

@@ -30,6 +30,18 @@ import Testing
         let line = ProcText.commandLine(Array("curl\0-H\0x\u{1B}[31m\n\u{202E}evil".utf8), limit: 200)
         #expect(line == "curl -H x?[31m??evil")
         #expect(ProcText.commandLine(Array(repeating: UInt8(ascii: "a"), count: 1000), limit: 200).count == 201)
+        // A token on a command line never reaches the log; paths, URLs and words stay.
+        let jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlMTIz"
+        let withToken = ProcText.commandLine(
+            Array(
+                "tool\0--token=\(jwt)\0-H\0Authorization: Bearer ghp_0123456789abcdefABCDEF0123456789abcd\0/usr/lib/git-core/git-remote-http\0https://dev.example.com/org/repo.git"
+                    .utf8),
+            limit: 400)
+        #expect(!withToken.contains("eyJ") && !withToken.contains("ghp_"), "\(withToken)")
+        #expect(
+            withToken.contains(
+                "tool [redacted] -H Authorization: Bearer [redacted] /usr/lib/git-core/git-remote-http https://dev.example.com/org/repo.git"
+            ), "\(withToken)")
         #expect(
             ProcText.unit(fromCgroup: Array("0::/user.slice/user-1000.slice/user@1000.service/app.slice/git-sync.service\n".utf8))
                 == "git-sync.service")
