@@ -128,10 +128,13 @@ struct PackageTests {
         let pages = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
         #expect(pages.contains("authkit.1.gz") && pages.count > 20, "\(pages)")
         let man = try #require(package.optionalTool("man"), "no man: ./scripts/bootstrap installs man-db")
+        // man-db leaves a database file (mldbm-elf-…) in TMPDIR: it goes with the unpacked tree.
+        let scratch = root.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         for page in pages {
             let result = try await ProcessRunner.run(
                 man, ["--warnings", "-l", folder.appendingPathComponent(page).path],
-                extraEnvironment: ["MANWIDTH": "80", "LC_ALL": "C.UTF-8", "MANPAGER": "cat", "PAGER": "cat"],
+                extraEnvironment: ["MANWIDTH": "80", "LC_ALL": "C.UTF-8", "MANPAGER": "cat", "PAGER": "cat", "TMPDIR": scratch.path],
                 timeout: 60)
             #expect(result.status == 0 && result.stderr.isEmpty && result.stdout.contains("NAME"), "\(page): \(result.stderr)")
         }
