@@ -202,7 +202,9 @@ struct SecretServiceStoreTests {
         #expect(!result.timedOut)
         #expect(result.status == 7, "expected timedOut: \(result.stdout) \(result.stderr)")
         #expect(try Self.json(result)["error"] as? String == "timedOut")
-        #expect(elapsed < 3 * bound + 2, "took \(elapsed) s for a bound of \(bound) s")  // + process start-up
+        // Bounded, not hung: a few bounds plus the probe's start-up, which a busy suite slows (a
+        // fresh-clone run took 5.28 s against the 5 s this said before).
+        #expect(elapsed < 3 * bound + 8, "took \(elapsed) s for a bound of \(bound) s")
     }
 
     @Test("after a timeout the store fails cleanly again, within the bound")
