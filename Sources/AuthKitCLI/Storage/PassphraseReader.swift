@@ -74,11 +74,13 @@ struct PassphraseReader {
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
         quiet.c_lflag |= tcflag_t(ECHONL)
-        _ = Array(prompt.utf8).withUnsafeBytes { Glibc.write(tty, $0.baseAddress, $0.count) }
+        // Echo goes off (dropping what was typed before the question) before the prompt shows:
+        // an answer typed as soon as the prompt appears is read, never flushed away.
         guard tcsetattr(tty, TCSAFLUSH, &quiet) == 0 else {
             return .failure(Failure(description: "cannot turn off the terminal's echo; pass the passphrase with --passphrase-fd N"))
         }
-        defer { _ = tcsetattr(tty, TCSAFLUSH, &saved) }
+        defer { _ = tcsetattr(tty, TCSADRAIN, &saved) }
+        _ = Array(prompt.utf8).withUnsafeBytes { Glibc.write(tty, $0.baseAddress, $0.count) }
         return line(from: tty).mapError { _ in Failure(description: "no passphrase was typed; nothing was changed") }
     }
 }
