@@ -128,12 +128,28 @@ package struct AgentAsker: Sendable, Equatable, Codable {
             if chain.count == 1, before.session > 0 {
                 let leader = before.session == current ? before : ProcStat(read(root, before.session, "stat"))
                 session = leader.map { "\(before.session)@\($0.startTime)" }
+            } else if chain.count == 1 {
+                session = outermostAncestor(of: current, stat: before, root: root)
             }
             if current == before.session { break }
             current = before.parent
         }
         let unit = chain.isEmpty ? nil : ProcText.unit(fromCgroup: read(root, pid, "cgroup") ?? [])
         return AgentAsker(chain: chain, session: session, unit: unit, via: via)
+    }
+
+    /// The session when its leader lives outside this pid namespace (the kernel shows session 0,
+    /// as in a container started by `docker exec` or `unshare --pid`): the outermost ancestor
+    /// this namespace shows, the one whose parent is init or unseen. A parent that cannot be read
+    /// (it exited) leaves no session, so nothing is remembered for a tree that is not known.
+    private static func outermostAncestor(of pid: Int32, stat: ProcStat, root: String) -> String? {
+        var current = (pid: pid, stat: stat)
+        for _ in 0..<64 {
+            if current.stat.parent <= 1 { return "\(current.pid)@\(current.stat.startTime)" }
+            guard let parent = ProcStat(read(root, current.stat.parent, "stat")) else { return nil }
+            current = (current.stat.parent, parent)
+        }
+        return nil
     }
 
     private static func read(_ root: String, _ pid: Int32, _ file: String) -> [UInt8]? {

@@ -17,6 +17,34 @@ import Testing
         #expect(asker.summary.hasSuffix(", via authkit ssh dev"))
     }
 
+    /// In a pid namespace whose session leader is outside (`docker exec`, `unshare --pid`, a CI
+    /// runner) the kernel shows session 0: the session is then the outermost process the
+    /// namespace shows, so two requests of one tree share a `once` yes and another tree does not.
+    @Test func aSessionLeaderOutsideThePidNamespaceFallsBackToTheOutermostAncestor() throws {
+        let root = try TestPaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        func process(_ pid: Int32, parent: Int32, session: Int32, start: Int) throws {
+            let folder = root.appendingPathComponent("\(pid)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let stat = "\(pid) (p\(pid)) S \(parent) \(pid) \(session) 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 \(start) 0 0"
+            try Data(stat.utf8).write(to: folder.appendingPathComponent("stat"))
+            try Data("p\(pid)\0".utf8).write(to: folder.appendingPathComponent("cmdline"))
+        }
+        try process(40, parent: 0, session: 0, start: 100)
+        try process(41, parent: 40, session: 0, start: 101)
+        try process(42, parent: 41, session: 0, start: 102)
+        try process(43, parent: 40, session: 0, start: 103)
+        try process(50, parent: 1, session: 0, start: 104)
+        try process(51, parent: 50, session: 0, start: 105)
+        try process(60, parent: 61, session: 0, start: 106)
+        let first = AgentAsker.resolve(pid: 42, root: root.path)
+        #expect(first.session == "40@100" && first.chain.map(\.pid) == [42, 41, 40])
+        #expect(AgentAsker.resolve(pid: 43, root: root.path).session == "40@100")
+        #expect(AgentAsker.resolve(pid: 51, root: root.path).session == "50@104")
+        // A parent that is gone: no session, so nothing is remembered for it.
+        #expect(AgentAsker.resolve(pid: 60, root: root.path).session == nil)
+    }
+
     @Test func aPidThatIsGoneIsExitedNeverAnotherName() {
         let asker = AgentAsker.resolve(pid: Int32.max - 1)
         #expect(asker.chain.isEmpty && asker.pid == nil)
