@@ -136,7 +136,7 @@ import Glibc
                 except BlockingIOError: pass
                 held.append(c)
             print("ready", flush=True)
-            time.sleep(120)
+            time.sleep(3600)
             """
         let listener = try TestProcess(TestPaths.python, ["-c", script, socket], environment: world.environment)
         defer {

@@ -25,13 +25,14 @@ struct RefreshLockTests {
         let directory = try TestPaths.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let lock = try RefreshLock(group: "g", environment: ["XDG_RUNTIME_DIR": directory.path])
-        // One process that takes the lock and sleeps (flock(1) would hand it to a child).
+        // One process that takes the lock and sleeps (flock(1) would hand it to a child) until it
+        // is killed: a busy run once took longer than a 60 s sleep, and the lock was free again.
         let holder = try TestProcess(
             URL(fileURLWithPath: "/usr/bin/python3"),
             [
                 "-c",
                 "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
-                    + "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)", lock.path,
+                    + "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(3600)", lock.path,
             ], stdout: .pipe)
         // Wait until the child says it holds it (however slowly a busy machine starts Python).
         #expect(try await offThePool { holder.firstStdoutLine(timeout: 60) } == "held")
