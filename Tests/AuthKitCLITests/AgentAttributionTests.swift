@@ -192,7 +192,6 @@ import Glibc
         try await world.signIn()
         let server = try await offThePool { try TestSSHServer() }
         defer { server.stop() }
-        let scratch = world.scratch.path
         let journal = try await Journal(world)
         defer { journal.stop() }
         let reachable = try ReachableCopy(of: TestPaths.product("authkit"))

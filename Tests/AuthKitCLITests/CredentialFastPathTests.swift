@@ -34,6 +34,8 @@ struct CredentialFastPathTests {
             ["credential", "docker", "get"],
             ["credential", "docker", "--group=g", "--insecure-storage", "list"],
             ["credential", "kubectl"],
+            ["credential", "cargo", "--cargo-plugin"],
+            ["credential", "cargo", "--group", "g", "--cargo-plugin"],
             ["credential", "kubectl", "--token-type", "id-token", "--account", "ada@example.test"],
             ["credential", "kubectl", "--scope", "6dae42f8-4368-4678-94ff-3960e28e3630/.default", "--min-ttl=0"],
         ])
@@ -51,6 +53,7 @@ struct CredentialFastPathTests {
             ["credential", "kubectl", "get"], ["credential", "kubectl", "--token-type", "x"],
             ["credential", "docker", "--username", "u", "get"],
             ["credential", "git", "--min-ttl", "-1", "get"], ["credential"], ["token"], [],
+            ["credential", "cargo", "--cargo-plugin", "--cargo-plugin"], ["credential", "git", "--cargo-plugin", "get"],
         ])
     func declines(_ arguments: [String]) {
         #expect(CredentialFastPath.parse(arguments) == nil)

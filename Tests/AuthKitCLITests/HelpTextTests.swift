@@ -58,7 +58,7 @@ import Testing
         let git = try await Self.help(["setup", "git", "--help"])
         #expect(git.stdout.contains("--username"), "\(git.stdout)")
         let aws = try await Self.help(["setup", "aws", "--help"])
-        #expect(aws.stdout.contains("--aws-profile") && aws.stdout.contains("authkit's profile"), "\(aws.stdout)")
+        #expect(aws.stdout.contains("--aws-profile") && aws.stdout.contains("name authkit's sign-in"), "\(aws.stdout)")
     }
 
     @Test func everyVariableTheSourcesReadIsInHelpEnvironment() async throws {

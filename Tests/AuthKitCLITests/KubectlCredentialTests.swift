@@ -87,6 +87,9 @@ import Testing
         try TerminalSafetyTests.tamper(world, account: "ada@example.test") {
             $0["access_token_expires_at"] = Date().timeIntervalSince1970 - 10
         }
+        // The agent hands out what it read for up to a second (AgentStateMachine's recheck
+        // interval) before reading the store again: past that, it sees the expired token.
+        if agent { try await Task.sleep(for: .seconds(1.5)) }
         try await world.provider.clearLog()
         let kubeconfig = world.scratch.appendingPathComponent("kubeconfig-0")
         var environment = world.environment

@@ -48,8 +48,8 @@ struct SearchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("At most this many users (1–999).", valueName: "n"))
     var top: Int = 25
 
-    @Option(help: ArgumentHelp("The account to search as, when the group holds several.", valueName: "name"))
-    var account: String?
+    @OptionGroup var accountOption: AccountOption
+    var account: String? { accountOption.account }
 
     @Option(help: ArgumentHelp("table, tsv or json (default: table on a terminal, else tsv).", valueName: "format"))
     var format: Format?

@@ -22,14 +22,14 @@ struct TokenCommand: AsyncParsableCommand {
 
     @OptionGroup var session: SessionOptions
 
-    @Option(help: ArgumentHelp("The account, when the group holds several (default: the most recent sign-in).", valueName: "name"))
-    var account: String?
+    @OptionGroup var accountOption: AccountOption
+    var account: String? { accountOption.account }
 
-    @Option(name: .customLong("min-ttl"), help: ArgumentHelp("Seconds the token must still be valid.", valueName: "seconds"))
+    @Option(name: .customLong(OptionName.minTTL), help: ArgumentHelp("Seconds the token must still be valid.", valueName: "seconds"))
     var minTTL: Int = 60
 
     @Option(
-        name: .customLong("scope"),
+        name: .customLong(OptionName.scope),
         help: ArgumentHelp(
             "A scope the token must carry (repeatable); other scopes than the sign-in's are obtained with the refresh token.",
             valueName: "scope"))

@@ -49,6 +49,7 @@ enum CargoCredentialAdapter: CredentialAdapter {
     /// A link name for `credential-provider = "cargo-credential-authkit"`.
     static let executableAlias: String? = "cargo-credential-authkit"
     static let actions: [String] = []
+    static let ownFlags: Set<String> = ["--cargo-plugin"]
     static var command: any CredentialAdapterCommand.Type { CredentialCargoCommand.self }
     static var setupCommands: [any SetupClientCommand.Type] { [SetupCargoCommand.self] }
     static var greeting: String? { #"{"v":[1]}"# + "\n" }

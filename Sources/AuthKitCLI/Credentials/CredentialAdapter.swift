@@ -17,6 +17,9 @@ protocol CredentialAdapter {
     static var actions: [String] { get }
     /// Options of this client's own, each taking a value, with their defaults (nil: none).
     static var ownOptions: [String: String?] { get }
+    /// Flags of this client's own that only say how it runs the plug-in (cargo's
+    /// `--cargo-plugin`): accepted, and nothing else.
+    static var ownFlags: Set<String> { get }
     /// The `authkit credential CLIENT` subcommand (help and ArgumentParser's parsing).
     static var command: any CredentialAdapterCommand.Type { get }
     /// The `authkit setup …` subcommands of the clients this adapter serves (docker's serves
@@ -35,6 +38,7 @@ protocol CredentialAdapter {
 extension CredentialAdapter {
     static var executableAlias: String? { nil }
     static var ownOptions: [String: String?] { [:] }
+    static var ownFlags: Set<String> { [] }
     static var greeting: String? { nil }
     static func accepts(_ flags: CredentialFlags) -> Bool { true }
 }

@@ -22,6 +22,7 @@ enum CredentialFastPath {
         var options = SharedFastPathOptions(minTTL: CredentialFlags().minTTL)
         var own: [String: String] = [:]
         var action: String?
+        var flagsSeen: Set<String> = []
         while scanner.index < arguments.count {
             let argument = arguments[scanner.index]
             if !argument.hasPrefix("-") {
@@ -33,6 +34,8 @@ enum CredentialFastPath {
             switch scanner.shared(argument, into: &options) {
             case .handled: break
             case .malformed: return nil
+            case .notShared where adapter.ownFlags.contains(argument):
+                guard flagsSeen.insert(argument).inserted else { return nil }
             case .notShared:
                 let name = FastPathScanner.name(of: argument)
                 guard adapter.ownOptions.keys.contains(name), own[name] == nil, let text = scanner.value(argument, name) else { return nil }

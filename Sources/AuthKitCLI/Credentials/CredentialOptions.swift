@@ -16,13 +16,13 @@ import Foundation
 struct CredentialOptions: ParsableArguments {
     @OptionGroup var session: SessionOptions
 
-    @Option(help: ArgumentHelp("The account, when the group holds several.", valueName: "name"))
-    var account: String?
+    @OptionGroup var accountOption: AccountOption
+    var account: String? { accountOption.account }
 
-    @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
+    @Option(name: .customLong(OptionName.scope), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
     var scopes: [String] = []
 
-    @Option(name: .customLong("min-ttl"), help: ArgumentHelp("Seconds the token must still be valid.", valueName: "seconds"))
+    @Option(name: .customLong(OptionName.minTTL), help: ArgumentHelp("Seconds the token must still be valid.", valueName: "seconds"))
     var minTTL: Int = 300
 
     func validate() throws {

@@ -31,7 +31,8 @@ struct SetupAWSCommand: SetupClientCommand {
             AWS config file ($AWS_CONFIG_FILE, else ~/.aws/config); nothing else is touched, and \
             a profile that exists already is left alone (edit it by hand). The role's trust \
             policy must accept the provider's id_tokens (an IAM OIDC identity provider for the \
-            issuer, with the client id as audience).
+            issuer, with the client id as audience). --profile and --group name authkit's \
+            sign-in, as for every command; --aws-profile names the AWS profile.
             """
     )
 
@@ -39,9 +40,6 @@ struct SetupAWSCommand: SetupClientCommand {
         name: .customLong("aws-profile"), help: ArgumentHelp("The AWS profile to write (`default` for the default one).", valueName: "name")
     )
     var awsProfile: String?
-
-    @Option(help: ArgumentHelp("authkit's profile whose sign-in it uses (as everywhere else).", valueName: "name"))
-    var profile: String?
 
     @Option(name: .customLong("role-arn"), help: ArgumentHelp("The IAM role to assume.", valueName: "arn"))
     var roleARN: String
@@ -59,7 +57,9 @@ struct SetupAWSCommand: SetupClientCommand {
         guard let awsProfile else {
             throw ValidationError(
                 "name the AWS profile to write with --aws-profile"
-                    + (profile.map { " (--profile \($0) names authkit's profile: authkit setup aws --aws-profile \($0) --role-arn …)" }
+                    + (target.signIn.profile.map {
+                        " (--profile \($0) names authkit's profile: authkit setup aws --aws-profile \($0) --role-arn …)"
+                    }
                         ?? ""))
         }
         guard !awsProfile.isEmpty, awsProfile.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
@@ -74,7 +74,7 @@ struct SetupAWSCommand: SetupClientCommand {
     func run() async throws {
         let path = Self.configPath(environment: ProcessInfo.processInfo.environment)
         guard let awsProfile else { throw ExitStatus.usage }
-        var words = [Setup.executablePath(), "credential", "aws", "--role-arn", roleARN] + (profile.map { ["--profile", $0] } ?? [])
+        var words = [Setup.executablePath(), "credential", "aws", "--role-arn", roleARN]
         words += target.words
         if let duration { words += ["--duration", String(duration)] }
         let header = awsProfile == "default" ? "[default]" : "[profile \(awsProfile)]"

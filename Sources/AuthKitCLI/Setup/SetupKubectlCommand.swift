@@ -55,11 +55,8 @@ struct SetupKubectlCommand: SetupClientCommand {
     var printOnly = false
 
     func run() async throws {
-        var arguments = ["credential", "kubectl"]
-        if let profile = target.profile { arguments += ["--profile", profile] }
-        if let group = target.group { arguments += ["--group", group] }
+        var arguments = ["credential", "kubectl"] + target.signIn.selector().words
         for scope in target.scopes { arguments += ["--scope", scope] }
-        if let storage = target.storage { arguments += ["--storage", storage.rawValue] }
         if tokenType == .idToken { arguments += ["--token-type", "id-token"] }
         let executable = Setup.executablePath()
         do throws(Setup.Failure) {

@@ -14,21 +14,17 @@ import Foundation
 import Glibc
 #endif
 
+/// Which sign-in a set-up client gets — the sign-in every command names (``SignInOptions``) —
+/// and the scopes its token must carry: the options `setup git|docker|podman|kubectl|cargo` share.
 struct SetupTargetOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The profile whose sign-in the client gets.", valueName: "name"))
-    var profile: String?
-
-    @Option(help: ArgumentHelp("The group whose sign-in the client gets.", valueName: "name"))
-    var group: String?
+    @OptionGroup var signIn: SignInOptions
 
     @Option(name: .customLong("scope"), help: ArgumentHelp("A scope the token must carry (repeatable).", valueName: "scope"))
     var scopes: [String] = []
 
-    @Option(
-        help: ArgumentHelp(
-            "Where the sign-in lives (\(StorageChoice.names)), written into the client's configuration.",
-            valueName: "store"))
-    var storage: StorageChoice?
+    var profile: String? { signIn.profile }
+    var group: String? { signIn.group }
+    var storage: StorageChoice? { signIn.storage }
 
     /// The mapping keys these options set, for authkit's config file.
     var entries: [(String, String)] {

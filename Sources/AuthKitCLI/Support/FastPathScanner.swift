@@ -38,29 +38,38 @@ struct FastPathScanner {
         argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
     }
 
+    /// The sign-in's options that take a word, by the name ArgumentParser declares.
+    private static func selectorWord(_ name: String) -> WritableKeyPath<SignInSelector, String?>? {
+        switch name {
+        case "--" + OptionName.profile: return \.profile
+        case "--" + OptionName.group: return \.group
+        case "--" + OptionName.account: return \.account
+        default: return nil
+        }
+    }
+
     mutating func shared(_ argument: String, into options: inout SharedFastPathOptions) -> Outcome {
         let name = Self.name(of: argument)
+        if let keyPath = Self.selectorWord(name) {
+            guard let text = value(argument, name), options.selector[keyPath: keyPath] == nil else { return .malformed }
+            options.selector[keyPath: keyPath] = text
+            return .handled
+        }
         switch name {
-        case "--profile", "--group", "--account":
-            guard let text = value(argument, name) else { return .malformed }
-            let keyPath: WritableKeyPath<SharedFastPathOptions, String?> =
-                name == "--profile" ? \.selector.profile : name == "--group" ? \.selector.group : \.selector.account
-            guard options[keyPath: keyPath] == nil else { return .malformed }
-            options[keyPath: keyPath] = text
-        case "--scope":
+        case "--" + OptionName.scope:
             guard let text = value(argument, name) else { return .malformed }
             options.scopes.append(text)
-        case "--min-ttl":
+        case "--" + OptionName.minTTL:
             guard let text = value(argument, name), let seconds = Int(text), TokenRequest.minTTLRange.contains(seconds) else {
                 return .malformed
             }
             options.minTTL = seconds
-        case "--insecure-storage":
+        case "--" + OptionName.insecureStorage:
             guard argument == name, !options.selector.insecureStorage,
                 options.selector.storage == nil || options.selector.storage == .plainFile
             else { return .malformed }
             options.selector.insecureStorage = true
-        case "--storage":
+        case "--" + OptionName.storage:
             guard let text = value(argument, name), options.selector.storage == nil, let choice = StorageChoice(rawValue: text),
                 !options.selector.insecureStorage || choice == .plainFile
             else { return .malformed }

@@ -10,27 +10,16 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Options every command that touches the shared sign-in accepts.
+/// Options every command that touches the shared sign-in accepts: the sign-in
+/// (``SignInOptions``) and `--insecure-storage`.
 struct SessionOptions: ParsableArguments {
-    @Option(
-        help: ArgumentHelp(
-            "The profile to use (a [profile NAME] section of the config file, or the built-in `microsoft`).",
-            valueName: "name"), completion: .custom(ShellCompletion.profiles))
-    var profile: String?
+    @OptionGroup var signIn: SignInOptions
 
-    @Option(
-        help: ArgumentHelp(
-            "The group whose shared sign-in to use, e.g. com.example.shared (default: the profile's, else `authkit`).",
-            valueName: "name"), completion: .custom(ShellCompletion.groups))
-    var group: String?
+    var profile: String? { signIn.profile }
+    var group: String? { signIn.group }
+    var storage: StorageChoice? { signIn.storage }
 
-    @Option(
-        help: ArgumentHelp(
-            "Where tokens live: \(StorageChoice.helpList).",
-            valueName: "store"))
-    var storage: StorageChoice?
-
-    @Flag(help: "The same as --storage plain-file.")
+    @Flag(name: .customLong(OptionName.insecureStorage), help: "The same as --storage plain-file.")
     var insecureStorage = false
 
     // Never a way in for a secret: any user can read another's command line (`ps`). Parsed
@@ -52,7 +41,7 @@ struct SessionOptions: ParsableArguments {
     /// The parsed values as a plain value (ArgumentParser's wrappers trap when read unparsed),
     /// with `account` when the command takes one.
     func selector(account: String? = nil) -> SignInSelector {
-        SignInSelector(profile: profile, group: group, account: account, insecureStorage: insecureStorage, storage: storage)
+        signIn.selector(account: account, insecureStorage: insecureStorage)
     }
 
     var settings: SignInSelector { selector() }
@@ -80,6 +69,18 @@ struct SignInSelector: Equatable {
     var storage: StorageChoice?
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    /// The options that name this sign-in on a command line (`--profile P --group G
+    /// --storage S`; the account is the command's own): for hints, and for the configuration a
+    /// `setup` command writes, which runs authkit again.
+    var words: [String] {
+        var words: [String] = []
+        if let profile { words += ["--" + OptionName.profile, profile] }
+        if let group { words += ["--" + OptionName.group, group] }
+        if insecureStorage { words.append("--" + OptionName.insecureStorage) }
+        if let storage { words += ["--" + OptionName.storage, storage.rawValue] }
+        return words
+    }
 
     /// The profile with these settings (and `more`) applied on top of environment and files.
     func resolveProfile(_ more: ProfileOverrides = ProfileOverrides()) throws(AuthKitError) -> Profile {
@@ -176,11 +177,7 @@ func loginCommand(_ options: SessionOptions, extra: String = "") -> String {
 }
 
 func loginCommand(_ options: SignInSelector, extra: String = "") -> String {
-    var words = ["authkit", "login"]
-    if let profile = options.profile { words += ["--profile", profile] }
-    if let group = options.group { words += ["--group", group] }
-    if options.insecureStorage { words.append("--insecure-storage") }
-    if let storage = options.storage { words += ["--storage", storage.rawValue] }
+    var words = ["authkit", "login"] + options.words
     if !extra.isEmpty { words.append(extra) }
     return words.joined(separator: " ")
 }

@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import Testing
+
+@testable import AuthKitCLI
+
+/// The fast paths of `token` and the plug-ins are checked against ArgumentParser's own
+/// declaration of each command: every option the command declares is either read by the fast
+/// path — to exactly what ArgumentParser parses — or named here as left to ArgumentParser. A
+/// new option declared without a decision fails here, so an option is never written once
+/// and silently missing from the other parser.
+@Suite("Fast paths follow the declarations")
+struct FastPathDeclarationTests {
+    /// Options the fast paths leave to ArgumentParser (it parses them, or refuses them).
+    static let tokenLeftToArgumentParser: Set<String> = ["json", "allow-shorter", "id-token", "client-secret", "help", "version"]
+    static let pluginLeftToArgumentParser: Set<String> = ["client-secret", "help", "version"]
+    /// What a client's command line needs besides the option tried (AWS: the role).
+    static let required: [String: [String]] = ["aws": ["--role-arn", "arn:aws:iam::123456789012:role/dev"]]
+    /// Options a client refuses (AWS's credentials have no scopes): ArgumentParser says why.
+    static let refused: [String: Set<String>] = ["aws": [OptionName.scope], "gcloud": [OptionName.scope]]
+
+    /// Each declared option of `command` (its long name) and whether it takes a value, from
+    /// ArgumentParser's own description of the command (`--experimental-dump-help`).
+    static func declaredOptions(_ command: [String]) throws -> [(name: String, takesValue: Bool)] {
+        var dump: String?
+        do {
+            _ = try AuthKitCommand.parseAsRoot(command + ["--experimental-dump-help"])
+        } catch {
+            dump = AuthKitCommand.fullMessage(for: error)
+        }
+        let text = try #require(dump)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let info = try #require(object["command"] as? [String: Any])
+        let arguments = info["arguments"] as? [[String: Any]] ?? []
+        return arguments.compactMap { argument in
+            let names = (argument["names"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "long" }
+            guard let name = names.first?["name"] as? String else { return nil }
+            return (name, argument["kind"] as? String == "option")
+        }
+    }
+
+    /// A value ArgumentParser accepts for the option.
+    static func sample(_ name: String) -> String {
+        switch name {
+        case OptionName.minTTL: return "120"
+        case OptionName.storage: return "kernel-keyring"
+        case "token-type": return "id-token"
+        case "role-arn": return "arn:aws:iam::123456789012:role/dev"
+        case "duration": return "900"
+        default: return "x"
+        }
+    }
+
+    @Test func everyOptionOfTokenIsReadByTheFastPathOrLeftToArgumentParser() throws {
+        let declared = try Self.declaredOptions(["token"])
+        #expect(declared.count >= 10, "the declaration was read: \(declared.map(\.name))")
+        for option in declared {
+            let arguments = ["token", "--" + option.name] + (option.takesValue ? [Self.sample(option.name)] : [])
+            if let fast = TokenFastPath.parse(arguments) {
+                let slow = try #require(try AuthKitCommand.parseAsRoot(arguments) as? TokenCommand).request
+                #expect(fast == slow, "--\(option.name)")
+                #expect(!Self.tokenLeftToArgumentParser.contains(option.name), "--\(option.name) is read by the fast path")
+            } else {
+                #expect(Self.tokenLeftToArgumentParser.contains(option.name), "token's fast path ignores --\(option.name)")
+            }
+        }
+        #expect(Self.tokenLeftToArgumentParser.isSubset(of: Set(declared.map(\.name))))
+    }
+
+    @Test(arguments: CredentialAdapters.all.map { $0.client })
+    func everyOptionOfAPlugInIsReadByTheFastPathOrLeftToArgumentParser(client: String) throws {
+        let adapter = try #require(CredentialAdapters.named(client))
+        let action = adapter.actions.first.map { [$0] } ?? []
+        let declared = try Self.declaredOptions(["credential", client])
+        #expect(declared.contains { $0.name == OptionName.group }, "the declaration was read: \(declared.map(\.name))")
+        for option in declared {
+            var words = ["--" + option.name] + (option.takesValue ? [Self.sample(option.name)] : [])
+            if let required = Self.required[client], required[0] != words[0] { words += required }
+            let arguments = ["credential", client] + words + action
+            let left = Self.pluginLeftToArgumentParser.union(Self.refused[client] ?? [])
+            if let fast = CredentialFastPath.parse(arguments) {
+                let slow = try #require(try AuthKitCommand.parseAsRoot(arguments) as? any CredentialAdapterCommand).flags
+                #expect(fast.flags == slow, "--\(option.name)")
+                #expect(!left.contains(option.name), "--\(option.name) is read by the fast path")
+            } else {
+                #expect(left.contains(option.name), "\(client)'s fast path ignores --\(option.name)")
+            }
+        }
+    }
+}
