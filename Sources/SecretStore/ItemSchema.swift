@@ -47,7 +47,7 @@ public enum ItemSchema {
 
     /// What every store checks before it writes anything: a valid key and a secret that is
     /// non-empty UTF-8 text — an item every store reads back as sound.
-    static func checkSave(_ secret: [UInt8], for key: ItemKey) throws(SecretStoreError) {
+    package static func checkSave(_ secret: [UInt8], for key: ItemKey) throws(SecretStoreError) {
         try key.validate()
         guard !secret.isEmpty else { throw .invalidSecret(reason: "it is empty") }
         guard isUTF8(secret) else { throw .invalidSecret(reason: "it is not UTF-8 text") }

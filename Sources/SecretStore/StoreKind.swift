@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A kind of store, described by the store's own type: everything the rest of authkit needs
 /// to know of it — its name on the command line, in the config file, the storage record and
 /// the agent's wire; its words in `--help` and `status`; how the agent treats what it read —
@@ -23,13 +25,30 @@ public protocol StoreKind: SecretStore {
 
 /// The kinds of store, in the order `--help` lists them; the first is the default.
 public enum StoreKinds {
-    /// The one list of stores: every name, help text, status and agent rule derives from it.
-    public static let all: [any StoreKind.Type] = [
+    /// The one list of the stores authkit ships: every name, help text, status and agent rule
+    /// derives from it (and from ``register(_:)``'s additions).
+    static let builtIn: [any StoreKind.Type] = [
         SecretServiceStore.self,
         KernelKeyringStore.self,
         PlainFileStore.self,
         EncryptedFileStore.self,
     ]
+
+    private static let registered = Mutex<[any StoreKind.Type]>([])
+
+    /// Every kind of store: the built-in ones, then those registered, in order.
+    public static var all: [any StoreKind.Type] {
+        builtIn + registered.withLock { $0 }
+    }
+
+    /// Adds a kind of store from outside this module (a test target's toy store): from then
+    /// on it is a `--storage` choice like the built-in ones. A name already taken is ignored.
+    package static func register(_ kind: any StoreKind.Type) {
+        registered.withLock { list in
+            guard !(builtIn + list).contains(where: { $0.name == kind.name }) else { return }
+            list.append(kind)
+        }
+    }
 
     /// The kind named `name`, or nil.
     public static func named(_ name: String) -> (any StoreKind.Type)? {

@@ -1,0 +1,54 @@
+import Foundation
+import SecretStore
+import Testing
+import TestSupport
+
+@testable import AuthKit
+
+/// A store from a test target: registered with one line, it is a `--storage` choice, in the
+/// help and the config file's check, the store a session makes for the choice, and where a
+/// real sign-in is saved, read and refreshed — with nothing in `Sources/` changed for it.
+@Suite struct ToyStoreTests {
+    init() {
+        StoreKinds.register(ToyStore.self)
+    }
+
+    @Test func aStoreFromATestTargetIsAChoiceLikeTheBuiltInOnes() throws {
+        let toy = try #require(StorageChoice(rawValue: "toy"))
+        #expect(StorageChoice.allCases.last == toy && StorageChoice.allCases.count == StoreKinds.all.count)
+        #expect(StorageChoice.helpList.hasSuffix("toy (this process's memory; a test's toy)"), "\(StorageChoice.helpList)")
+        #expect(StorageChoice.names.hasSuffix(" or toy"))
+        #expect(SharedSession.store(for: toy) is ToyStore)
+        // A name already taken stays the built-in store's.
+        StoreKinds.register(ToyStore.self)
+        #expect(StoreKinds.all.filter { $0.name == "toy" }.count == 1)
+
+        let home = try TestPaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["HOME": home.path, "XDG_CONFIG_HOME": home.path, "AUTHKIT_STORAGE": "toy"]
+        #expect(try ProfileResolver.load(environment: environment).resolve().storage == toy)
+        let refused = ["HOME": home.path, "XDG_CONFIG_HOME": home.path, "AUTHKIT_STORAGE": "toys"]
+        #expect(throws: ConfigurationError.self) { try ProfileResolver.load(environment: refused).resolve() }
+    }
+
+    @Test func aRealSignInLivesInTheToyStore() async throws {
+        let toy = try #require(StorageChoice(rawValue: "toy"))
+        let harness = try await SignInHarness.start()
+        var profile = try harness.profile()
+        profile.storage = toy
+        let session = try SharedSession(
+            group: harness.group, store: SharedSession.store(for: toy), environment: harness.environment, lockTimeout: .seconds(20))
+        let flow = SignInFlow(profile: profile, session: session, transport: CurlHTTPTransport(), browser: harness.browser())
+        _ = try await harness.run(flow).get()
+        #expect(StorageChoice(store: session.store) == toy)
+        let status = try await session.store.storageStatus(for: SecretGroup(harness.group))
+        #expect(status.itemCount >= 1 && "\(status.location)".contains("memory"), "\(status)")
+        #expect(try await harness.itemCount() == 0, "nothing in the harness's plain file")
+
+        let first = try await session.validAccessToken(minimumLifetime: .seconds(60))
+        let refreshed = try await session.validAccessToken(replacing: first)
+        #expect(first.value != refreshed.value, "refreshed, and the rotation kept in the toy store")
+        #expect(try await harness.refreshCount() == 1)
+        #expect(try await session.validAccessToken(minimumLifetime: .seconds(60)).value == refreshed.value)
+    }
+}
