@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A kind of store, described by the store's own type: everything the rest of authkit needs
 /// to know of it — its name on the command line, in the config file, the storage record and
 /// the agent's wire; its words in `--help` and `status`; how the agent treats what it read —
@@ -26,7 +24,7 @@ public protocol StoreKind: SecretStore {
 /// The kinds of store, in the order `--help` lists them; the first is the default.
 public enum StoreKinds {
     /// The one list of the stores authkit ships: every name, help text, status and agent rule
-    /// derives from it (and from ``register(_:)``'s additions).
+    /// derives from it (and from the kinds ``added`` for a task).
     static let builtIn: [any StoreKind.Type] = [
         SecretServiceStore.self,
         KernelKeyringStore.self,
@@ -34,20 +32,19 @@ public enum StoreKinds {
         EncryptedFileStore.self,
     ]
 
-    private static let registered = Mutex<[any StoreKind.Type]>([])
+    /// Kinds of store from outside this module — a test target's toy store — for the task
+    /// that sets them and its child tasks: `StoreKinds.$added.withValue([ToyStore.self]) { … }`.
+    /// Within it each is a `--storage` choice like the built-in ones; a name already taken stays
+    /// the first store's that took it. Scoped to a task, so no other task (another test) sees it.
+    @TaskLocal package static var added: [any StoreKind.Type] = []
 
-    /// Every kind of store: the built-in ones, then those registered, in order.
+    /// Every kind of store: the built-in ones, then those ``added`` for this task, in order.
     public static var all: [any StoreKind.Type] {
-        builtIn + registered.withLock { $0 }
-    }
-
-    /// Adds a kind of store from outside this module (a test target's toy store): from then
-    /// on it is a `--storage` choice like the built-in ones. A name already taken is ignored.
-    package static func register(_ kind: any StoreKind.Type) {
-        registered.withLock { list in
-            guard !(builtIn + list).contains(where: { $0.name == kind.name }) else { return }
-            list.append(kind)
-        }
+        let added = Self.added
+        guard !added.isEmpty else { return builtIn }
+        var kinds = builtIn
+        for kind in added where !kinds.contains(where: { $0.name == kind.name }) { kinds.append(kind) }
+        return kinds
     }
 
     /// The kind named `name`, or nil.

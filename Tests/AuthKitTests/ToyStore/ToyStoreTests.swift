@@ -5,23 +5,29 @@ import TestSupport
 
 @testable import AuthKit
 
-/// A store from a test target: registered with one line, it is a `--storage` choice, in the
-/// help and the config file's check, the store a session makes for the choice, and where a
-/// real sign-in is saved, read and refreshed — with nothing in `Sources/` changed for it.
+/// A store from a test target: added with one list, it is a `--storage` choice, in the help
+/// and the config file's check, the store a session makes for the choice, and where a real
+/// sign-in is saved, read and refreshed — with nothing in `Sources/` changed for it. (Added
+/// for each test's task only: the other tests of this process never see it.)
 @Suite struct ToyStoreTests {
-    init() {
-        StoreKinds.register(ToyStore.self)
-    }
+    /// The one list.
+    static let stores: [any StoreKind.Type] = [ToyStore.self]
 
     @Test func aStoreFromATestTargetIsAChoiceLikeTheBuiltInOnes() throws {
+        try StoreKinds.$added.withValue(Self.stores) { try choiceLikeTheBuiltInOnes() }
+        #expect(StorageChoice(rawValue: "toy") == nil, "outside the task that added it, no toy store")
+    }
+
+    func choiceLikeTheBuiltInOnes() throws {
         let toy = try #require(StorageChoice(rawValue: "toy"))
         #expect(StorageChoice.allCases.last == toy && StorageChoice.allCases.count == StoreKinds.all.count)
         #expect(StorageChoice.helpList.hasSuffix("toy (this process's memory; a test's toy)"), "\(StorageChoice.helpList)")
         #expect(StorageChoice.names.hasSuffix(" or toy"))
-        #expect(SharedSession.store(for: toy) is ToyStore)
+        #expect(toy.makeStore() is ToyStore)
         // A name already taken stays the built-in store's.
-        StoreKinds.register(ToyStore.self)
-        #expect(StoreKinds.all.filter { $0.name == "toy" }.count == 1)
+        StoreKinds.$added.withValue(Self.stores + [ToyStore.self]) {
+            #expect(StoreKinds.all.filter { $0.name == "toy" }.count == 1)
+        }
 
         let home = try TestPaths.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: home) }
@@ -32,12 +38,16 @@ import TestSupport
     }
 
     @Test func aRealSignInLivesInTheToyStore() async throws {
+        try await StoreKinds.$added.withValue(Self.stores) { try await realSignIn() }
+    }
+
+    func realSignIn() async throws {
         let toy = try #require(StorageChoice(rawValue: "toy"))
         let harness = try await SignInHarness.start()
         var profile = try harness.profile()
         profile.storage = toy
         let session = try SharedSession(
-            group: harness.group, store: SharedSession.store(for: toy), environment: harness.environment, lockTimeout: .seconds(20))
+            group: harness.group, store: toy.makeStore(), environment: harness.environment, lockTimeout: .seconds(20))
         let flow = SignInFlow(profile: profile, session: session, transport: CurlHTTPTransport(), browser: harness.browser())
         _ = try await harness.run(flow).get()
         #expect(StorageChoice(store: session.store) == toy)
