@@ -7,9 +7,19 @@ import FoundationEssentials
 import Foundation
 #endif
 
-extension SharedSession {
+/// AWS credentials kept beside a sign-in: the cache that makes a loop of `aws` calls one STS
+/// call. It lives in the sign-in's store and uses the session's sign-in and lock, but is not
+/// part of the session's refresh rules.
+package struct AWSCredentialCache: Sendable {
+    let session: SharedSession
+
+    /// The cache beside `session`'s sign-in.
+    package init(session: SharedSession) {
+        self.session = session
+    }
+
     /// Temporary AWS credentials for `roleARN`, from the store while they live
-    /// ``awsReuseMargin`` more, else from AWS STS with the sign-in's verified id_token —
+    /// ``reuseMargin`` more, else from AWS STS with the sign-in's verified id_token —
     /// kept in the store beside the sign-in (never a plain file), so a loop of `aws` calls
     /// makes one STS call. The exchange happens under the group's lock: tools asking at once
     /// make one call.
@@ -18,62 +28,64 @@ extension SharedSession {
     /// (and so the session name), the STS endpoint, the region, the role and the duration —
     /// so a run against another STS never answers a later one. STS's expiry is believed only
     /// up to the duration asked for (``STSWebIdentity/maximumDuration`` when none was).
-    package func awsCredentials(
+    package func credentials(
         roleARN: String, durationSeconds: Int?, account: String?, endpoint: URL, region: String?
     ) async throws(AWSExchangeError) -> AWSCredentials {
         let (item, record): (StoredItem, TokenRecord)
-        do { (item, record) = try await select(account: account) } catch { throw .authKit(error) }
+        do { (item, record) = try await session.select(account: account) } catch { throw .authKit(error) }
         let key = ItemKey(
-            group: group, issuer: item.key.issuer, clientID: item.key.clientID, account: item.key.account,
-            kind: Self.awsKind(roleARN: roleARN, durationSeconds: durationSeconds, endpoint: endpoint, region: region))
+            group: session.group, issuer: item.key.issuer, clientID: item.key.clientID, account: item.key.account,
+            kind: Self.kind(roleARN: roleARN, durationSeconds: durationSeconds, endpoint: endpoint, region: region))
         let longest = Double(durationSeconds ?? STSWebIdentity.maximumDuration)
-        if let cached = await cachedAWS(key, longest: longest) { return cached }
+        if let cached = await cached(key, longest: longest) { return cached }
         // The id_token first: a refresh takes the group's lock itself.
         let idToken: IDToken
-        do { idToken = try await validIDToken(account: record.account, minimumLifetime: .seconds(60)) } catch { throw .authKit(error) }
+        do { idToken = try await session.validIDToken(account: record.account, minimumLifetime: .seconds(60)) } catch {
+            throw .authKit(error)
+        }
         let held: RefreshLock.Held
-        do { held = try await acquireLock() } catch { throw .authKit(error) }
+        do { held = try await session.acquireLock() } catch { throw .authKit(error) }
         defer { held.release() }
-        if let cached = await cachedAWS(key, longest: longest) { return cached }
+        if let cached = await cached(key, longest: longest) { return cached }
         var credentials: AWSCredentials
         do {
             credentials = try await STSWebIdentity.assumeRole(
                 roleARN: roleARN, sessionName: STSWebIdentity.sessionName(for: record.account), webIdentityToken: idToken.value,
-                durationSeconds: durationSeconds, endpoint: endpoint, transport: transport)
+                durationSeconds: durationSeconds, endpoint: endpoint, transport: session.transport)
         } catch { throw .sts(error) }
-        credentials.expiration = min(credentials.expiration, clock().timeIntervalSince1970 + longest)
+        credentials.expiration = min(credentials.expiration, session.clock().timeIntervalSince1970 + longest)
         do {
             let bytes = try StrictJSONEncoder().encode(credentials)
-            _ = try await store.save(bytes, for: key, label: "authkit AWS credentials (\(record.account))")
-            logger.debug(
+            _ = try await session.store.save(bytes, for: key, label: "authkit AWS credentials (\(record.account))")
+            session.logger.debug(
                 "AWS credentials from STS, kept in the store",
-                metadata: ["expires_in_s": "\(Int(credentials.expiration - clock().timeIntervalSince1970))"])
+                metadata: ["expires_in_s": "\(Int(credentials.expiration - session.clock().timeIntervalSince1970))"])
         } catch {
             // Not kept: the next call asks STS again. The credentials are good all the same.
-            logger.debug("AWS credentials could not be kept in the store", metadata: ["error": "\(error)"])
+            session.logger.debug("AWS credentials could not be kept in the store", metadata: ["error": "\(error)"])
         }
         return credentials
     }
 
     /// STS credentials are reused while they live this much more: the AWS SDKs ask their
     /// `credential_process` again 15 minutes before the expiry they were given.
-    package static let awsReuseMargin: Double = 16 * 60
+    package static let reuseMargin: Double = 16 * 60
 
     /// `aws-sts ROLE duration=SECONDS|default endpoint=URL region=REGION|-`: every choice that
     /// made the credentials, in clear (none of it is secret).
-    static func awsKind(roleARN: String, durationSeconds: Int?, endpoint: URL, region: String?) -> String {
+    static func kind(roleARN: String, durationSeconds: Int?, endpoint: URL, region: String?) -> String {
         "aws-sts \(roleARN) duration=\(durationSeconds.map(String.init) ?? "default") endpoint=\(endpoint.absoluteString) region=\(region ?? "-")"
     }
 
-    /// Kept credentials that live ``awsReuseMargin`` more, and no longer than `longest`
+    /// Kept credentials that live ``reuseMargin`` more, and no longer than `longest`
     /// seconds from now (a record that claims more was not made by this rule).
-    private func cachedAWS(_ key: ItemKey, longest: Double) async -> AWSCredentials? {
-        let now = clock().timeIntervalSince1970
-        guard let item = try? await store.item(for: key), let secret = try? item.validatedSecret(),
+    private func cached(_ key: ItemKey, longest: Double) async -> AWSCredentials? {
+        let now = session.clock().timeIntervalSince1970
+        guard let item = try? await session.store.item(for: key), let secret = try? item.validatedSecret(),
             let credentials = try? JSONDocument.storedRecord.decode(AWSCredentials.self, from: secret), credentials.isWellFormed,
-            credentials.expiration - now >= Self.awsReuseMargin, credentials.expiration <= now + longest
+            credentials.expiration - now >= Self.reuseMargin, credentials.expiration <= now + longest
         else { return nil }
-        logger.debug("AWS credentials from the store")
+        session.logger.debug("AWS credentials from the store")
         return credentials
     }
 }

@@ -6,24 +6,6 @@ import FoundationEssentials
 import Foundation
 #endif
 
-extension SharedSession {
-    /// The agent's answer for `group`'s access token, asked on the calling thread (one
-    /// blocking exchange on a unix socket, no task, no thread): for a process whose whole job
-    /// is this token (`authkit token`, a credential plug-in), so that nothing else starts. The
-    /// token, or the agent's failure as the error the store would have given (a refusal, not
-    /// signed in — never asked twice: a `--confirm` forward would ask its person again); nil
-    /// when there is no agent or its answer is malformed, and the caller goes the usual way
-    /// (``validAccessToken(account:minimumLifetime:scopes:replacing:)``). Never call it from a
-    /// task of the cooperative pool: it blocks its thread.
-    package static func agentAccessTokenNow(
-        group: String, storage: StorageChoice, account: String?, scopes: [String]?, minimumLifetime: Duration,
-        environment: [String: String]
-    ) -> Result<AccessToken, AuthKitError>? {
-        AgentRoute.accessTokenNow(
-            group: group, storage: storage, account: account, scopes: scopes, minimumLifetime: minimumLifetime, environment: environment)
-    }
-}
-
 /// How a session reaches the authkit agent: its client, and the name of the session's store
 /// on the wire. A session whose store the agent cannot name (a tool's own store) has none.
 package struct AgentRoute: Sendable {
@@ -123,8 +105,15 @@ package struct AgentRoute: Sendable {
             scopes: (response.scopes ?? []).map(ProviderText.displayable), refreshed: response.refreshed ?? false)
     }
 
-    /// See ``SharedSession/agentAccessTokenNow(group:storage:account:scopes:minimumLifetime:environment:)``.
-    static func accessTokenNow(
+    /// The agent's answer for `group`'s access token, asked on the calling thread (one
+    /// blocking exchange on a unix socket, no task, no thread): for a process whose whole job
+    /// is this token (`authkit token`, a credential plug-in), so that nothing else starts. The
+    /// token, or the agent's failure as the error the store would have given (a refusal, not
+    /// signed in — never asked twice: a `--confirm` forward would ask its person again); nil
+    /// when there is no agent or its answer is malformed, and the caller goes the usual way
+    /// (``SharedSession/validAccessToken(account:minimumLifetime:scopes:replacing:)``). Never
+    /// call it from a task of the cooperative pool: it blocks its thread.
+    package static func accessTokenNow(
         group: String, storage: StorageChoice, account: String?, scopes: [String]?, minimumLifetime: Duration,
         environment: [String: String]
     ) -> Result<AccessToken, AuthKitError>? {

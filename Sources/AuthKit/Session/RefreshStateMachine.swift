@@ -138,7 +138,7 @@ struct RefreshStateMachine {
             rotated = answer.refreshToken.flatMap { $0 == original.refreshToken ? nil : $0 }
             // 1. Another identity (claims read before their signature is checked, so nothing
             //    of another user's answer is ever written under this account).
-            if let idToken = answer.idToken, let claims = SharedSession.unverifiedClaims(idToken),
+            if let idToken = answer.idToken, let claims = RefreshStateMachine.unverifiedClaims(idToken),
                 claims.issuer != original.issuer || claims.subject != original.subject
             {
                 phase = .revoking
@@ -147,7 +147,7 @@ struct RefreshStateMachine {
             // 2. Keep the rotated refresh token at once: if this process dies, or a check
             //    below fails, the next one refreshes with it instead of a dead one.
             var kept = original
-            kept.generation = SharedSession.nextGeneration(original.generation)
+            kept.generation = RefreshStateMachine.nextGeneration(original.generation)
             if let rotated {
                 kept.refreshToken = rotated
                 kept.refreshProblem = "the provider's answer is being checked"
@@ -175,7 +175,7 @@ struct RefreshStateMachine {
         var failure: AuthKitError?
         switch result {
         case .success(let claims):
-            if let reason = SharedSession.refreshRule(claims, original: original.idToken) { failure = .refreshRejected(reason) }
+            if let reason = RefreshStateMachine.refreshRule(claims, original: original.idToken) { failure = .refreshRejected(reason) }
         case .failure(let error):
             failure = error
         }
@@ -186,7 +186,7 @@ struct RefreshStateMachine {
         // 3. Refused: keep the new refresh token, record the problem, hand out nothing; the
         //    next request refreshes again.
         var failed = kept
-        failed.refreshProblem = SharedSession.problemText(failure)
+        failed.refreshProblem = RefreshStateMachine.problemText(failure)
         failed.refreshProblemAt = now.timeIntervalSince1970
         guard rotated != nil || failed.refreshProblem != original.refreshProblem else { return done(.fail(failure)) }
         phase = .writingFailed(failure)
@@ -242,7 +242,8 @@ struct RefreshStateMachine {
     }
 
     private func usable(_ record: TokenRecord, now: Date) -> AccessToken? {
-        guard let token = SharedSession.usableToken(record, scopes: scopes, lifetime: minimumLifetime, now: now), token.value != rejected
+        guard let token = RefreshStateMachine.usableToken(record, scopes: scopes, lifetime: minimumLifetime, now: now),
+            token.value != rejected
         else {
             return nil
         }

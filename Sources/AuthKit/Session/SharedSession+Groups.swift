@@ -10,7 +10,7 @@ extension SharedSession {
         let ownChoice = StorageChoice(store: store)
         for (group, choice) in StorageRecord.entries(StorageRecord.path(environment: environment)) where choice != ownChoice {
             guard let other = try? SecretGroup(group),
-                let items = try? await Self.store(for: choice).items(
+                let items = try? await choice.makeStore().items(
                     matching: ItemQuery(group: other, kind: TokenRecord.kind), loadSecrets: false),
                 items.contains(where: { $0.problem == nil })
             else { continue }

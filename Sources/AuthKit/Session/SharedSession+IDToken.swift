@@ -36,7 +36,7 @@ extension SharedSession {
     }
 
     static func usableIDToken(_ record: TokenRecord, lifetime: Duration, now: Date) -> IDToken? {
-        guard let idToken = record.idToken, record.idTokenVerifiedAt != nil, let claims = unverifiedClaims(idToken),
+        guard let idToken = record.idToken, record.idTokenVerifiedAt != nil, let claims = RefreshStateMachine.unverifiedClaims(idToken),
             let expiry = claims.expirationSeconds, expiry.isFinite
         else { return nil }
         guard expiry - now.timeIntervalSince1970 >= Double(lifetime.components.seconds) else { return nil }

@@ -9,28 +9,6 @@ import Foundation
 
 /// The one refresh path every tool of a group shares (see ``SharedSession``).
 extension SharedSession {
-    /// The requested scopes, or nil when they are the sign-in's own.
-    static func normalized(_ scopes: [String]?, granted: [String]) -> [String]? {
-        guard let scopes, !scopes.isEmpty else { return nil }
-        let wanted = Array(Set(scopes)).sorted()
-        return Set(wanted).isSubset(of: Set(granted)) ? nil : wanted
-    }
-
-    static func usableToken(_ record: TokenRecord, scopes: [String]?, lifetime: Duration, now: Date) -> AccessToken? {
-        if let scopes {
-            guard let extra = record.additionalTokens?[scopes.joined(separator: " ")], let expires = extra.expiresAt,
-                expires - now.timeIntervalSince1970 >= Double(lifetime.components.seconds)
-            else { return nil }
-            return AccessToken(
-                value: extra.accessToken, expiresAt: Date(timeIntervalSince1970: expires), scopes: extra.scopes,
-                account: record.account, refreshed: false)
-        }
-        guard record.accessTokenLives(lifetime, at: now) else { return nil }
-        return AccessToken(
-            value: record.accessToken, expiresAt: record.accessTokenExpiry, scopes: record.scopes, account: record.account,
-            refreshed: false)
-    }
-
     /// The refresh under the group's lock: ``RefreshStateMachine`` decides, this performs what
     /// it asks (reads, key fetches, the token endpoint, validation, writes) and feeds back the
     /// results.
@@ -98,46 +76,6 @@ extension SharedSession {
             case .fail(let error):
                 throw error
             }
-        }
-    }
-
-    /// OIDC Core §12.2 beyond issuer, subject and audience (which the validator and step 1
-    /// check): `iat` present and not older than the stored id_token's; `auth_time` unchanged
-    /// when the original had one; a `nonce`, if present, equal to the original's. Returns why
-    /// not, or nil.
-    static func refreshRule(_ claims: JWTClaims, original: String?) -> String? {
-        guard let issuedAt = claims.issuedAtSeconds else { return "its id_token has no iat" }
-        guard let original, let old = unverifiedClaims(original) else { return nil }
-        if let oldIssuedAt = old.issuedAtSeconds, issuedAt < oldIssuedAt {
-            return "its id_token was issued before the one it replaces (iat)"
-        }
-        if let oldAuthTime = old["auth_time"] {
-            guard claims["auth_time"] == oldAuthTime else { return "its id_token's auth_time differs from the sign-in's" }
-        }
-        if let nonce = claims["nonce"], nonce != old["nonce"] {
-            return "its id_token carries another nonce than the sign-in's"
-        }
-        return nil
-    }
-
-    /// The claims of a compact JWS, read without checking its signature: only to compare
-    /// identities before deciding what to keep, never to trust them.
-    static func unverifiedClaims(_ token: String) -> JWTClaims? {
-        guard let jws = try? CompactJWS(parsing: token) else { return nil }
-        return try? JWTClaims(payload: jws.payload)
-    }
-
-    /// `generation + 1`, wrapping to 1 instead of trapping on a record that says Int.max.
-    static func nextGeneration(_ generation: Int) -> Int {
-        generation >= Int.max - 1 ? 1 : max(0, generation) + 1
-    }
-
-    static func problemText(_ error: AuthKitError) -> String {
-        switch error {
-        case .idToken(let jose): return "its id_token was rejected: \(jose)"
-        case .refreshRejected(let reason): return reason
-        case .keys(let keys): return "\(keys)"
-        default: return "\(error)"
         }
     }
 

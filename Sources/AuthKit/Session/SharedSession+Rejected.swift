@@ -34,7 +34,7 @@ extension SharedSession {
                 changed = true
             }
             guard changed else { continue }
-            record.generation = Self.nextGeneration(record.generation)
+            record.generation = RefreshStateMachine.nextGeneration(record.generation)
             try await write(record, for: entry.item.key)
             logger.debug("a rejected access token was marked stale", metadata: ["account": "\(record.account)"])
             return true

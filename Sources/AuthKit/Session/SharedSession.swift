@@ -56,15 +56,9 @@ public final class SharedSession: Sendable {
     public static func defaultStore(
         group: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> any SecretStore {
-        if let named = environment["AUTHKIT_STORAGE"].flatMap(StorageChoice.init(rawValue:)) { return store(for: named) }
-        if let group, let recorded = StorageRecord.choice(for: group, environment: environment) { return store(for: recorded) }
+        if let named = environment["AUTHKIT_STORAGE"].flatMap(StorageChoice.init(rawValue:)) { return named.makeStore() }
+        if let group, let recorded = StorageRecord.choice(for: group, environment: environment) { return recorded.makeStore() }
         return SecretServiceStore()
-    }
-
-    /// The store of `choice`; `prompts` says which Secret Service dialogs it may cause (none
-    /// unless a command a person runs asks).
-    package static func store(for choice: StorageChoice, prompts: SecretServiceStore.PromptPolicy = .never) -> any SecretStore {
-        choice.makeStore(prompts: prompts)
     }
 
     /// A session sharing the sign-in of `group` with every other tool that names it.
@@ -133,8 +127,8 @@ public final class SharedSession: Sendable {
             return token
         }
         let (item, record) = try await select(account: account)
-        let wanted = Self.normalized(scopes, granted: record.scopes)
-        if let token = Self.usableToken(record, scopes: wanted, lifetime: minimumLifetime, now: clock()),
+        let wanted = RefreshStateMachine.normalized(scopes, granted: record.scopes)
+        if let token = RefreshStateMachine.usableToken(record, scopes: wanted, lifetime: minimumLifetime, now: clock()),
             token.value != rejected?.value
         {
             logger.debug(

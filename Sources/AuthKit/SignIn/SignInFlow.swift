@@ -170,7 +170,7 @@ public struct SignInFlow: Sendable {
         if let previous = try? await session.records().compactMap({ try? $0.record.get() })
             .first(where: { $0.issuer == record.issuer && $0.clientID == clientID && $0.account == record.account })
         {
-            record.generation = SharedSession.nextGeneration(previous.generation)
+            record.generation = RefreshStateMachine.nextGeneration(previous.generation)
         }
         let location = try await session.save(record)
         session.logger.debug(

@@ -96,7 +96,7 @@ struct TokenRequest: Equatable {
     /// usual way.
     func runThroughAgentNow(_ profile: Profile) throws -> Bool {
         guard !json, !idToken,
-            let answer = SharedSession.agentAccessTokenNow(
+            let answer = AgentRoute.accessTokenNow(
                 group: profile.group, storage: profile.storage, account: account, scopes: scopes.isEmpty ? nil : scopes,
                 minimumLifetime: .seconds(minTTL), environment: session.environment)
         else { return false }

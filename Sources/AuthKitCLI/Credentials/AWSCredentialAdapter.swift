@@ -92,7 +92,7 @@ enum AWSCredentialAdapter: CredentialAdapter {
             do throws(AuthKitError) {
                 session = try settings.session(for: try settings.resolveProfile())
             } catch { throw .authKit(error) }
-            credentials = try await session.awsCredentials(
+            credentials = try await AWSCredentialCache(session: session).credentials(
                 roleARN: role, durationSeconds: flags.own["--duration"].flatMap(Int.init), account: settings.account, endpoint: endpoint,
                 region: STSWebIdentity.region(environment: environment))
         } catch {

@@ -54,7 +54,7 @@ enum CredentialPlugin {
         do throws(AuthKitError) {
             let profile = try settings.resolveProfile()
             if MainThread.isCurrent,
-                let answer = SharedSession.agentAccessTokenNow(
+                let answer = AgentRoute.accessTokenNow(
                     group: profile.group, storage: profile.storage, account: target.account, scopes: target.scopes,
                     minimumLifetime: .seconds(minTTL), environment: settings.environment)
             {

@@ -118,7 +118,7 @@ struct SignInSelector: Equatable {
         var environment = self.environment
         environment[AgentRoute.programKey] = program
         return try SharedSession(
-            group: profile.group, store: SharedSession.store(for: profile.storage, prompts: prompts), environment: environment)
+            group: profile.group, store: profile.storage.makeStore(prompts: prompts), environment: environment)
     }
 }
 
