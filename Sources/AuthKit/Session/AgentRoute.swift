@@ -35,9 +35,7 @@ package struct AgentRoute: Sendable {
             op: .token, group: session.group.name, storage: storage, account: account ?? Self.environmentAccount(session), scopes: scopes,
             minTTL: Int(clamping: minimumLifetime.components.seconds))
         request.program = session.environment[Self.programKey]
-        guard let token = try await ask(request, session) else { return nil }
-        return AccessToken(
-            value: token.value, expiresAt: token.expiresAt, scopes: token.scopes, account: token.account, refreshed: token.refreshed)
+        return try await ask(request, session)
     }
 
     func idToken(_ session: SharedSession, account: String?, minimumLifetime: Duration) async throws(AuthKitError) -> IDToken? {
@@ -66,15 +64,8 @@ package struct AgentRoute: Sendable {
         _ = await client.send(AgentRequest(op: .forget, group: group, storage: storage))
     }
 
-    private struct Answer {
-        var value: String
-        var expiresAt: Date
-        var account: String
-        var scopes: [String]
-        var refreshed: Bool
-    }
-
-    private func ask(_ request: AgentRequest, _ session: SharedSession) async throws(AuthKitError) -> Answer? {
+    /// The agent's token (an id_token comes the same way, without scopes), checked.
+    private func ask(_ request: AgentRequest, _ session: SharedSession) async throws(AuthKitError) -> AccessToken? {
         switch await client.send(request) {
         case .unavailable(let reason):
             session.logger.debug("no agent; reading the store", metadata: ["reason": "\(reason)"])
@@ -96,13 +87,14 @@ package struct AgentRoute: Sendable {
 
     /// A successful answer checked like anything from outside: a token of visible ASCII only,
     /// an expiry and an account. nil when it is not one.
-    private static func checked(_ response: AgentResponse) -> Answer? {
+    private static func checked(_ response: AgentResponse) -> AccessToken? {
         guard response.ok, let value = response.token, TokenResponse.isTransportable(value), let expiresAt = response.expiresAt,
             expiresAt > 0, expiresAt < Int64(TokenRecord.latestTime), let account = response.account, !account.isEmpty
         else { return nil }
-        return Answer(
-            value: value, expiresAt: Date(timeIntervalSince1970: Double(expiresAt)), account: ProviderText.displayable(account),
-            scopes: (response.scopes ?? []).map(ProviderText.displayable), refreshed: response.refreshed ?? false)
+        return AccessToken(
+            value: value, expiresAt: Date(timeIntervalSince1970: Double(expiresAt)),
+            scopes: (response.scopes ?? []).map(ProviderText.displayable), account: ProviderText.displayable(account),
+            refreshed: response.refreshed ?? false)
     }
 
     /// The agent's answer for `group`'s access token, asked on the calling thread (one
@@ -125,11 +117,7 @@ package struct AgentRoute: Sendable {
         guard case .answer(let response) = AgentClient.exchange(path: client.path, request: request, timeout: client.answerTimeout)
         else { return nil }
         if !response.ok, let failure = response.error { return .failure(cleaned(failure).error(group: group)) }
-        guard let answer = checked(response) else { return nil }
-        return .success(
-            AccessToken(
-                value: answer.value, expiresAt: answer.expiresAt, scopes: answer.scopes, account: answer.account,
-                refreshed: answer.refreshed))
+        return checked(response).map { .success($0) }
     }
 
     /// A failure's text as a terminal may show it (the agent at the end of a forward is not
