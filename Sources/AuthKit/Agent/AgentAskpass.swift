@@ -1,3 +1,4 @@
+import SecretStore
 import ChildProcess
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import SecretStore
 import Glibc
 #endif
 

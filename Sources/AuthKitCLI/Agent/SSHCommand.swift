@@ -1,3 +1,4 @@
+import SecretStore
 import ArgumentParser
 import AuthKit
 import ChildProcess

@@ -82,19 +82,7 @@ final class LibSecretThread: @unchecked Sendable {
     }
 
     private func startThread() -> Bool {
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        var thread = pthread_t()
-        let status = pthread_create(
-            &thread, &attributes,
-            { argument in
-                guard let argument else { return nil }
-                Unmanaged<LibSecretThread>.fromOpaque(argument).takeUnretainedValue().main()
-                return nil
-            }, Unmanaged.passUnretained(self).toOpaque())
-        pthread_attr_destroy(&attributes)
-        return status == 0
+        OwnThread.start { self.main() }
     }
 
     private func main() {
