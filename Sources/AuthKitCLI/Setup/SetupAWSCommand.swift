@@ -9,16 +9,14 @@ import Foundation
 
 /// `authkit setup aws --aws-profile P --role-arn ARN`: a `credential_process` profile.
 struct SetupAWSCommand: SetupClientCommand {
-    static func status() -> String {
+    static func status() -> SetupStatus {
         let path = configPath(environment: ProcessInfo.processInfo.environment)
         let profiles = Setup.sections(
             of: path, name: { $0.hasPrefix("profile ") ? String($0.dropFirst(8)).trimmingCharacters(in: " ") : $0 }
         ) {
             $0.hasPrefix("credential_process") && $0.contains(" credential aws ")
         }
-        return profiles.isEmpty
-            ? "not set up (authkit setup aws --aws-profile NAME --role-arn ARN)"
-            : "set up for " + profiles.joined(separator: ", ") + " (\(path))"
+        return .of(profiles, place: path, hint: "authkit setup aws --aws-profile NAME --role-arn ARN")
     }
 
     static let configuration = CommandConfiguration(

@@ -115,9 +115,9 @@ struct SetupAgentCommand: AsyncParsableCommand {
     }
 
     /// Whether the units are there.
-    static func status() -> String {
+    static func status() -> SetupStatus {
         let directory = directory(environment: ProcessInfo.processInfo.environment)
         return FileManager.default.fileExists(atPath: directory + "/authkit-agent.socket")
-            ? "set up (\(directory)/authkit-agent.socket)" : "not set up"
+            ? .setUp(place: directory + "/authkit-agent.socket") : .notSetUp(hint: "authkit setup agent")
     }
 }

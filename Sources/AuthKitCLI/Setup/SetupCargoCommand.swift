@@ -9,14 +9,12 @@ import Foundation
 
 /// `authkit setup cargo --registry NAME --index URL`.
 struct SetupCargoCommand: SetupClientCommand {
-    static func status() -> String {
+    static func status() -> SetupStatus {
         let path = configPath(environment: ProcessInfo.processInfo.environment)
         let registries = Setup.sections(of: path, name: { $0.hasPrefix("registries.") ? String($0.dropFirst(11)) : nil }) {
             $0.hasPrefix("credential-provider") && $0.contains("\"credential\", \"cargo\"")
         }
-        return registries.isEmpty
-            ? "not set up (authkit setup cargo --registry NAME --index URL)"
-            : "set up for " + registries.joined(separator: ", ") + " (\(path))"
+        return .of(registries, place: path, hint: "authkit setup cargo --registry NAME --index URL")
     }
 
     static let configuration = CommandConfiguration(

@@ -41,10 +41,10 @@ struct SetupCommand: AsyncParsableCommand {
                 text += Self.row(adapter.client, "no setup; see `authkit credential \(adapter.client) --help`")
             }
             for setup in setups {
-                text += Self.row(setup.configuration.commandName ?? adapter.client, setup.status())
+                text += Self.row(setup.configuration.commandName ?? adapter.client, "\(setup.status())")
             }
         }
-        text += Self.row("agent", SetupAgentCommand.status())
+        text += Self.row("agent", "\(SetupAgentCommand.status())")
         Terminal.printData(text)
     }
 
@@ -55,7 +55,31 @@ struct SetupCommand: AsyncParsableCommand {
 
 /// The `authkit setup CLIENT` subcommand of an adapter.
 protocol SetupClientCommand: AsyncParsableCommand {
-    /// Whether the client is set up here, in a few words (reads the client's configuration;
-    /// writes nothing).
-    static func status() -> String
+    /// Whether the client is set up here (reads the client's configuration; writes nothing).
+    static func status() -> SetupStatus
+}
+
+/// What `authkit setup --list` says of one client, in one wording for every client.
+enum SetupStatus: CustomStringConvertible {
+    /// Not set up; `hint` is the command that sets it up.
+    case notSetUp(hint: String)
+    /// Set up for these hosts, registries, profiles or users (none: the client as a whole), in
+    /// the file `place` when there is one.
+    case setUp(for: [String] = [], place: String? = nil)
+    /// The client's configuration cannot be read here (`git not found`).
+    case unknown(String)
+
+    var description: String {
+        switch self {
+        case .notSetUp(let hint): return "not set up (\(hint))"
+        case .setUp(let targets, let place):
+            return "set up" + (targets.isEmpty ? "" : " for " + targets.joined(separator: ", ")) + (place.map { " (\($0))" } ?? "")
+        case .unknown(let reason): return reason
+        }
+    }
+
+    /// Set up for `targets` in `place`, or not set up (`hint`) when there are none.
+    static func of(_ targets: [String], place: String? = nil, hint: String) -> SetupStatus {
+        targets.isEmpty ? .notSetUp(hint: hint) : .setUp(for: targets, place: place)
+    }
 }

@@ -14,7 +14,7 @@ import Glibc
 
 /// `authkit setup docker --registry R`.
 struct SetupDockerCommand: SetupClientCommand {
-    static func status() -> String {
+    static func status() -> SetupStatus {
         let environment = ProcessInfo.processInfo.environment
         let directory = environment["DOCKER_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? (environment["HOME"] ?? "") + "/.docker"
         return CredHelpersFile(client: "docker", path: directory + "/config.json").status(hint: "authkit setup docker --registry HOST")
@@ -78,12 +78,11 @@ struct CredHelpersFile {
     var directory: String { Setup.directory(of: path) }
 
     /// "set up for R1, R2 (path)", or "not set up (…)".
-    func status(hint: String) -> String {
+    func status(hint: String) -> SetupStatus {
         guard let bytes = try? FileAccess.read(path, limit: 4 << 20), let value = try? JSONValue(parsing: bytes),
             let helpers = value["credHelpers"]?.objectValue
-        else { return "not set up (\(hint))" }
-        let registries = helpers.filter { $0.value == .string("authkit") }.map(\.key).sorted()
-        return registries.isEmpty ? "not set up (\(hint))" : "set up for " + registries.joined(separator: ", ") + " (\(path))"
+        else { return .notSetUp(hint: hint) }
+        return .of(helpers.filter { $0.value == .string("authkit") }.map(\.key).sorted(), place: path, hint: hint)
     }
 
     func setUp(_ options: CredHelpersOptions) throws {

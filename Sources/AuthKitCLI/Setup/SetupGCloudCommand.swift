@@ -10,9 +10,9 @@ import Foundation
 
 /// `authkit setup gcloud --audience AUD`: an external_account credential configuration.
 struct SetupGCloudCommand: SetupClientCommand {
-    static func status() -> String {
+    static func status() -> SetupStatus {
         let path = defaultPath(environment: ProcessInfo.processInfo.environment)
-        return FileManager.default.fileExists(atPath: path) ? "set up (\(path))" : "not set up (authkit setup gcloud --audience …)"
+        return FileManager.default.fileExists(atPath: path) ? .setUp(place: path) : .notSetUp(hint: "authkit setup gcloud --audience …")
     }
 
     static let configuration = CommandConfiguration(

@@ -14,14 +14,13 @@ import Glibc
 
 /// `authkit setup git --host URL`.
 struct SetupGitCommand: SetupClientCommand {
-    static func status() -> String {
+    static func status() -> SetupStatus {
         guard let helpers = try? Setup.run("git", ["config", "--global", "--get-regexp", #"^credential\..*\.helper$"#]) else {
-            return "git not found"
+            return .unknown("git not found")
         }
         let hosts = helpers.output.split(separator: "\n").filter { $0.contains("authkit") }
             .compactMap { $0.split(separator: " ").first.map { $0.dropFirst("credential.".count).dropLast(".helper".count) } }
-        return hosts.isEmpty
-            ? "not set up (authkit setup git --host URL)" : "set up for " + Set(hosts.map(String.init)).sorted().joined(separator: ", ")
+        return .of(Set(hosts.map(String.init)).sorted(), hint: "authkit setup git --host URL")
     }
 
     static let configuration = CommandConfiguration(

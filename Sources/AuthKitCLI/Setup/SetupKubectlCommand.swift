@@ -14,17 +14,16 @@ import Glibc
 
 /// `authkit setup kubectl --context C`.
 struct SetupKubectlCommand: SetupClientCommand {
-    static func status() -> String {
+    static func status() -> SetupStatus {
         guard
             let users = try? Setup.run(
                 "kubectl", ["config", "view", "-o", #"jsonpath={range .users[*]}{.name}{"\t"}{.user.exec.command}{"\n"}{end}"#]),
             users.status == 0
-        else { return "kubectl not found, or no kubeconfig" }
+        else { return .unknown("kubectl not found, or no kubeconfig") }
         let names = users.output.split(separator: "\n").filter { $0.contains("authkit") }.compactMap {
             $0.split(separator: "\t").first.map(String.init)
         }
-        return names.isEmpty
-            ? "not set up (authkit setup kubectl --context NAME)" : "set up for user " + names.sorted().joined(separator: ", ")
+        return .of(names.sorted().map { "user " + $0 }, hint: "authkit setup kubectl --context NAME")
     }
 
     static let configuration = CommandConfiguration(

@@ -9,7 +9,7 @@ import Foundation
 
 /// `authkit setup podman --registry R`: podman, skopeo and buildah (containers-auth.json).
 struct SetupPodmanCommand: SetupClientCommand {
-    static func status() -> String {
+    static func status() -> SetupStatus {
         CredHelpersFile(client: "podman", path: authFile(environment: ProcessInfo.processInfo.environment))
             .status(hint: "authkit setup podman --registry HOST")
     }
