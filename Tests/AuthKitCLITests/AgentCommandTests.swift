@@ -217,6 +217,14 @@ import Glibc
         for name in ["authkit-agent.socket", "authkit-agent.service"] {
             #expect(FileManager.default.fileExists(atPath: units.appendingPathComponent(name).path), "\(name) written")
         }
+        // Written, not enabled: not set up yet, and the line says how to finish.
+        let listed = try await world.authkit(["setup", "--list"]).stdout
+        #expect(listed.contains("agent    not set up (the units are written but not enabled: systemctl --user enable"), "\(listed)")
+        // What `systemctl --user enable` makes (no user manager runs here to ask).
+        let wants = units.appendingPathComponent("sockets.target.wants")
+        try FileManager.default.createDirectory(at: wants, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: wants.appendingPathComponent("authkit-agent.socket").path, withDestinationPath: "../authkit-agent.socket")
         #expect(try await world.authkit(["setup", "--list"]).stdout.contains("agent    set up"))
 
         // Socket activation as systemd does it: something else listens, and starts

@@ -117,7 +117,13 @@ struct SetupAgentCommand: AsyncParsableCommand {
     /// Whether the units are there.
     static func status() -> SetupStatus {
         let directory = directory(environment: ProcessInfo.processInfo.environment)
-        return FileManager.default.fileExists(atPath: directory + "/authkit-agent.socket")
-            ? .setUp(place: directory + "/authkit-agent.socket") : .notSetUp(hint: "authkit setup agent")
+        guard FileManager.default.fileExists(atPath: directory + "/authkit-agent.socket") else {
+            return .notSetUp(hint: "authkit setup agent")
+        }
+        // Written with --no-start (or disabled since): `enable` makes the sockets.target link.
+        guard FileManager.default.fileExists(atPath: directory + "/sockets.target.wants/authkit-agent.socket") else {
+            return .notSetUp(hint: "the units are written but not enabled: systemctl --user enable --now authkit-agent.socket")
+        }
+        return .setUp(place: directory + "/authkit-agent.socket")
     }
 }
