@@ -12,10 +12,13 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What a forwarded (restricted) socket serves, as `agent forward` and `ssh` take it.
+/// What a forwarded (restricted) socket serves, as `agent forward` and `ssh` take it. Not
+/// ``SignInOptions``: a forward names a list of groups (`--group` repeats), each served from
+/// the store its profile names, and `--account` restricts what is served rather than choosing
+/// a sign-in — the same names (``OptionName``), another meaning.
 struct ForwardOptions: ParsableArguments {
     @Option(
-        name: .customLong("group"),
+        name: .customLong(OptionName.group),
         help: ArgumentHelp(
             "A group whose access tokens the socket serves (repeatable; default: the profile's group).", valueName: "name"))
     var groups: [String] = []
@@ -33,11 +36,14 @@ struct ForwardOptions: ParsableArguments {
     var confirm = false
 
     @Option(
+        name: .customLong(OptionName.account),
         help: ArgumentHelp(
             "The one account served (when a forwarded group holds several; default: any of the group's).", valueName: "name"))
     var account: String?
 
-    @Option(help: ArgumentHelp("The profile whose group and store are served (as for `token`).", valueName: "name"))
+    @Option(
+        name: .customLong(OptionName.profile),
+        help: ArgumentHelp("The profile whose group and store are served (as for `token`).", valueName: "name"))
     var profile: String?
 
     /// The restricted policy: each group with the store its profile names.
