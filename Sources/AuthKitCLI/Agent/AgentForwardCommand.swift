@@ -46,8 +46,27 @@ struct ForwardOptions: ParsableArguments {
         help: ArgumentHelp("The profile whose group and store are served (as for `token`).", valueName: "name"))
     var profile: String?
 
-    /// The restricted policy: each group with the store its profile names.
-    func policy() throws -> AgentPolicy {
+    /// The restricted policy: each group with the store its profile names. Says first, on
+    /// standard error, which served group nobody is signed in to here: its requests through the
+    /// forward would fail on the other side, where the fix cannot be made.
+    func policy() async throws -> AgentPolicy {
+        let served = try servedGroups()
+        for (group, storage) in served.sorted(by: { $0.key < $1.key }) {
+            guard let session = try? SharedSession(group: group, store: storage.makeStore(prompts: .never)),
+                let accounts = try? await session.accounts(), accounts.isEmpty
+            else { continue }  // signed in, or the store cannot say: the agent reports it per request
+            Terminal.printError(
+                "authkit: warning: nobody is signed in in the group \(group) here; requests for it through this forward fail "
+                    + "until `authkit login --group \(group)` here")
+        }
+        var policy = AgentPolicy.restricted(groups: served, extraScopes: Set(scopes), idTokens: idTokens)
+        policy.confirm = confirm
+        if let account { policy.accounts = Dictionary(uniqueKeysWithValues: served.keys.map { ($0, account) }) }
+        return policy
+    }
+
+    /// Each served group with the store its profile names.
+    private func servedGroups() throws -> [String: StorageChoice] {
         var served: [String: StorageChoice] = [:]
         let names = groups.isEmpty ? [nil] : groups.map(Optional.some)
         for name in names {
@@ -58,10 +77,7 @@ struct ForwardOptions: ParsableArguments {
                 throw failure(error)
             }
         }
-        var policy = AgentPolicy.restricted(groups: served, extraScopes: Set(scopes), idTokens: idTokens)
-        policy.confirm = confirm
-        if let account { policy.accounts = Dictionary(uniqueKeysWithValues: served.keys.map { ($0, account) }) }
-        return policy
+        return served
     }
 }
 
@@ -92,7 +108,7 @@ struct AgentForwardCommand: AsyncParsableCommand {
     var socket: String?
 
     func run() async throws {
-        let policy = try forward.policy()
+        let policy = try await forward.policy()
         let environment = ProcessInfo.processInfo.environment
         let path: String
         do throws(AgentServer.Failure) {

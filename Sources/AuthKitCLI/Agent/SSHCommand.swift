@@ -59,7 +59,7 @@ struct SSHCommand: AsyncParsableCommand {
     func run() async throws {
         let words = arguments.first == "--" ? Array(arguments.dropFirst()) : arguments
         guard let (options, destination, command) = Self.split(words) else { throw ExitStatus.usage }
-        let policy = try forward.policy()
+        let policy = try await forward.policy()
         let environment = ProcessInfo.processInfo.environment
         let local: String, remote: String
         let server: AgentServer
