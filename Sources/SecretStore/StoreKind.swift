@@ -34,6 +34,8 @@ public enum StoreKinds {
 
     /// Kinds of store from outside this module — a test target's toy store — for the task
     /// that sets them and its child tasks: `StoreKinds.$added.withValue([ToyStore.self]) { … }`.
+    /// For tests: a thread of its own or a detached task does not see them (there the name is
+    /// no choice at all).
     /// Within it each is a `--storage` choice like the built-in ones; a name already taken stays
     /// the first store's that took it. Scoped to a task, so no other task (another test) sees it.
     @TaskLocal package static var added: [any StoreKind.Type] = []

@@ -52,8 +52,6 @@ import Glibc
         #expect(ssh.status == 2 && ssh.stderr.contains("--confirm needs the terminal, which ssh uses"), "\(ssh.stderr)")
     }
 
-    /// A foreground forward belongs to its terminal: closing it (SIGHUP) ends the forward as
-    /// Ctrl-C does, and takes the socket with it.
     /// A served group nobody is signed in to here is said on this side, before serving, with
     /// the login that fixes it: on the other side it would only fail.
     @Test func aServedGroupNobodyIsSignedInToIsSaidBeforeServing() async throws {
@@ -62,17 +60,16 @@ import Glibc
         try await world.signIn()
         let nobody = "com.example.nobody-\(UInt32.random(in: 0...UInt32.max))"
         let (forward, _) = try await Self.forward(world, ["--group", nobody])
-        defer {
-            forward.send(signal: SIGTERM)
-            forward.wait(timeout: 10)
-        }
-        // Written before the socket's line, but read from its own pipe: waited for, not assumed.
-        let said = await forward.waitForStderr { $0.contains("authkit login --group \(nobody)`") ? $0 : nil } ?? forward.stderrSoFar
+        // Everything it wrote, read once it has ended (its pipe is read apart from its stdout).
+        forward.send(signal: SIGTERM)
+        let said = try await offThePool { forward.finish(timeout: 10) }.stderr
         #expect(
             said.contains("nobody is signed in in the group \(nobody) here") && said.contains("authkit login --group \(nobody)"), "\(said)")
         #expect(!said.contains("group \(world.group) here"), "the signed-in group is not warned about: \(said)")
     }
 
+    /// A foreground forward belongs to its terminal: closing it (SIGHUP) ends the forward as
+    /// Ctrl-C does, and takes the socket with it.
     @Test func closingItsTerminalEndsAForward() async throws {
         let world = try await CLIHarness.start()
         defer { world.stop() }

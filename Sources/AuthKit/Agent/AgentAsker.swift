@@ -141,16 +141,24 @@ package struct AgentAsker: Sendable, Equatable, Codable {
     /// The session when its leader lives outside this pid namespace (the kernel shows session 0,
     /// as in a container started by `docker exec` or `unshare --pid`): the outermost ancestor
     /// this namespace shows, the one whose parent is init or unseen. A parent that cannot be read
-    /// (it exited) leaves no session, so nothing is remembered for a tree that is not known.
+    /// (it exited), or that started after its child (its pid reused meanwhile), leaves no
+    /// session, so nothing is remembered for a tree that is not known. Only where `/proc` is this
+    /// namespace's own: read through another's, pids name other processes.
     private static func outermostAncestor(of pid: Int32, stat: ProcStat, root: String) -> String? {
+        guard root != "/proc" || procIsOurs else { return nil }
         var current = (pid: pid, stat: stat)
         for _ in 0..<64 {
             if current.stat.parent <= 1 { return "\(current.pid)@\(current.stat.startTime)" }
-            guard let parent = ProcStat(read(root, current.stat.parent, "stat")) else { return nil }
+            guard let parent = ProcStat(read(root, current.stat.parent, "stat")), parent.startTime <= current.stat.startTime else {
+                return nil
+            }
             current = (current.stat.parent, parent)
         }
         return nil
     }
+
+    /// True when `/proc` is mounted for this process's pid namespace (`/proc/self` is our pid).
+    private static let procIsOurs: Bool = readLink("/proc/self") == String(getpid())
 
     private static func read(_ root: String, _ pid: Int32, _ file: String) -> [UInt8]? {
         let fd = open("\(root)/\(pid)/\(file)", O_RDONLY | O_CLOEXEC)

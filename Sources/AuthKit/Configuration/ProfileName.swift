@@ -1,6 +1,6 @@
 /// Profile names: letters, digits, `.`, `_`, `-`.
-enum ProfileName {
-    static func isValid(_ name: String) -> Bool {
+package enum ProfileName {
+    package static func isValid(_ name: String) -> Bool {
         !name.isEmpty && name.count <= 64
             && name.unicodeScalars.allSatisfy { scalar in
                 (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)))

@@ -52,12 +52,16 @@ struct ForwardOptions: ParsableArguments {
     func policy() async throws -> AgentPolicy {
         let served = try servedGroups()
         for (group, storage) in served.sorted(by: { $0.key < $1.key }) {
-            guard let session = try? SharedSession(group: group, store: storage.makeStore(prompts: .never)),
-                let accounts = try? await session.accounts(), accounts.isEmpty
-            else { continue }  // signed in, or the store cannot say: the agent reports it per request
+            // Which items there are, no secret read; the store cannot say (locked, absent): the
+            // agent reports it per request.
+            guard let name = try? SecretGroup(group),
+                let items = try? await storage.makeStore(prompts: .never).items(
+                    matching: ItemQuery(group: name, kind: TokenRecord.kind), loadSecrets: false),
+                items.isEmpty
+            else { continue }
             Terminal.printError(
                 "authkit: warning: nobody is signed in in the group \(group) here; requests for it through this forward fail "
-                    + "until `authkit login --group \(group)` here")
+                    + "until `\(loginCommand(SignInSelector(profile: profile, group: group)))` here")
         }
         var policy = AgentPolicy.restricted(groups: served, extraScopes: Set(scopes), idTokens: idTokens)
         policy.confirm = confirm

@@ -21,6 +21,10 @@ struct CommandLineTarget: ParsableArguments {
     @OptionGroup var signIn: SignInOptions
 
     func validate() throws {
+        // Written into another tool's configuration: only what a profile name can be.
+        if let profile = signIn.profile, !ProfileName.isValid(profile) {
+            throw ValidationError("--profile: ‘\(profile)’ is not a valid profile name (letters, digits, . _ -)")
+        }
         if let group = signIn.group {
             do { _ = try SecretGroup(group) } catch { throw ValidationError("--group: \(error)") }
         }

@@ -18,7 +18,7 @@ struct SetupGCloudCommand: SetupClientCommand {
     static let configuration = CommandConfiguration(
         commandName: "gcloud",
         abstract: "Write a Google Cloud credential configuration that gets its id_token from authkit.",
-        usage: "authkit setup gcloud --audience <audience> [--output <file>] [--group <name>] [--print]",
+        usage: "authkit setup gcloud --audience <audience> [--output <file>] [--profile <name>] [--group <name>] [--print]",
         discussion: """
             Writes an external_account credential configuration (workload or workforce \
             identity federation, executable-sourced) whose credential_source runs `authkit \

@@ -2,7 +2,7 @@ import SecretStore
 import Synchronization
 
 /// A store added from outside authkit's sources, to show what adding one takes: this folder
-/// and one line, `StoreKinds.register(ToyStore.self)` (in `ToyStoreTests`). Everything is in
+/// and one list, `StoreKinds.$added.withValue([ToyStore.self])` (in `ToyStoreTests`). Everything is in
 /// this process's memory, so it only serves a test.
 final class ToyStore: SecretStore, StoreKind {
     static let name = "toy"

@@ -24,7 +24,7 @@ import TestSupport
         #expect(StorageChoice.helpList.hasSuffix("toy (this process's memory; a test's toy)"), "\(StorageChoice.helpList)")
         #expect(StorageChoice.names.hasSuffix(" or toy"))
         #expect(toy.makeStore() is ToyStore)
-        // A name already taken stays the built-in store's.
+        // A store listed twice is one choice.
         StoreKinds.$added.withValue(Self.stores + [ToyStore.self]) {
             #expect(StoreKinds.all.filter { $0.name == "toy" }.count == 1)
         }
