@@ -15,6 +15,10 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
     case loginRequired(account: String, reason: String)
     /// The token store could not be used (no session bus, locked keyring, blocked kernel keyring …).
     case storage(SecretStoreError)
+    /// The provider rotated the refresh token and the store refused the new record. With
+    /// `keptPending`, it waits in the kernel keyring and the next refresh puts
+    /// it back into the store; without, it could not be kept anywhere and a new login is needed.
+    case rotationNotSaved(SecretStoreError, keptPending: Bool)
     /// A stored record that authkit cannot read; it is reported and left in place.
     case corruptRecord(account: String, reason: String)
     /// The group's refresh lock could not be taken (its directory, its file, or a timeout).
@@ -99,7 +103,7 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             case .invalidGroup, .invalidKey: return .usage
             default: return .storage
             }
-        case .corruptRecord, .lock:
+        case .corruptRecord, .lock, .rotationNotSaved:
             return .storage
         case .graph(let error):
             switch error {
@@ -132,6 +136,11 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             return "\(account) must sign in again: \(reason)"
         case .storage(let error):
             return error.description
+        case .rotationNotSaved(let error, let kept):
+            return "the provider renewed the sign-in but the token store did not save it (\(error.summary)); "
+                + (kept
+                    ? "the new refresh token waits in the kernel keyring and the next command saves it once the store works again"
+                    : "it could not be kept anywhere else either, so the sign-in must be made again once the store works")
         case .corruptRecord(let account, let reason):
             return "the stored sign-in of \(account) cannot be read (\(reason)); it was left in place — "
                 + "sign in again to replace it, or remove it with `authkit logout --account \(account)`"
@@ -188,8 +197,10 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
     /// What the user can do about it, when that is said apart from ``summary`` (`hint: …`).
     public var hint: String? {
         switch self {
-        case .storage(let error):
+        case .storage(let error), .rotationNotSaved(let error, true):
             return error.hint
+        case .rotationNotSaved(let error, false):
+            return (error.hint.map { $0 + "; then " } ?? "") + "authkit login"
         case .agent(let error):
             return error.hint
         case .clientRejected:

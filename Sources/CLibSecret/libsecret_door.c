@@ -58,10 +58,6 @@ static void load(void) {
         snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_dbus_proxy_get_name_owner");
         return;
     }
-    if ((ak_libsecret.g_dbus_proxy_get_object_path = (ak_g_dbus_proxy_get_object_path_fn *)dlsym(library, "g_dbus_proxy_get_object_path")) == NULL) {
-        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_dbus_proxy_get_object_path");
-        return;
-    }
     if ((ak_libsecret.g_error_free = (ak_g_error_free_fn *)dlsym(library, "g_error_free")) == NULL) {
         snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_error_free");
         return;
@@ -96,10 +92,6 @@ static void load(void) {
     }
     if ((ak_libsecret.g_io_error_quark = (ak_g_io_error_quark_fn *)dlsym(library, "g_io_error_quark")) == NULL) {
         snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_io_error_quark");
-        return;
-    }
-    if ((ak_libsecret.g_list_free_full = (ak_g_list_free_full_fn *)dlsym(library, "g_list_free_full")) == NULL) {
-        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_list_free_full");
         return;
     }
     if ((ak_libsecret.g_main_context_iteration = (ak_g_main_context_iteration_fn *)dlsym(library, "g_main_context_iteration")) == NULL) {
@@ -182,12 +174,24 @@ static void load(void) {
         snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_variant_get_uint64");
         return;
     }
+    if ((ak_libsecret.g_variant_get_variant = (ak_g_variant_get_variant_fn *)dlsym(library, "g_variant_get_variant")) == NULL) {
+        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_variant_get_variant");
+        return;
+    }
     if ((ak_libsecret.g_variant_lookup_value = (ak_g_variant_lookup_value_fn *)dlsym(library, "g_variant_lookup_value")) == NULL) {
         snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_variant_lookup_value");
         return;
     }
     if ((ak_libsecret.g_variant_n_children = (ak_g_variant_n_children_fn *)dlsym(library, "g_variant_n_children")) == NULL) {
         snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_variant_n_children");
+        return;
+    }
+    if ((ak_libsecret.g_variant_new_array = (ak_g_variant_new_array_fn *)dlsym(library, "g_variant_new_array")) == NULL) {
+        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_variant_new_array");
+        return;
+    }
+    if ((ak_libsecret.g_variant_new_dict_entry = (ak_g_variant_new_dict_entry_fn *)dlsym(library, "g_variant_new_dict_entry")) == NULL) {
+        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_variant_new_dict_entry");
         return;
     }
     if ((ak_libsecret.g_variant_new_string = (ak_g_variant_new_string_fn *)dlsym(library, "g_variant_new_string")) == NULL) {
@@ -202,36 +206,32 @@ static void load(void) {
         snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_variant_new_uint32");
         return;
     }
+    if ((ak_libsecret.g_variant_ref_sink = (ak_g_variant_ref_sink_fn *)dlsym(library, "g_variant_ref_sink")) == NULL) {
+        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_variant_ref_sink");
+        return;
+    }
     if ((ak_libsecret.g_variant_unref = (ak_g_variant_unref_fn *)dlsym(library, "g_variant_unref")) == NULL) {
         snprintf(failure, sizeof failure, "libsecret-1.so.0 has no g_variant_unref");
         return;
     }
-    if ((ak_libsecret.secret_collection_create = (ak_secret_collection_create_fn *)dlsym(library, "secret_collection_create")) == NULL) {
-        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_collection_create");
-        return;
-    }
-    if ((ak_libsecret.secret_collection_create_finish = (ak_secret_collection_create_finish_fn *)dlsym(library, "secret_collection_create_finish")) == NULL) {
-        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_collection_create_finish");
-        return;
-    }
-    if ((ak_libsecret.secret_collection_get_label = (ak_secret_collection_get_label_fn *)dlsym(library, "secret_collection_get_label")) == NULL) {
-        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_collection_get_label");
-        return;
-    }
-    if ((ak_libsecret.secret_collection_get_locked = (ak_secret_collection_get_locked_fn *)dlsym(library, "secret_collection_get_locked")) == NULL) {
-        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_collection_get_locked");
-        return;
-    }
-    if ((ak_libsecret.secret_item_create = (ak_secret_item_create_fn *)dlsym(library, "secret_item_create")) == NULL) {
-        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_item_create");
-        return;
-    }
-    if ((ak_libsecret.secret_item_create_finish = (ak_secret_item_create_finish_fn *)dlsym(library, "secret_item_create_finish")) == NULL) {
-        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_item_create_finish");
-        return;
-    }
     if ((ak_libsecret.secret_schema_newv = (ak_secret_schema_newv_fn *)dlsym(library, "secret_schema_newv")) == NULL) {
         snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_schema_newv");
+        return;
+    }
+    if ((ak_libsecret.secret_service_create_collection_dbus_path = (ak_secret_service_create_collection_dbus_path_fn *)dlsym(library, "secret_service_create_collection_dbus_path")) == NULL) {
+        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_service_create_collection_dbus_path");
+        return;
+    }
+    if ((ak_libsecret.secret_service_create_collection_dbus_path_finish = (ak_secret_service_create_collection_dbus_path_finish_fn *)dlsym(library, "secret_service_create_collection_dbus_path_finish")) == NULL) {
+        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_service_create_collection_dbus_path_finish");
+        return;
+    }
+    if ((ak_libsecret.secret_service_create_item_dbus_path = (ak_secret_service_create_item_dbus_path_fn *)dlsym(library, "secret_service_create_item_dbus_path")) == NULL) {
+        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_service_create_item_dbus_path");
+        return;
+    }
+    if ((ak_libsecret.secret_service_create_item_dbus_path_finish = (ak_secret_service_create_item_dbus_path_finish_fn *)dlsym(library, "secret_service_create_item_dbus_path_finish")) == NULL) {
+        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_service_create_item_dbus_path_finish");
         return;
     }
     if ((ak_libsecret.secret_service_delete_item_dbus_path = (ak_secret_service_delete_item_dbus_path_fn *)dlsym(library, "secret_service_delete_item_dbus_path")) == NULL) {
@@ -240,6 +240,10 @@ static void load(void) {
     }
     if ((ak_libsecret.secret_service_delete_item_dbus_path_finish = (ak_secret_service_delete_item_dbus_path_finish_fn *)dlsym(library, "secret_service_delete_item_dbus_path_finish")) == NULL) {
         snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_service_delete_item_dbus_path_finish");
+        return;
+    }
+    if ((ak_libsecret.secret_service_encode_dbus_secret = (ak_secret_service_encode_dbus_secret_fn *)dlsym(library, "secret_service_encode_dbus_secret")) == NULL) {
+        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_service_encode_dbus_secret");
         return;
     }
     if ((ak_libsecret.secret_service_ensure_session = (ak_secret_service_ensure_session_fn *)dlsym(library, "secret_service_ensure_session")) == NULL) {
@@ -254,10 +258,6 @@ static void load(void) {
         snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_service_get");
         return;
     }
-    if ((ak_libsecret.secret_service_get_collections = (ak_secret_service_get_collections_fn *)dlsym(library, "secret_service_get_collections")) == NULL) {
-        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_service_get_collections");
-        return;
-    }
     if ((ak_libsecret.secret_service_get_finish = (ak_secret_service_get_finish_fn *)dlsym(library, "secret_service_get_finish")) == NULL) {
         snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_service_get_finish");
         return;
@@ -268,14 +268,6 @@ static void load(void) {
     }
     if ((ak_libsecret.secret_service_get_secrets_for_dbus_paths_finish = (ak_secret_service_get_secrets_for_dbus_paths_finish_fn *)dlsym(library, "secret_service_get_secrets_for_dbus_paths_finish")) == NULL) {
         snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_service_get_secrets_for_dbus_paths_finish");
-        return;
-    }
-    if ((ak_libsecret.secret_service_load_collections = (ak_secret_service_load_collections_fn *)dlsym(library, "secret_service_load_collections")) == NULL) {
-        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_service_load_collections");
-        return;
-    }
-    if ((ak_libsecret.secret_service_load_collections_finish = (ak_secret_service_load_collections_finish_fn *)dlsym(library, "secret_service_load_collections_finish")) == NULL) {
-        snprintf(failure, sizeof failure, "libsecret-1.so.0 has no secret_service_load_collections_finish");
         return;
     }
     if ((ak_libsecret.secret_service_read_alias_dbus_path = (ak_secret_service_read_alias_dbus_path_fn *)dlsym(library, "secret_service_read_alias_dbus_path")) == NULL) {

@@ -99,17 +99,21 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
             let name = collection.isEmpty ? "holding the item" : "‘\(collection)’"
             return (
                 "the keyring collection \(name) is locked",
-                "unlock it (Seahorse, your desktop's prompt, or `gnome-keyring-daemon --unlock --replace` in a terminal session) and try again"
+                "run `authkit status` at your desktop and answer the keyring's unlock dialog (a refresh, a plug-in or the agent "
+                    + "never shows one), or unlock it in Seahorse (Passwords and Keys); then try again"
+                    + Self.loginKeyringHint(collection)
             )
         case .unlockDismissed(let collection):
             return (
                 "the keyring collection ‘\(collection)’ is locked and the unlock prompt was dismissed or could not be shown (no display?)",
-                "unlock it yourself (Seahorse, or `gnome-keyring-daemon --unlock --replace` in a terminal session) and try again"
+                "run the command again at your desktop and answer the dialog, or unlock it in Seahorse (Passwords and Keys)"
+                    + Self.loginKeyringHint(collection)
             )
         case .timedOut(let operation, let seconds):
             return (
                 "the Secret Service did not answer within \(Self.format(seconds)) s while trying to \(operation)",
-                "its provider may be hung: restart it (e.g. `gnome-keyring-daemon --replace`) and try again"
+                "its provider may be waiting on a dialog of its own or be hung: answer or close its open dialogs (KeePassXC), "
+                    + "or restart it (gnome-keyring: `gnome-keyring-daemon --replace`), and try again"
             )
         case .providerFailure(let operation, let message):
             return ("the Secret Service failed to \(operation): \(shorten(message))", nil)
@@ -176,6 +180,13 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     private static func octal(_ mode: UInt32) -> String {
         let digits = String(mode & 0o7777, radix: 8)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+
+    /// The login keyring, in a session without a desktop, unlocks from a terminal; no other
+    /// keyring does (gnome-keyring-daemon's --unlock names only the login keyring).
+    static func loginKeyringHint(_ collection: String) -> String {
+        collection.lowercased() == "login"
+            ? "; without a desktop, `gnome-keyring-daemon --unlock --replace` unlocks the login keyring from a terminal" : ""
     }
 
     private static func format(_ seconds: Double) -> String {

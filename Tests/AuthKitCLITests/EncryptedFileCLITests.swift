@@ -51,15 +51,14 @@ import Testing
         #expect(printed.stdout.contains("storage = encrypted-file"), "\(printed.stdout)")
 
         // A simulated reboot: the unlock's keyring emptied and gone (keyctl, as a reboot clears the
-        // user keyring), the agent restarted. The files survive; every reader answers "locked"
-        // with the hint.
+        // kernel's keyrings), the agent restarted. The files survive; every reader answers
+        // "locked" with the hint.
         try await world.startAgent()
         let recipient = try #require(try store.recipientText())
-        let keyctl = URL(fileURLWithPath: "/usr/bin/keyctl")
-        let found = try await ProcessRunner.run(keyctl, ["search", "@u", "keyring", "authkit:age-unlocked:\(recipient)"], timeout: 10)
+        let found = try Keyctl.run(["search", "%persistent", "keyring", "authkit:age-unlocked:\(recipient)"])
         let id = found.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try await ProcessRunner.run(keyctl, ["clear", id], timeout: 10).status == 0)
-        #expect(try await ProcessRunner.run(keyctl, ["invalidate", id], timeout: 10).status == 0)
+        #expect(try Keyctl.run(["clear", id]).status == 0, "\(found.stderr)")
+        #expect(try Keyctl.run(["invalidate", id]).status == 0)
         await world.stopAgent()
         try await world.startAgent()
         #expect(FileManager.default.fileExists(atPath: store.folder(for: try SecretGroup(group))))

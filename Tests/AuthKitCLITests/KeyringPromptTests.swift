@@ -108,4 +108,55 @@ struct KeyringPromptTests {
         #expect(status.status == 3, "\(status.stderr)")
         #expect(try await offThePool { try Self.counts(monitor)["Unlock"] } == 1)
     }
+
+    /// With gnome-keyring's real prompter (gcr-prompter on Xvfb, answered by xdotool):
+    /// `login --own-keyring` asks once and the sign-in goes there; a plug-in facing the locked
+    /// keyring shows nothing and names what unlocks it; `status` brings the unlock dialog, answered
+    /// with its pre-checked "Automatically unlock this keyring whenever I'm logged in" — after which
+    /// gnome-keyring lists an item in the login keyring it cannot show ("Unlock password for: …") —
+    /// and refreshes, plug-ins and new sign-ins in the login keyring carry on, losing nothing.
+    @Test func theRealPrompterAndTheAutoUnlockItemLoseNothing() async throws {
+        let world = try await CLIHarness.start(prompter: true)
+        defer { world.stop() }
+        let own = "own-keyring-password"
+        let arguments = world.loginArguments(["--own-keyring"])
+        let login = try world.start(arguments, environment: world.browserEnvironment(user: "ada"))
+        try await offThePool { try world.keyring.answerPrompt(password: own) }
+        let signedIn = try await world.finish(login, arguments, timeout: 90)
+        #expect(signedIn.status == 0, "\(signedIn.stderr)")
+        #expect(try await Self.storage(world) == (world.group, true))
+
+        try await offThePool { try world.keyring.lockCollection(label: world.group) }
+        let monitor = try await offThePool { try world.keyring.monitor() }
+        let get = try await world.authkit(
+            ["credential", "git", "--group", world.group, "get"], stdin: "protocol=https\nhost=git.example.com\n\n")
+        #expect(get.status != 0 && get.stdout.isEmpty)
+        #expect(get.stderr.contains("is locked") && get.stderr.contains("authkit status"), "what unlocks it: \(get.stderr)")
+        #expect(!get.stderr.contains("--unlock --replace"), "that unlocks only the login keyring: \(get.stderr)")
+        #expect(try await offThePool { try Self.counts(monitor) } == ["CreateCollection": 0, "Unlock": 0, "Prompt": 0])
+
+        let status = try world.start(["status", "--group", world.group])
+        try await offThePool { try world.keyring.answerPrompt(password: own) }
+        let unlocked = try await world.finish(status, ["status", "--group", world.group])
+        #expect(unlocked.status == 0, "\(unlocked.stderr)")
+        let broken = try await offThePool { try world.keyring.peer(["unreadable-items"]) }
+        #expect(broken.contains("/collection/login/"), "gnome-keyring's auto-unlock item: \(broken)")
+
+        // Refreshes in the group's keyring, a plug-in, and a new sign-in in the login keyring.
+        for _ in 0..<2 {
+            try RefreshResilienceCLITests.expire(world)
+            let token = try await world.authkit(["token", "--group", world.group])
+            #expect(token.status == 0, "\(token.stderr)")
+        }
+        let plugin = try await world.authkit(
+            ["credential", "git", "--group", world.group, "get"], stdin: "protocol=https\nhost=git.example.com\n\n")
+        #expect(plugin.status == 0 && plugin.stdout.contains("password="), "\(plugin.stderr)")
+        let other = world.loginArguments().map { $0 == world.group ? world.group + ".other" : $0 }
+        let second = try await world.authkit(other, environment: world.browserEnvironment(user: "grace"), timeout: 90)
+        #expect(second.status == 0, "\(second.stderr)")
+        let secondToken = try await world.authkit(["token", "--group", world.group + ".other", "--min-ttl", "86400", "--allow-shorter"])
+        #expect(secondToken.status == 0, "\(secondToken.stderr)")
+        #expect(try await world.provider.log().grantTypes["refresh_token", default: 0] >= 3)
+        try await world.assertNoSecretsLeaked()
+    }
 }

@@ -16,6 +16,13 @@ import Glibc
         }
     }
 
+    /// The record the keyring holds for `account`, read by the store probe.
+    static func storedRecord(_ world: CLIHarness, account: String) throws -> [String: Any] {
+        var record: [String: Any] = [:]
+        try TerminalSafetyTests.read(world, account: account) { record = $0 }
+        return record
+    }
+
     @Test func aRefusedIDTokenSaysSoOnceAndTheNextCallHeals() async throws {
         let world = try await CLIHarness.start()
         defer { world.stop() }
@@ -42,6 +49,43 @@ import Glibc
         let after = try await world.authkit(["status", "--json", "--group", world.group])
         let cleared = try #require((try CLIOutput.jsonObject(after.stdout)["accounts"] as? [[String: Any]])?.first)
         #expect(cleared["refresh_problem"] is NSNull)
+        try await world.assertNoSecretsLeaked()
+    }
+
+    /// The keyring locks while the provider rotates the refresh token: the save is refused (a
+    /// refresh never prompts), the new refresh token waits in the kernel keyring, and the next
+    /// command once the keyring is unlocked puts it back — no new refresh, no new login, the
+    /// provider's live refresh token the stored one.
+    @Test func aRotatedRefreshTokenTheStoreRefusesWaitsAndIsSavedNextTime() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn(user: "ada")
+        try Self.expire(world)
+        try await world.provider.setFault(.hold(grantType: "refresh_token"))
+        let arguments = ["token", "--group", world.group]
+        let refreshing = try world.start(arguments)
+        var holding = false
+        for _ in 0..<400 where !holding {
+            holding = try await world.provider.isHolding()
+            if !holding { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        try #require(holding, "the provider never received the refresh")
+        try world.keyring.lockCollection(label: "Login")
+        try await world.provider.release()
+        let refused = try await world.finish(refreshing, arguments)
+        #expect(refused.status == 3, "\(refused.status): \(refused.stderr)")
+        #expect(refused.stdout.isEmpty)
+        #expect(refused.stderr.contains("waits in the kernel keyring"), "\(refused.stderr)")
+
+        try world.keyring.unlockCollection(label: "Login", password: world.keyring.password)
+        let healed = try await world.authkit(arguments)
+        #expect(healed.status == 0, "\(healed.stderr)")
+        #expect(try await world.provider.log().grantTypes["refresh_token", default: 0] == 1, "no second refresh was needed")
+        let again = try await world.authkit(arguments)
+        #expect(again.status == 0 && again.stdout == healed.stdout, "the saved record's token is served")
+        let live = try await world.provider.issued()["items"].array.filter { $0["kind"] == "refresh_token" && $0["active"] == true }
+        let stored = try Self.storedRecord(world, account: "ada@example.test")
+        #expect(live.count == 1 && live.first?["value"].string == stored["refresh_token"] as? String, "the store holds the live one")
         try await world.assertNoSecretsLeaked()
     }
 

@@ -38,6 +38,18 @@ import Glibc
     /// The stored record of `account`, rewritten by `change` through SecretStore, as another
     /// process of the same user could.
     static func tamper(_ world: CLIHarness, account: String, _ change: (inout [String: Any]) -> Void) throws {
+        let key = try read(world, account: account) { _ in }
+        var record: [String: Any] = [:]
+        try read(world, account: account) { record = $0 }
+        change(&record)
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]), as: UTF8.self)
+        let save = try world.keyring.probe(["save"] + key, stdin: text)
+        try #require(save.status == 0, "save failed: \(save.stdout) \(save.stderr)")
+    }
+
+    /// Reads `account`'s stored record through the store probe; returns the probe's key arguments.
+    @discardableResult
+    static func read(_ world: CLIHarness, account: String, _ body: ([String: Any]) -> Void) throws -> [String] {
         let key = [
             "--group", world.group, "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--account",
             account,
@@ -46,11 +58,8 @@ import Glibc
         try #require(lookup.status == 0, "lookup failed: \(lookup.stdout) \(lookup.stderr)")
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(lookup.stdout.utf8)) as? [String: Any])
         let secret = try #require((answer["item"] as? [String: Any])?["secret"] as? String, "\(lookup.stdout)")
-        var record = try #require(try JSONSerialization.jsonObject(with: Data(secret.utf8)) as? [String: Any])
-        change(&record)
-        let text = String(decoding: try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]), as: UTF8.self)
-        let save = try world.keyring.probe(["save"] + key, stdin: text)
-        try #require(save.status == 0, "save failed: \(save.stdout) \(save.stderr)")
+        body(try #require(try JSONSerialization.jsonObject(with: Data(secret.utf8)) as? [String: Any]))
+        return key
     }
 
     @Test func aTamperedRecordNeverReachesTheTerminalOrAnotherHostRaw() async throws {

@@ -5,7 +5,9 @@ the Swift harness and scripts/with-private-keyring set it). Subcommands:
 
   create-collection LABEL PASSWORD   gnome-keyring's CreateWithMasterPassword (test setup only)
   lock LABEL                         lock the collection with that label
+  unlock LABEL PASSWORD              gnome-keyring's UnlockWithMasterPassword (test setup only: no prompt)
   count-collections LABEL            print how many collections carry LABEL
+  unreadable-items                   print the items collections list but whose properties cannot be read
   hang                               own org.freedesktop.secrets and never answer
   write-item LABEL HEX-SECRET K=V... store an item in the default collection (secretstorage)
   read K=V...                        print the matching items as JSON (secretstorage)
@@ -73,6 +75,29 @@ def main(argv):
         paths = collections_by_label(conn, args[0])
         call(conn, SERVICE, "Lock", "ao", (paths,))
         print(json.dumps(paths))
+    elif command == "unlock":
+        label, password = args
+        _, session = call(conn, SERVICE, "OpenSession", "sv", ("plain", ("s", "")))
+        guilt = DBusAddress(
+            SERVICE.object_path, bus_name=SERVICE.bus_name,
+            interface="org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface")
+        paths = collections_by_label(conn, label)
+        for path in paths:
+            call(conn, guilt, "UnlockWithMasterPassword", "o(oayays)", (path, (session, b"", password.encode(), "text/plain")))
+        print(json.dumps(paths))
+    elif command == "unreadable-items":
+        props = DBusAddress(SERVICE.object_path, bus_name=SERVICE.bus_name, interface="org.freedesktop.DBus.Properties")
+        (_, collections), = call(conn, props, "Get", "ss", (SERVICE.interface, "Collections"))
+        unreadable = []
+        for collection in collections:
+            address = DBusAddress(collection, bus_name=SERVICE.bus_name, interface="org.freedesktop.DBus.Properties")
+            (_, items), = call(conn, address, "Get", "ss", ("org.freedesktop.Secret.Collection", "Items"))
+            for item in items:
+                item_address = DBusAddress(item, bus_name=SERVICE.bus_name, interface="org.freedesktop.DBus.Properties")
+                reply = conn.send_and_get_reply(new_method_call(item_address, "GetAll", "s", ("org.freedesktop.Secret.Item",)), timeout=10)
+                if reply.header.message_type.name == "error":
+                    unreadable.append(item)
+        print(json.dumps(unreadable))
     elif command == "count-collections":
         print(len(collections_by_label(conn, args[0])))
     elif command in ("write-item", "read", "delete"):

@@ -255,26 +255,37 @@ import Glibc
         }
     }
 
-    /// The unlock's keyring caches the plaintext of a file it opened, served only while the file
-    /// is the same one (a new save is read anew), and gone with the unlock.
-    @Test func theUnlockCachesOnlyUnchangedFilesAndLockingForgetsIt() async throws {
+    /// The unlock keeps the identity alone, in the persistent keyring, readable by its possessor
+    /// only: nothing decrypted (no refresh token) waits beside it, every read opens the file anew,
+    /// and locking removes it.
+    @Test func theUnlockKeepsOnlyThePossessorOnlyIdentity() async throws {
         try await withStore { store, _ in
             let group = try SecretGroup("com.example.cache")
             try await store.save(Array(#"{"n":1}"#.utf8), for: key(group))
             #expect(try await store.item(for: key(group))?.secret == Array(#"{"n":1}"#.utf8))
             let recipient = try #require(try store.recipient())
             let ring = try #require(IdentityKeyring.ring(recipient))
-            let name = EncryptedFileStore.fileName(for: key(group))
-            let folder = open(store.folder(for: group), O_RDONLY | O_DIRECTORY)
-            defer { close(folder) }
-            let signature = try TrustedFile.read(name, in: folder, path: name).signature
-            #expect(IdentityKeyring.cached(ring, group: group, name: name, signature: signature) != nil)
-            #expect(IdentityKeyring.cached(ring, group: group, name: name, signature: signature + "x") == nil)
+            let members = try KernelKeyringStore.members(of: ring)
+            #expect(members.count == 1, "only the identity")
+            for id in members + [ring] {
+                let described = try #require(KernelKeyringStore.describe(id))
+                #expect(described.permissions == 0x3f01_0000, "possessor only: \(described)")
+            }
+            // A process of the user in a session keyring of its own (a sandbox's), or a login
+            // session's, reads nothing by serial number; a possessor of the persistent keyring does.
+            let identity = try #require(members.first)
+            for session in [["session", "-"], ["session", "-", "sh", "-c", #"keyctl link @u @s && exec keyctl "$@""#, "sh"]] {
+                let stolen = try await ProcessRunner.run(
+                    URL(fileURLWithPath: "/usr/bin/keyctl"), session + ["pipe", String(identity)], timeout: 10)
+                #expect(stolen.status != 0 && !stolen.stdout.contains("AGE-SECRET-KEY"), "\(session): \(stolen.stdout)")
+            }
+            let possessed = try Keyctl.run(["pipe", String(identity)])
+            #expect(possessed.stdout.contains("AGE-SECRET-KEY"), "\(possessed.stdout) \(possessed.stderr)")
             try await store.save(Array(#"{"n":2}"#.utf8), for: key(group))
             #expect(try await store.item(for: key(group))?.secret == Array(#"{"n":2}"#.utf8))
+            #expect(try KernelKeyringStore.members(of: ring).count == 1)
             #expect(try store.lock())
             #expect(IdentityKeyring.ring(recipient) == nil)
-            #expect(IdentityKeyring.cached(ring, group: group, name: name, signature: signature) == nil)
         }
     }
 

@@ -47,10 +47,10 @@ import Glibc
         #expect(try await store.item(for: key(other)) != nil)
         #expect(try await store.delete(key(other)))
         #expect(try await store.delete(key(other)) == false)
-        // Permissions: possessor and user only (no group, no other bits).
+        // Permissions: the possessor only (the user may see the key, nothing more).
         let keys = try #require(try Self.procKeys().split(separator: "\n").first { $0.contains(String(format: "%08x", keyring)) })
         let fields = keys.split(separator: " ").filter { !$0.isEmpty }
-        #expect(fields.count > 4 && fields[4] == "3f3f0000", "group/other permission bits on \(keys)")
+        #expect(fields.count > 4 && fields[4] == "3f010000", "user/group/other permission bits on \(keys)")
     }
 
     /// A process in a new, unrelated session keyring (as a new SSH session or a cron job)
@@ -145,9 +145,7 @@ import Glibc
         return String(repeating: "0", count: max(0, 8 - hex.count)) + hex
     }
 
-    static func keyctl(_ arguments: [String]) throws -> ProcessResult {
-        try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/keyctl"), arguments, timeout: 10)
-    }
+    static func keyctl(_ arguments: [String]) throws -> ProcessResult { try Keyctl.run(arguments) }
 
     static func permissions(_ id: String) throws -> String {
         let line = try #require(try procKeys().split(separator: "\n").first { $0.hasPrefix(id + " ") })
@@ -165,7 +163,7 @@ import Glibc
         var id = try Self.keyID(group)
         #expect(try Self.keyctl(["setperm", "0x" + id, "0x3f3f3f3f"]).status == 0)
         #expect(try await store.item(for: ada)?.secret == Array(#"{"a":1}"#.utf8))
-        #expect(try Self.permissions(id) == "3f3f0000", "narrowed again on read")
+        #expect(try Self.permissions(id) == "3f010000", "narrowed again on read")
 
         // Widened, and setattr taken away: authkit can no longer narrow it.
         #expect(try Self.keyctl(["setperm", "0x" + id, "0x1f1f1f1f"]).status == 0)
@@ -184,14 +182,14 @@ import Glibc
         try await store.save(Array(#"{"a":2}"#.utf8), for: ada)
         let replaced = try Self.keyID(group)
         #expect(replaced != id, "the exposed key was updated in place")
-        #expect(try Self.permissions(replaced) == "3f3f0000")
+        #expect(try Self.permissions(replaced) == "3f010000")
         #expect(try await store.item(for: ada)?.secret == Array(#"{"a":2}"#.utf8))
         #expect(try Self.keyctl(["print", "0x" + id]).status != 0, "the exposed key was invalidated")
         id = replaced
         // Fewer rights of our own (no setattr) lock nobody else in: still private, still read.
-        #expect(try Self.keyctl(["setperm", "0x" + id, "0x3f1f0000"]).status == 0)
+        #expect(try Self.keyctl(["setperm", "0x" + id, "0x1f010000"]).status == 0)
         #expect(try await store.item(for: ada)?.secret == Array(#"{"a":2}"#.utf8))
-        #expect(try Self.permissions(id) == "3f1f0000", "left as it is")
+        #expect(try Self.permissions(id) == "1f010000", "left as it is")
     }
 
     /// `logout --group` destroys authkit's own keys only: another program's key linked into the

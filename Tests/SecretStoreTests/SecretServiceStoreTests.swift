@@ -310,6 +310,47 @@ struct SecretServiceStoreTests {
         #expect(items.first?["secret"] as? String == "{\"generation\":3}")
     }
 
+    /// What a refresh does to the store: another program's save over the item it finds updates
+    /// that item in place (`Item.SetSecret`) — no `CreateItem`, which KeePassXC 2.7.4 answers
+    /// with a dialog nobody can see when the item is another program's, no prompt — and touches
+    /// no other item and no collection's items (libsecret's collection proxies would load every
+    /// item of every collection, and fail on one the provider lists but cannot show).
+    @Test(
+        "a save over an existing item updates it in place and touches nothing else",
+        arguments: [
+            PrivateSecretService.Provider.gnomeKeyring, .keepassxc,
+        ])
+    func saveUpdatesInPlace(provider: PrivateSecretService.Provider) throws {
+        let service = try PrivateSecretService(provider: provider)
+        defer { service.stop() }
+        // Another program's item in the same collection, and a second account of ours.
+        try service.peer(["write-item", "someone else's", Self.hex("other secret"), "service=other", "account=x"])
+        try Self.save(service, "{\"generation\":1}", account: "grace@contoso.com")
+        try Self.save(service, "{\"generation\":1}")
+        let monitor = try service.monitor()
+        let started = Date()
+        for prompts in ["never", "unlock"] {
+            try Self.save(service, "{\"generation\":2,\"prompts\":\"\(prompts)\"}", prompts: prompts)
+        }
+        #expect(Date().timeIntervalSince(started) < 8, "a save waited for a prompt")
+        let calls = try monitor.calls()
+        #expect(calls.filter { $0.member == "SetSecret" }.count == 2, "\(calls)")
+        #expect(calls.filter { $0.member == "CreateItem" || $0.member == "Prompt" }.isEmpty, "\(calls)")
+        let ours = try Self.peerItems(service, Self.pairs(Self.attributes()))
+        #expect(ours.count == 1, "one item per key")
+        #expect(ours.first?["secret"] as? String == "{\"generation\":2,\"prompts\":\"unlock\"}")
+        // Only the written item's own path is touched among the items.
+        let itemCalls = calls.filter { $0.path.split(separator: "/").count == 6 && $0.path.contains("/collection/") }
+        #expect(Set(itemCalls.map(\.path)).count == 1, "other items were read: \(itemCalls)")
+        #expect(
+            !calls.contains {
+                $0.member == "GetAll" && $0.arg0 == "org.freedesktop.Secret.Collection" && $0.path.hasSuffix("/aliases/default")
+            })
+        let looked = try Self.json(try service.probe(["lookup", "--show-secret"] + Self.key()))
+        #expect((looked["item"] as? [String: Any])?["secret"] as? String == "{\"generation\":2,\"prompts\":\"unlock\"}")
+        #expect(try Self.peerItems(service, ["service=other"]).first?["secret"] as? String == "other secret")
+    }
+
     @Test("deleteAll removes every item of the group, corrupt ones included")
     func deleteAll() throws {
         let service = try PrivateSecretService()

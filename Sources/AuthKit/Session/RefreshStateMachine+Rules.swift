@@ -31,6 +31,15 @@ extension RefreshStateMachine {
             refreshed: false)
     }
 
+    /// The stored id_token when it was verified and lives `lifetime` more (only its `exp` is read).
+    static func usableIDToken(_ record: TokenRecord, lifetime: Duration, now: Date) -> IDToken? {
+        guard let idToken = record.idToken, record.idTokenVerifiedAt != nil, let claims = RefreshStateMachine.unverifiedClaims(idToken),
+            let expiry = claims.expirationSeconds, expiry.isFinite
+        else { return nil }
+        guard expiry - now.timeIntervalSince1970 >= Double(lifetime.components.seconds) else { return nil }
+        return IDToken(value: idToken, expiresAt: Date(timeIntervalSince1970: expiry), account: record.account, refreshed: false)
+    }
+
     /// OIDC Core §12.2 beyond issuer, subject and audience (which the validator and step 1
     /// check): `iat` present and not older than the stored id_token's; `auth_time` unchanged
     /// when the original had one; a `nonce`, if present, equal to the original's. Returns why
@@ -55,6 +64,15 @@ extension RefreshStateMachine {
     static func unverifiedClaims(_ token: String) -> JWTClaims? {
         guard let jws = try? CompactJWS(parsing: token) else { return nil }
         return try? JWTClaims(payload: jws.payload)
+    }
+
+    /// Whether a record a failed write left pending (``PendingSave``) still applies: it was
+    /// derived from the record the store holds now (`replacing` is that record's generation), for
+    /// the same sign-in. Anything else — a new sign-in, a refresh that did save — replaced it.
+    static func pending(_ pending: TokenRecord, replacing: String, appliesTo current: TokenRecord) -> Bool {
+        replacing == String(current.generation) && pending.issuer == current.issuer && pending.subject == current.subject
+            && pending.account == current.account && pending.clientID == current.clientID
+            && pending.generation == nextGeneration(current.generation)
     }
 
     /// `generation + 1`, wrapping to 1 instead of trapping on a record that says Int.max.

@@ -1,4 +1,5 @@
 import JOSE
+import SecretStore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -19,9 +20,12 @@ import Foundation
 ///   process may have rotated the refresh token; then its token is used, or its refresh
 ///   token tried once.
 /// * An answer for another identity keeps nothing and revokes its new refresh token.
-/// * A rotated refresh token is written before anything that can fail.
-/// * A new id_token must pass the signature, claims and OIDC Core §12.2 checks; failing them
-///   keeps the new refresh token, records the problem and hands out nothing.
+/// * One write per refresh, right after the answer's local checks (the id_token's signature,
+///   claims and OIDC Core §12.2): passing, the answer is stored whole; failing, the new refresh
+///   token is stored with the problem and nothing is handed out.
+/// * A rotated refresh token is never lost: a write that fails keeps the new record in the
+///   pending place (``PendingSave``), which the next refresh under the lock takes back into the
+///   store.
 struct RefreshStateMachine {
     enum Effect {
         /// Read the group's record again (under the lock), then ``recordRead(_:now:)``.
@@ -35,8 +39,12 @@ struct RefreshStateMachine {
         /// Validate the new id_token against `record`'s issuer, client and algorithms, then
         /// ``idTokenValidated(_:)``.
         case validateIDToken(String, record: TokenRecord, jwksURI: URL)
-        /// Write `record`, then ``written()``.
+        /// Write `record`, then ``written(_:)``.
         case write(TokenRecord)
+        /// The write of a rotated refresh token failed: keep `record` (which replaces the
+        /// record of generation `replacing`) where the next refresh finds it, then
+        /// ``pendingKept(_:)``.
+        case keepPending(TokenRecord, replacing: Int)
         /// Done: hand out this token.
         case finish(AccessToken)
         /// Done: this error.
@@ -44,8 +52,8 @@ struct RefreshStateMachine {
     }
 
     private enum Phase {
-        case start, keys, refreshing(attempt: Int), rereading(attempt: Int, TokenEndpointError), revoking
-        case writingRotated, validating, writingFailed(AuthKitError), writingUpdated(AccessToken), done
+        case start, restoring, keys, refreshing(attempt: Int), rereading(attempt: Int, TokenEndpointError), revoking
+        case validating, writingFailed(AuthKitError), writingUpdated(AccessToken), keepingPending(SecretStoreError), done
     }
 
     let group: String
@@ -61,6 +69,8 @@ struct RefreshStateMachine {
     private var response: TokenResponse?
     private var rotated: String?
     private var kept: TokenRecord?
+    /// The record of the last write asked for.
+    private var written: TokenRecord?
     private var verifiedIDToken: String?
     private var now = Date(timeIntervalSince1970: 0)
 
@@ -75,35 +85,50 @@ struct RefreshStateMachine {
     /// The first effect: read the record under the lock.
     var first: Effect { .readRecord }
 
-    /// The record as the store holds it now.
-    mutating func recordRead(_ current: TokenRecord?, now: Date) -> Effect {
+    /// The record as the store holds it now, and the one a failed write left pending in its
+    /// place, when that still applies (``PendingRecord``): the pending one is written back first.
+    mutating func recordRead(_ current: TokenRecord?, pending: TokenRecord? = nil, now: Date) -> Effect {
         switch phase {
         case .start:
             guard let current else { return done(.fail(.notSignedIn(group: group, account: account))) }
-            record = current
-            if let token = usable(current, now: now) { return done(.finish(token)) }
-            guard let url = URL(string: current.jwksURI) else {
-                return done(.fail(.corruptRecord(account: current.account, reason: "its jwks_uri is invalid")))
+            if let pending {
+                record = pending
+                self.now = now
+                phase = .restoring
+                return .write(pending)
             }
-            jwksURI = url
-            phase = .keys
-            return .fetchKeys(url)
+            return read(current, now: now)
         case .rereading(let attempt, let error):
-            guard let original = record else { return done(.fail(.notSignedIn(group: group, account: account))) }
-            let gone = AuthKitError.loginRequired(
-                account: original.account, reason: "the provider no longer accepts the refresh token (\(error))")
-            // Only a record that did not change means the sign-in is gone.
-            guard let current, current.generation != original.generation else { return done(.fail(gone)) }
-            if let token = usable(current, now: now) { return done(.finish(token)) }
-            // Renewed, but its access token is too short-lived for us: its refresh token is the
-            // live one now.
-            guard attempt == 1, let renewed = current.refreshToken, renewed != original.refreshToken else { return done(.fail(gone)) }
-            record = current
-            phase = .refreshing(attempt: 2)
-            return .refresh(refreshToken: renewed, record: current)
+            return reread(current, attempt: attempt, error: error, now: now)
         default:
             return unexpected("a record")
         }
+    }
+
+    private mutating func read(_ current: TokenRecord, now: Date) -> Effect {
+        record = current
+        if let token = usable(current, now: now) { return done(.finish(token)) }
+        guard let url = URL(string: current.jwksURI) else {
+            return done(.fail(.corruptRecord(account: current.account, reason: "its jwks_uri is invalid")))
+        }
+        jwksURI = url
+        phase = .keys
+        return .fetchKeys(url)
+    }
+
+    private mutating func reread(_ current: TokenRecord?, attempt: Int, error: TokenEndpointError, now: Date) -> Effect {
+        guard let original = record else { return done(.fail(.notSignedIn(group: group, account: account))) }
+        let gone = AuthKitError.loginRequired(
+            account: original.account, reason: "the provider no longer accepts the refresh token (\(error))")
+        // Only a record that did not change means the sign-in is gone.
+        guard let current, current.generation != original.generation else { return done(.fail(gone)) }
+        if let token = usable(current, now: now) { return done(.finish(token)) }
+        // Renewed, but its access token is too short-lived for us: its refresh token is the
+        // live one now.
+        guard attempt == 1, let renewed = current.refreshToken, renewed != original.refreshToken else { return done(.fail(gone)) }
+        record = current
+        phase = .refreshing(attempt: 2)
+        return .refresh(refreshToken: renewed, record: current)
     }
 
     /// The provider's keys are at hand (or why not).
@@ -144,20 +169,16 @@ struct RefreshStateMachine {
                 phase = .revoking
                 return .revoke(rotated, record: original)
             }
-            // 2. Keep the rotated refresh token at once: if this process dies, or a check
-            //    below fails, the next one refreshes with it instead of a dead one.
+            // 2. The new refresh token goes into the one write that follows the checks.
             var kept = original
             kept.generation = RefreshStateMachine.nextGeneration(original.generation)
-            if let rotated {
-                kept.refreshToken = rotated
-                kept.refreshProblem = "the provider's answer is being checked"
-                kept.refreshProblemAt = now.timeIntervalSince1970
-                self.kept = kept
-                phase = .writingRotated
-                return .write(kept)
-            }
+            if let rotated { kept.refreshToken = rotated }
             self.kept = kept
-            return afterRotation()
+            if let idToken = answer.idToken {
+                phase = .validating
+                return .validateIDToken(idToken, record: original, jwksURI: jwksURI)
+            }
+            return writeUpdated()
         }
     }
 
@@ -190,26 +211,30 @@ struct RefreshStateMachine {
         failed.refreshProblemAt = now.timeIntervalSince1970
         guard rotated != nil || failed.refreshProblem != original.refreshProblem else { return done(.fail(failure)) }
         phase = .writingFailed(failure)
+        written = failed
         return .write(failed)
     }
 
-    /// The last ``Effect/write(_:)`` is done.
-    mutating func written() -> Effect {
+    /// The last ``Effect/write(_:)`` is done, or why it failed.
+    mutating func written(_ failure: SecretStoreError? = nil) -> Effect {
         switch phase {
-        case .writingRotated: return afterRotation()
-        case .writingFailed(let error): return done(.fail(error))
-        case .writingUpdated(let token): return done(.finish(token))
+        // Saved or not, the pending record is the live one (it stays pending when not saved).
+        case .restoring: return record.map { read($0, now: now) } ?? unexpected("a write")
+        case .writingFailed(let error): if failure == nil { return done(.fail(error)) }
+        case .writingUpdated(let token): if failure == nil { return done(.finish(token)) }
         default: return unexpected("a write")
         }
+        guard let failure else { return unexpected("a write") }
+        // A refresh token the provider did not rotate is still in the store: nothing is lost.
+        guard rotated != nil, let record = written, let original = self.record else { return done(.fail(.storage(failure))) }
+        phase = .keepingPending(failure)
+        return .keepPending(record, replacing: original.generation)
     }
 
-    private mutating func afterRotation() -> Effect {
-        guard let original = record else { return unexpected("a rotation") }
-        if let idToken = response?.idToken {
-            phase = .validating
-            return .validateIDToken(idToken, record: original, jwksURI: jwksURI)
-        }
-        return writeUpdated()
+    /// The record whose write failed was kept in the pending place (or could not be).
+    mutating func pendingKept(_ kept: Bool) -> Effect {
+        guard case .keepingPending(let failure) = phase else { return unexpected("a pending save") }
+        return done(.fail(.rotationNotSaved(failure, keptPending: kept)))
     }
 
     /// 4. Everything checked: store the answer whole, and hand out its access token.
@@ -238,6 +263,7 @@ struct RefreshStateMachine {
             value: response.accessToken, expiresAt: response.expiresAt ?? now.addingTimeInterval(3600),
             scopes: response.scopes ?? scopes ?? original.scopes, account: original.account, refreshed: true)
         phase = .writingUpdated(token)
+        written = updated
         return .write(updated)
     }
 

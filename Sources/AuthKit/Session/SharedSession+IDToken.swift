@@ -20,26 +20,18 @@ extension SharedSession {
             return token
         }
         let (_, record) = try await select(account: account)
-        if let token = Self.usableIDToken(record, lifetime: minimumLifetime, now: clock()) { return token }
+        if let token = RefreshStateMachine.usableIDToken(record, lifetime: minimumLifetime, now: clock()) { return token }
         // A refresh through the shared path, forced even if the access token is still good.
         let current = AccessToken(
             value: record.accessToken, expiresAt: record.accessTokenExpiry, scopes: record.scopes, account: record.account,
             refreshed: false)
         _ = try await validAccessToken(account: account ?? record.account, minimumLifetime: minimumLifetime, replacing: current)
         let (_, renewed) = try await select(account: account ?? record.account)
-        guard let token = Self.usableIDToken(renewed, lifetime: minimumLifetime, now: clock()) else {
+        guard let token = RefreshStateMachine.usableIDToken(renewed, lifetime: minimumLifetime, now: clock()) else {
             throw .unsupported(
                 "the provider's id_token for \(renewed.account) does not live \(minimumLifetime.components.seconds) s more even after a refresh "
                     + "(the provider may not send id_tokens on refresh); lower --min-ttl or sign in again")
         }
         return IDToken(value: token.value, expiresAt: token.expiresAt, account: token.account, refreshed: true)
-    }
-
-    static func usableIDToken(_ record: TokenRecord, lifetime: Duration, now: Date) -> IDToken? {
-        guard let idToken = record.idToken, record.idTokenVerifiedAt != nil, let claims = RefreshStateMachine.unverifiedClaims(idToken),
-            let expiry = claims.expirationSeconds, expiry.isFinite
-        else { return nil }
-        guard expiry - now.timeIntervalSince1970 >= Double(lifetime.components.seconds) else { return nil }
-        return IDToken(value: idToken, expiresAt: Date(timeIntervalSince1970: expiry), account: record.account, refreshed: false)
     }
 }

@@ -16,11 +16,16 @@ extension SharedSession {
         do throws(TokenRecord.RecordError) { bytes = try record.encoded() } catch {
             throw .corruptRecord(account: record.account, reason: error.description)
         }
+        let location: StorageLocation
         do {
-            return try await store.save(bytes, for: key, label: key.defaultLabel)
+            location = try await store.save(bytes, for: key, label: key.defaultLabel)
         } catch {
             throw .storage(error)
         }
+        // Saved: whatever a failed write left pending for the key is older.
+        PendingSave.forget(key)
+        logger.debug("stored", metadata: ["generation": "\(record.generation)"])
+        return location
     }
 
     typealias Entry = (item: StoredItem, record: Result<TokenRecord, RecordProblem>)

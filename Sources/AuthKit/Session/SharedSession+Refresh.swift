@@ -27,7 +27,8 @@ extension SharedSession {
                 // Another process may have refreshed (or signed out) while we waited.
                 if rereads > 0 { logger.debug("refresh token refused (invalid_grant); reading the store again") }
                 rereads += 1
-                effect = machine.recordRead(try await readRecord(key), now: clock())
+                let current = try await readRecord(key)
+                effect = machine.recordRead(current, pending: PendingRecord.find(key, current: current, logger: logger), now: clock())
             case .fetchKeys(let url):
                 // The keys first: a key-set outage then fails this call before the provider
                 // has used up the refresh token.
@@ -67,9 +68,14 @@ extension SharedSession {
                     effect = machine.idTokenValidated(.failure(error))
                 }
             case .write(let record):
-                try await write(record, for: key)
-                logger.debug("stored", metadata: ["generation": "\(record.generation)"])
-                effect = machine.written()
+                do throws(AuthKitError) {
+                    try await write(record, for: key)
+                    effect = machine.written()
+                } catch .storage(let failure) {
+                    effect = machine.written(failure)
+                }
+            case .keepPending(let record, let replacing):
+                effect = machine.pendingKept(PendingRecord.keep(record, for: key, replacing: replacing, logger: logger))
             case .finish(let token):
                 logger.debug(token.refreshed ? "refreshed and stored" : "another process refreshed meanwhile")
                 return token

@@ -221,6 +221,7 @@ public final class SharedSession: Sendable {
         if account == nil {
             // Also whatever could not even be listed as ours (corrupt attributes).
             do throws(SecretStoreError) { _ = try await store.deleteAll(in: group) } catch { throw .storage(error) }
+            PendingSave.forgetAll(in: group)
         }
         await agent?.forget(group: group.name)
         if let choice = StorageChoice(store: store), (try? await records().isEmpty) == true {
@@ -230,10 +231,10 @@ public final class SharedSession: Sendable {
     }
 
     /// Removes what was derived from a sign-in and kept beside it (AWS credentials, the
-    /// current-account mark): it goes
-    /// with the sign-in.
+    /// current-account mark, a pending record): it goes with the sign-in.
     private func removeDerived(of key: ItemKey) async {
         let query = ItemQuery(group: group, issuer: key.issuer, clientID: key.clientID, account: key.account)
+        PendingSave.forget(key)
         guard let items = try? await store.items(matching: query, loadSecrets: false) else { return }
         for item in items where item.key.kind.hasPrefix("aws-sts ") || item.key.kind == Self.currentAccountKind {
             _ = try? await store.delete(item.key)
@@ -247,10 +248,6 @@ public final class SharedSession: Sendable {
     /// prompt comes before the browser); where no prompt can be shown, that is the error.
     @discardableResult
     public func checkStore() async throws(AuthKitError) -> StorageStatus {
-        do {
-            return try await store.prepareToSave(in: group)
-        } catch {
-            throw .storage(error)
-        }
+        do { return try await store.prepareToSave(in: group) } catch { throw .storage(error) }
     }
 }

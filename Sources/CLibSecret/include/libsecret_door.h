@@ -138,7 +138,6 @@ typedef gchar * ak_g_dbus_error_get_remote_error_fn(const GError *error);
 typedef gboolean ak_g_dbus_error_is_remote_error_fn(const GError *error);
 typedef gboolean ak_g_dbus_error_strip_remote_error_fn(GError *error);
 typedef gchar * ak_g_dbus_proxy_get_name_owner_fn(GDBusProxy *proxy);
-typedef const gchar * ak_g_dbus_proxy_get_object_path_fn(GDBusProxy *proxy);
 typedef void ak_g_error_free_fn(GError *error);
 typedef void ak_g_free_fn(gpointer mem);
 typedef gboolean ak_g_hash_table_insert_fn(GHashTable *hash_table, gpointer key, gpointer value);
@@ -148,7 +147,6 @@ typedef GHashTable* ak_g_hash_table_new_fn(GHashFunc hash_func, GEqualFunc key_e
 typedef GHashTable* ak_g_hash_table_new_full_fn(GHashFunc hash_func, GEqualFunc key_equal_func, GDestroyNotify key_destroy_func, GDestroyNotify value_destroy_func);
 typedef void ak_g_hash_table_unref_fn(GHashTable *hash_table);
 typedef GQuark ak_g_io_error_quark_fn(void);
-typedef void ak_g_list_free_full_fn(GList *list, GDestroyNotify free_func);
 typedef gboolean ak_g_main_context_iteration_fn(GMainContext *context, gboolean may_block);
 typedef GMainContext * ak_g_main_context_new_fn(void);
 typedef void ak_g_main_context_push_thread_default_fn(GMainContext *context);
@@ -169,30 +167,30 @@ typedef const gchar * ak_g_variant_get_string_fn(GVariant *value, gsize *length)
 typedef const gchar * ak_g_variant_get_type_string_fn(GVariant *value);
 typedef guint32 ak_g_variant_get_uint32_fn(GVariant *value);
 typedef guint64 ak_g_variant_get_uint64_fn(GVariant *value);
+typedef GVariant * ak_g_variant_get_variant_fn(GVariant *value);
 typedef GVariant * ak_g_variant_lookup_value_fn(GVariant *dictionary, const gchar *key, const GVariantType *expected_type);
 typedef gsize ak_g_variant_n_children_fn(GVariant *value);
+typedef GVariant * ak_g_variant_new_array_fn(const GVariantType *child_type, GVariant * const *children, gsize n_children);
+typedef GVariant * ak_g_variant_new_dict_entry_fn(GVariant *key, GVariant *value);
 typedef GVariant * ak_g_variant_new_string_fn(const gchar *string);
 typedef GVariant * ak_g_variant_new_tuple_fn(GVariant * const *children, gsize n_children);
 typedef GVariant * ak_g_variant_new_uint32_fn(guint32 value);
+typedef GVariant * ak_g_variant_ref_sink_fn(GVariant *value);
 typedef void ak_g_variant_unref_fn(GVariant *value);
-typedef void ak_secret_collection_create_fn(SecretService *service, const gchar *label, const gchar *alias, SecretCollectionCreateFlags flags, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
-typedef SecretCollection * ak_secret_collection_create_finish_fn(GAsyncResult *result, GError **error);
-typedef gchar * ak_secret_collection_get_label_fn(SecretCollection *self);
-typedef gboolean ak_secret_collection_get_locked_fn(SecretCollection *self);
-typedef void ak_secret_item_create_fn(SecretCollection *collection, const SecretSchema *schema, GHashTable *attributes, const gchar *label, SecretValue *value, SecretItemCreateFlags flags, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
-typedef SecretItem * ak_secret_item_create_finish_fn(GAsyncResult *result, GError **error);
 typedef SecretSchema * ak_secret_schema_newv_fn(const gchar *name, SecretSchemaFlags flags, GHashTable *attribute_names_and_types);
+typedef void ak_secret_service_create_collection_dbus_path_fn(SecretService *self, GHashTable *properties, const gchar *alias, SecretCollectionCreateFlags flags, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
+typedef gchar * ak_secret_service_create_collection_dbus_path_finish_fn(SecretService *self, GAsyncResult *result, GError **error);
+typedef void ak_secret_service_create_item_dbus_path_fn(SecretService *self, const gchar *collection_path, GHashTable *properties, SecretValue *value, SecretItemCreateFlags flags, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
+typedef gchar * ak_secret_service_create_item_dbus_path_finish_fn(SecretService *self, GAsyncResult *result, GError **error);
 typedef void ak_secret_service_delete_item_dbus_path_fn(SecretService *self, const gchar *item_path, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
 typedef gboolean ak_secret_service_delete_item_dbus_path_finish_fn(SecretService *self, GAsyncResult *result, GError **error);
+typedef GVariant * ak_secret_service_encode_dbus_secret_fn(SecretService *service, SecretValue *value);
 typedef void ak_secret_service_ensure_session_fn(SecretService *self, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
 typedef gboolean ak_secret_service_ensure_session_finish_fn(SecretService *self, GAsyncResult *result, GError **error);
 typedef void ak_secret_service_get_fn(SecretServiceFlags flags, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
-typedef GList * ak_secret_service_get_collections_fn(SecretService *self);
 typedef SecretService * ak_secret_service_get_finish_fn(GAsyncResult *result, GError **error);
 typedef void ak_secret_service_get_secrets_for_dbus_paths_fn(SecretService *self, const gchar **item_paths, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
 typedef GHashTable * ak_secret_service_get_secrets_for_dbus_paths_finish_fn(SecretService *self, GAsyncResult *result, GError **error);
-typedef void ak_secret_service_load_collections_fn(SecretService *self, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
-typedef gboolean ak_secret_service_load_collections_finish_fn(SecretService *self, GAsyncResult *result, GError **error);
 typedef void ak_secret_service_read_alias_dbus_path_fn(SecretService *self, const gchar *alias, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
 typedef gchar * ak_secret_service_read_alias_dbus_path_finish_fn(SecretService *self, GAsyncResult *result, GError **error);
 typedef void ak_secret_service_search_for_dbus_paths_fn(SecretService *self, const SecretSchema *schema, GHashTable *attributes, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
@@ -215,7 +213,6 @@ struct ak_libsecret_functions {
     ak_g_dbus_error_is_remote_error_fn *g_dbus_error_is_remote_error;
     ak_g_dbus_error_strip_remote_error_fn *g_dbus_error_strip_remote_error;
     ak_g_dbus_proxy_get_name_owner_fn *g_dbus_proxy_get_name_owner;
-    ak_g_dbus_proxy_get_object_path_fn *g_dbus_proxy_get_object_path;
     ak_g_error_free_fn *g_error_free;
     ak_g_free_fn *g_free;
     ak_g_hash_table_insert_fn *g_hash_table_insert;
@@ -225,7 +222,6 @@ struct ak_libsecret_functions {
     ak_g_hash_table_new_full_fn *g_hash_table_new_full;
     ak_g_hash_table_unref_fn *g_hash_table_unref;
     ak_g_io_error_quark_fn *g_io_error_quark;
-    ak_g_list_free_full_fn *g_list_free_full;
     ak_g_main_context_iteration_fn *g_main_context_iteration;
     ak_g_main_context_new_fn *g_main_context_new;
     ak_g_main_context_push_thread_default_fn *g_main_context_push_thread_default;
@@ -246,30 +242,30 @@ struct ak_libsecret_functions {
     ak_g_variant_get_type_string_fn *g_variant_get_type_string;
     ak_g_variant_get_uint32_fn *g_variant_get_uint32;
     ak_g_variant_get_uint64_fn *g_variant_get_uint64;
+    ak_g_variant_get_variant_fn *g_variant_get_variant;
     ak_g_variant_lookup_value_fn *g_variant_lookup_value;
     ak_g_variant_n_children_fn *g_variant_n_children;
+    ak_g_variant_new_array_fn *g_variant_new_array;
+    ak_g_variant_new_dict_entry_fn *g_variant_new_dict_entry;
     ak_g_variant_new_string_fn *g_variant_new_string;
     ak_g_variant_new_tuple_fn *g_variant_new_tuple;
     ak_g_variant_new_uint32_fn *g_variant_new_uint32;
+    ak_g_variant_ref_sink_fn *g_variant_ref_sink;
     ak_g_variant_unref_fn *g_variant_unref;
-    ak_secret_collection_create_fn *secret_collection_create;
-    ak_secret_collection_create_finish_fn *secret_collection_create_finish;
-    ak_secret_collection_get_label_fn *secret_collection_get_label;
-    ak_secret_collection_get_locked_fn *secret_collection_get_locked;
-    ak_secret_item_create_fn *secret_item_create;
-    ak_secret_item_create_finish_fn *secret_item_create_finish;
     ak_secret_schema_newv_fn *secret_schema_newv;
+    ak_secret_service_create_collection_dbus_path_fn *secret_service_create_collection_dbus_path;
+    ak_secret_service_create_collection_dbus_path_finish_fn *secret_service_create_collection_dbus_path_finish;
+    ak_secret_service_create_item_dbus_path_fn *secret_service_create_item_dbus_path;
+    ak_secret_service_create_item_dbus_path_finish_fn *secret_service_create_item_dbus_path_finish;
     ak_secret_service_delete_item_dbus_path_fn *secret_service_delete_item_dbus_path;
     ak_secret_service_delete_item_dbus_path_finish_fn *secret_service_delete_item_dbus_path_finish;
+    ak_secret_service_encode_dbus_secret_fn *secret_service_encode_dbus_secret;
     ak_secret_service_ensure_session_fn *secret_service_ensure_session;
     ak_secret_service_ensure_session_finish_fn *secret_service_ensure_session_finish;
     ak_secret_service_get_fn *secret_service_get;
-    ak_secret_service_get_collections_fn *secret_service_get_collections;
     ak_secret_service_get_finish_fn *secret_service_get_finish;
     ak_secret_service_get_secrets_for_dbus_paths_fn *secret_service_get_secrets_for_dbus_paths;
     ak_secret_service_get_secrets_for_dbus_paths_finish_fn *secret_service_get_secrets_for_dbus_paths_finish;
-    ak_secret_service_load_collections_fn *secret_service_load_collections;
-    ak_secret_service_load_collections_finish_fn *secret_service_load_collections_finish;
     ak_secret_service_read_alias_dbus_path_fn *secret_service_read_alias_dbus_path;
     ak_secret_service_read_alias_dbus_path_finish_fn *secret_service_read_alias_dbus_path_finish;
     ak_secret_service_search_for_dbus_paths_fn *secret_service_search_for_dbus_paths;
@@ -297,7 +293,6 @@ static inline gchar * g_dbus_error_get_remote_error(const GError *error) { retur
 static inline gboolean g_dbus_error_is_remote_error(const GError *error) { return ak_libsecret.g_dbus_error_is_remote_error(error); }
 static inline gboolean g_dbus_error_strip_remote_error(GError *error) { return ak_libsecret.g_dbus_error_strip_remote_error(error); }
 static inline gchar * g_dbus_proxy_get_name_owner(GDBusProxy *proxy) { return ak_libsecret.g_dbus_proxy_get_name_owner(proxy); }
-static inline const gchar * g_dbus_proxy_get_object_path(GDBusProxy *proxy) { return ak_libsecret.g_dbus_proxy_get_object_path(proxy); }
 static inline void g_error_free(GError *error) { ak_libsecret.g_error_free(error); }
 static inline void g_free(gpointer mem) { ak_libsecret.g_free(mem); }
 static inline gboolean g_hash_table_insert(GHashTable *hash_table, gpointer key, gpointer value) { return ak_libsecret.g_hash_table_insert(hash_table, key, value); }
@@ -307,7 +302,6 @@ static inline GHashTable* g_hash_table_new(GHashFunc hash_func, GEqualFunc key_e
 static inline GHashTable* g_hash_table_new_full(GHashFunc hash_func, GEqualFunc key_equal_func, GDestroyNotify key_destroy_func, GDestroyNotify value_destroy_func) { return ak_libsecret.g_hash_table_new_full(hash_func, key_equal_func, key_destroy_func, value_destroy_func); }
 static inline void g_hash_table_unref(GHashTable *hash_table) { ak_libsecret.g_hash_table_unref(hash_table); }
 static inline GQuark g_io_error_quark(void) { return ak_libsecret.g_io_error_quark(); }
-static inline void g_list_free_full(GList *list, GDestroyNotify free_func) { ak_libsecret.g_list_free_full(list, free_func); }
 static inline gboolean g_main_context_iteration(GMainContext *context, gboolean may_block) { return ak_libsecret.g_main_context_iteration(context, may_block); }
 static inline GMainContext * g_main_context_new(void) { return ak_libsecret.g_main_context_new(); }
 static inline void g_main_context_push_thread_default(GMainContext *context) { ak_libsecret.g_main_context_push_thread_default(context); }
@@ -328,30 +322,30 @@ static inline const gchar * g_variant_get_string(GVariant *value, gsize *length)
 static inline const gchar * g_variant_get_type_string(GVariant *value) { return ak_libsecret.g_variant_get_type_string(value); }
 static inline guint32 g_variant_get_uint32(GVariant *value) { return ak_libsecret.g_variant_get_uint32(value); }
 static inline guint64 g_variant_get_uint64(GVariant *value) { return ak_libsecret.g_variant_get_uint64(value); }
+static inline GVariant * g_variant_get_variant(GVariant *value) { return ak_libsecret.g_variant_get_variant(value); }
 static inline GVariant * g_variant_lookup_value(GVariant *dictionary, const gchar *key, const GVariantType *expected_type) { return ak_libsecret.g_variant_lookup_value(dictionary, key, expected_type); }
 static inline gsize g_variant_n_children(GVariant *value) { return ak_libsecret.g_variant_n_children(value); }
+static inline GVariant * g_variant_new_array(const GVariantType *child_type, GVariant * const *children, gsize n_children) { return ak_libsecret.g_variant_new_array(child_type, children, n_children); }
+static inline GVariant * g_variant_new_dict_entry(GVariant *key, GVariant *value) { return ak_libsecret.g_variant_new_dict_entry(key, value); }
 static inline GVariant * g_variant_new_string(const gchar *string) { return ak_libsecret.g_variant_new_string(string); }
 static inline GVariant * g_variant_new_tuple(GVariant * const *children, gsize n_children) { return ak_libsecret.g_variant_new_tuple(children, n_children); }
 static inline GVariant * g_variant_new_uint32(guint32 value) { return ak_libsecret.g_variant_new_uint32(value); }
+static inline GVariant * g_variant_ref_sink(GVariant *value) { return ak_libsecret.g_variant_ref_sink(value); }
 static inline void g_variant_unref(GVariant *value) { ak_libsecret.g_variant_unref(value); }
-static inline void secret_collection_create(SecretService *service, const gchar *label, const gchar *alias, SecretCollectionCreateFlags flags, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data) { ak_libsecret.secret_collection_create(service, label, alias, flags, cancellable, callback, user_data); }
-static inline SecretCollection * secret_collection_create_finish(GAsyncResult *result, GError **error) { return ak_libsecret.secret_collection_create_finish(result, error); }
-static inline gchar * secret_collection_get_label(SecretCollection *self) { return ak_libsecret.secret_collection_get_label(self); }
-static inline gboolean secret_collection_get_locked(SecretCollection *self) { return ak_libsecret.secret_collection_get_locked(self); }
-static inline void secret_item_create(SecretCollection *collection, const SecretSchema *schema, GHashTable *attributes, const gchar *label, SecretValue *value, SecretItemCreateFlags flags, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data) { ak_libsecret.secret_item_create(collection, schema, attributes, label, value, flags, cancellable, callback, user_data); }
-static inline SecretItem * secret_item_create_finish(GAsyncResult *result, GError **error) { return ak_libsecret.secret_item_create_finish(result, error); }
 static inline SecretSchema * secret_schema_newv(const gchar *name, SecretSchemaFlags flags, GHashTable *attribute_names_and_types) { return ak_libsecret.secret_schema_newv(name, flags, attribute_names_and_types); }
+static inline void secret_service_create_collection_dbus_path(SecretService *self, GHashTable *properties, const gchar *alias, SecretCollectionCreateFlags flags, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data) { ak_libsecret.secret_service_create_collection_dbus_path(self, properties, alias, flags, cancellable, callback, user_data); }
+static inline gchar * secret_service_create_collection_dbus_path_finish(SecretService *self, GAsyncResult *result, GError **error) { return ak_libsecret.secret_service_create_collection_dbus_path_finish(self, result, error); }
+static inline void secret_service_create_item_dbus_path(SecretService *self, const gchar *collection_path, GHashTable *properties, SecretValue *value, SecretItemCreateFlags flags, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data) { ak_libsecret.secret_service_create_item_dbus_path(self, collection_path, properties, value, flags, cancellable, callback, user_data); }
+static inline gchar * secret_service_create_item_dbus_path_finish(SecretService *self, GAsyncResult *result, GError **error) { return ak_libsecret.secret_service_create_item_dbus_path_finish(self, result, error); }
 static inline void secret_service_delete_item_dbus_path(SecretService *self, const gchar *item_path, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data) { ak_libsecret.secret_service_delete_item_dbus_path(self, item_path, cancellable, callback, user_data); }
 static inline gboolean secret_service_delete_item_dbus_path_finish(SecretService *self, GAsyncResult *result, GError **error) { return ak_libsecret.secret_service_delete_item_dbus_path_finish(self, result, error); }
+static inline GVariant * secret_service_encode_dbus_secret(SecretService *service, SecretValue *value) { return ak_libsecret.secret_service_encode_dbus_secret(service, value); }
 static inline void secret_service_ensure_session(SecretService *self, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data) { ak_libsecret.secret_service_ensure_session(self, cancellable, callback, user_data); }
 static inline gboolean secret_service_ensure_session_finish(SecretService *self, GAsyncResult *result, GError **error) { return ak_libsecret.secret_service_ensure_session_finish(self, result, error); }
 static inline void secret_service_get(SecretServiceFlags flags, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data) { ak_libsecret.secret_service_get(flags, cancellable, callback, user_data); }
-static inline GList * secret_service_get_collections(SecretService *self) { return ak_libsecret.secret_service_get_collections(self); }
 static inline SecretService * secret_service_get_finish(GAsyncResult *result, GError **error) { return ak_libsecret.secret_service_get_finish(result, error); }
 static inline void secret_service_get_secrets_for_dbus_paths(SecretService *self, const gchar **item_paths, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data) { ak_libsecret.secret_service_get_secrets_for_dbus_paths(self, item_paths, cancellable, callback, user_data); }
 static inline GHashTable * secret_service_get_secrets_for_dbus_paths_finish(SecretService *self, GAsyncResult *result, GError **error) { return ak_libsecret.secret_service_get_secrets_for_dbus_paths_finish(self, result, error); }
-static inline void secret_service_load_collections(SecretService *self, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data) { ak_libsecret.secret_service_load_collections(self, cancellable, callback, user_data); }
-static inline gboolean secret_service_load_collections_finish(SecretService *self, GAsyncResult *result, GError **error) { return ak_libsecret.secret_service_load_collections_finish(self, result, error); }
 static inline void secret_service_read_alias_dbus_path(SecretService *self, const gchar *alias, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data) { ak_libsecret.secret_service_read_alias_dbus_path(self, alias, cancellable, callback, user_data); }
 static inline gchar * secret_service_read_alias_dbus_path_finish(SecretService *self, GAsyncResult *result, GError **error) { return ak_libsecret.secret_service_read_alias_dbus_path_finish(self, result, error); }
 static inline void secret_service_search_for_dbus_paths(SecretService *self, const SecretSchema *schema, GHashTable *attributes, GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data) { ak_libsecret.secret_service_search_for_dbus_paths(self, schema, attributes, cancellable, callback, user_data); }

@@ -22,12 +22,8 @@ enum EncryptedFileFormat {
         return JSONValue.object(members).serializedBytes()
     }
 
-    /// The item in `plaintext`, found as the file `name` of `group`'s folder. `nameChecked`: the
-    /// plaintext comes from the unlock's cache, where only a plaintext whose key hashed to the
-    /// same name of the same unchanged file was put (the hash would load libcrypto).
-    static func decode(
-        _ plaintext: [UInt8], group: SecretGroup, name: String, location: StorageLocation, nameChecked: Bool = false
-    ) -> StoredItem {
+    /// The item in `plaintext`, found as the file `name` of `group`'s folder.
+    static func decode(_ plaintext: [UInt8], group: SecretGroup, name: String, location: StorageLocation) -> StoredItem {
         let unknown = ItemKey(group: group, issuer: "", clientID: "", account: "", kind: "")
         func refused(_ reason: String) -> StoredItem {
             StoredItem(key: unknown, label: name, secret: nil, location: location, problem: .refused(reason))
@@ -45,7 +41,7 @@ enum EncryptedFileFormat {
         let secret = root["secret"]?.stringValue.map { Array($0.utf8) }
         var (key, problem) = ItemSchema.key(from: attributes, group: group, secret: secret)
         if problem == nil, secret == nil { problem = .missingAttributes(["secret"]) }
-        if problem == nil, !nameChecked, EncryptedFileStore.fileName(for: key) != name {
+        if problem == nil, EncryptedFileStore.fileName(for: key) != name {
             return refused("it holds another item's record (renamed or copied over \(name))")
         }
         return StoredItem(

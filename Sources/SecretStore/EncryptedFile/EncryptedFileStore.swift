@@ -88,7 +88,7 @@ public final class EncryptedFileStore: SecretStore {
         guard let (fd, names) = try openGroup(query.group) else { return [] }
         defer { close(fd) }
         guard !names.isEmpty else { return [] }
-        guard let reader = try reader() else { throw .encryptedStoreLocked(directory: directory) }
+        guard let identity = try identity()?.identity else { throw .encryptedStoreLocked(directory: directory) }
         // A query for one whole key reads only that key's file, and reports a refused file as
         // that key's item.
         let wanted: String? =
@@ -97,7 +97,7 @@ public final class EncryptedFileStore: SecretStore {
             } else { nil }
         var found: [StoredItem] = []
         for name in names where wanted == nil || name == wanted {
-            guard var item = try read(name, in: fd, group: query.group, reader: reader) else { continue }
+            guard var item = try read(name, in: fd, group: query.group, identity: identity) else { continue }
             if item.problem != nil, wanted != nil, let issuer = query.issuer, let clientID = query.clientID,
                 let account = query.account, let kind = query.kind
             {
@@ -147,7 +147,8 @@ public final class EncryptedFileStore: SecretStore {
         let now = UInt64(max(0, time(nil)))
         // The first save's time is kept when the store is unlocked; locked, it cannot be read.
         var created = now
-        if let reader = try? reader(), let old = try? read(name, in: fd, group: key.group, reader: reader), old.problem == nil,
+        if let identity = try? identity()?.identity, let old = try? read(name, in: fd, group: key.group, identity: identity),
+            old.problem == nil,
             old.key == key
         {
             created = old.created ?? now
@@ -220,32 +221,10 @@ public final class EncryptedFileStore: SecretStore {
         return (fd, TrustedFile.names(in: fd).filter { $0.hasSuffix(".age") && !$0.hasPrefix(".") })
     }
 
-    /// What opens the store's files here: a service's identity, or the unlock's keyring (whose
-    /// identity is read only when a file is not in its cache).
-    private enum Reader {
-        case identity(X25519Identity)
-        case keyring(Int32, X25519Recipient)
-
-        func identity() throws(SecretStoreError) -> X25519Identity? {
-            switch self {
-            case .identity(let identity): return identity
-            case .keyring(_, let recipient): return try IdentityKeyring.find(recipient)?.0
-            }
-        }
-    }
-
-    /// The reader of the store here, or nil when it is locked. Without a service's identity it
-    /// needs no cryptography: the unlock's keyring is found by the recipient's name.
-    private func reader() throws(SecretStoreError) -> Reader? {
-        if let path = handedIdentityPath() {
-            return .identity(try Self.serviceIdentity(path, recipient: try recipient()))
-        }
-        guard let recipient = try recipient(), let ring = IdentityKeyring.ring(recipient) else { return nil }
-        return .keyring(ring, recipient)
-    }
-
     /// The item in the file `name`: sound, or with the problem that makes it refused.
-    private func read(_ name: String, in folder: Int32, group: SecretGroup, reader: Reader) throws(SecretStoreError) -> StoredItem? {
+    private func read(_ name: String, in folder: Int32, group: SecretGroup, identity: X25519Identity) throws(SecretStoreError)
+        -> StoredItem?
+    {
         let path = self.folder(for: group) + "/" + name
         let location = location(group, locked: false)
         let unknown = ItemKey(group: group, issuer: "", clientID: "", account: "", kind: "")
@@ -259,16 +238,6 @@ public final class EncryptedFileStore: SecretStore {
                 return StoredItem(key: unknown, label: name, secret: nil, location: location, problem: .refused(error.summary))
             }
         }
-        // An unchanged file already opened in this unlock: its plaintext from the keyring, checked
-        // as a decrypted one is.
-        if case .keyring(let ring, _) = reader,
-            var cached = IdentityKeyring.cached(ring, group: group, name: name, signature: contents.signature)
-        {
-            defer { SecretBytes.wipe(&cached) }
-            let item = EncryptedFileFormat.decode(cached, group: group, name: name, location: location, nameChecked: true)
-            if item.problem == nil { return item }
-        }
-        guard let identity = try reader.identity() else { throw .encryptedStoreLocked(directory: directory) }
         var plaintext: [UInt8]
         do {
             plaintext = try AgeFile.decrypt(contents.bytes, with: [.x25519(identity)])
@@ -276,11 +245,7 @@ public final class EncryptedFileStore: SecretStore {
             return StoredItem(key: unknown, label: name, secret: nil, location: location, problem: .refused("\(path): \(error)"))
         }
         defer { SecretBytes.wipe(&plaintext) }
-        let item = EncryptedFileFormat.decode(plaintext, group: group, name: name, location: location)
-        if item.problem == nil, case .keyring(let ring, _) = reader {
-            IdentityKeyring.cache(ring, group: group, name: name, signature: contents.signature, plaintext: plaintext)
-        }
-        return item
+        return EncryptedFileFormat.decode(plaintext, group: group, name: name, location: location)
     }
 
     /// Removes the item file `name` (any kind of entry of that name: a link is removed, never

@@ -4,30 +4,22 @@ import CKernelKeyring
 import Glibc
 #endif
 
-/// The unlocked state of an encrypted-file store, kept in the kernel's **user keyring** (`@u`,
-/// `keyrings(7)`): kernel memory shared by every process of the user, gone at reboot (and
-/// when the user's last process ends), at the timeout `authkit unlock --for` set, or on
-/// `authkit lock`.
+/// The unlocked state of an encrypted-file store, kept in the user's **persistent kernel
+/// keyring** (`persistent-keyring(7)`, as ``KernelKeyringStore`` uses it): kernel memory shared by
+/// every process of the user that asks the kernel for it — in any session keyring, a systemd
+/// service's private one too — gone at reboot, after `persistent_keyring_expiry` seconds unused
+/// (3 days by default), at the timeout `authkit unlock --for` set, or on `authkit lock`.
 ///
 /// One keyring per unlock, `authkit:age-unlocked:<recipient>` — the recipient (public) names
-/// the store, so two stores of one user never read each other's identity — holding:
-/// * `identity`: a `user` key, an age identity file's text with the lifetime as a comment
-///   (`# until: <unix time>|reboot`), so status says until when without asking for more;
-/// * `cache:<group>/<file>`: the plaintext of an item file already opened, with the file's
-///   identity (device, inode, size, mtime, ctime) on its first line, so that `authkit token`
-///   reads an unchanged file without loading libcrypto. It holds nothing a process of the user
-///   could not already decrypt with `identity` beside it, and it goes with it: locking
-///   invalidates the keyring and everything in it, and every key carries the same timeout.
+/// the store, so two stores of one user never read each other's identity — holding one `user`
+/// key, `identity`: an age identity file's text with the lifetime as a comment (`# until: <unix
+/// time>|reboot`), so status says until when without asking for more. Nothing decrypted is
+/// kept beside it: a token file is opened anew by each read.
 ///
-/// Permissions of every key: possessor and user only.
+/// Permissions of every key: its possessor only (``KernelKeyringStore/permissions``): a process
+/// of the user that has not asked for the persistent keyring — a sandbox with a session keyring
+/// of its own guessing serial numbers — can see that the keys exist, never read them.
 enum IdentityKeyring {
-    /// `KEY_SPEC_USER_KEYRING`.
-    static let userKeyring: Int32 = -4
-    /// Possessor: all; user: view, read, write, search, link, setattr. Nothing for group/other.
-    static let permissions: UInt32 = 0x3f3f_0000
-    /// Cached plaintexts stop at this size (the user's key quota is 20 000 bytes by default).
-    static let largestCached = 8192
-
     static func description(for recipient: X25519Recipient) -> String {
         "authkit:age-unlocked:\(recipient)"
     }
@@ -36,10 +28,11 @@ enum IdentityKeyring {
     /// reboot), in a new keyring that replaces an earlier unlock (and its cache).
     static func keep(_ identity: X25519Identity, until: Int?) throws(SecretStoreError) {
         forget(identity.recipient)
-        let made = ak_add_key("keyring", description(for: identity.recipient), nil, 0, userKeyring)
+        let persistent = try KernelKeyringStore.persistentKeyring()
+        let made = ak_add_key("keyring", description(for: identity.recipient), nil, 0, persistent)
         guard made >= 0 else { throw KernelKeyringStore.failure(operation: "keep the unlocked identity", errno: errno) }
         let ring = Int32(truncatingIfNeeded: made)
-        _ = ak_keyctl_setperm(ring, permissions)
+        _ = ak_keyctl_setperm(ring, KernelKeyringStore.permissions)
         var payload = Array("# authkit: the unlocked identity of an encrypted-file store\n".utf8)
         payload += Array("# until: \(until.map(String.init) ?? "reboot")\n".utf8)
         payload += Array(identity.secretKey.utf8) + [0x0A]
@@ -55,14 +48,12 @@ enum IdentityKeyring {
 
     /// The unlock's keyring for the store of `recipient`, or nil when it is locked.
     static func ring(_ recipient: X25519Recipient) -> Int32? {
-        let found = ak_keyctl_search(userKeyring, "keyring", description(for: recipient))
+        guard let persistent = try? KernelKeyringStore.persistentKeyring() else { return nil }
+        let found = ak_keyctl_search(persistent, "keyring", description(for: recipient))
         guard found >= 0 else { return nil }
         let id = Int32(truncatingIfNeeded: found)
         // Another process of the user may have widened it: narrowed again, or not used.
-        if !KernelKeyringStore.isPrivate(id) {
-            _ = ak_keyctl_setperm(id, permissions)
-            guard KernelKeyringStore.isPrivate(id) else { return nil }
-        }
+        guard (try? KernelKeyringStore.makePrivate(id, what: "the unlocked identity")) != nil else { return nil }
         return id
     }
 
@@ -101,32 +92,13 @@ enum IdentityKeyring {
         return found
     }
 
-    // MARK: The plaintext cache
-
-    /// The cached plaintext of the item file `name` of `group`, when the file is still the one
-    /// it came from (`signature`).
-    static func cached(_ ring: Int32, group: SecretGroup, name: String, signature: String) -> [UInt8]? {
-        guard var payload = read("cache:\(group.name)/\(name)", in: ring) else { return nil }
-        defer { SecretBytes.wipe(&payload) }
-        guard let newline = payload.firstIndex(of: 0x0A), payload[..<newline].elementsEqual(signature.utf8) else { return nil }
-        return Array(payload[(newline + 1)...])
-    }
-
-    /// Caches the plaintext of a sound item file; a refusal (over the quota) only costs speed.
-    static func cache(_ ring: Int32, group: SecretGroup, name: String, signature: String, plaintext: [UInt8]) {
-        guard plaintext.count <= largestCached, let until = lifetimeOfRing(ring) else { return }
-        var payload = Array(signature.utf8) + [0x0A] + plaintext
-        defer { SecretBytes.wipe(&payload) }
-        try? add("cache:\(group.name)/\(name)", payload, to: ring, until: until)
-    }
-
     // MARK: Keys
 
     private static func add(_ name: String, _ payload: [UInt8], to ring: Int32, until: Int?) throws(SecretStoreError) {
         let added = payload.withUnsafeBytes { ak_add_key("user", name, $0.baseAddress, $0.count, ring) }
         guard added >= 0 else { throw KernelKeyringStore.failure(operation: "keep the unlocked identity", errno: errno) }
         let id = Int32(truncatingIfNeeded: added)
-        _ = ak_keyctl_setperm(id, permissions)
+        _ = ak_keyctl_setperm(id, KernelKeyringStore.permissions)
         do {
             try setLifetime(id, until: until)
         } catch {
@@ -140,13 +112,6 @@ enum IdentityKeyring {
         guard ak_keyctl_set_timeout(id, UInt32(clamping: max(1, until - Int(time(nil))))) == 0 else {
             throw KernelKeyringStore.failure(operation: "set the unlocked identity's lifetime", errno: errno)
         }
-    }
-
-    /// The `until` of the ring's identity: `.some(nil)` until reboot, nil when unreadable.
-    private static func lifetimeOfRing(_ ring: Int32) -> Int?? {
-        guard var payload = read("identity", in: ring) else { return nil }
-        defer { SecretBytes.wipe(&payload) }
-        return .some(until(payload))
     }
 
     private static func read(_ name: String, in ring: Int32) -> [UInt8]? {

@@ -60,11 +60,9 @@ enum TrustedFile {
         return opened
     }
 
-    /// What a file holds, and which file it was: device, inode, size, modification and change
-    /// times (a rename over it, a write or a chmod changes it).
+    /// What a file holds.
     struct Contents {
         var bytes: [UInt8]
-        var signature: String
     }
 
     /// The bytes of the regular file `name` in the open folder `folder` (`path` names it in
@@ -83,11 +81,6 @@ enum TrustedFile {
         } catch {
             throw .failed(error)
         }
-        var info = stat()
-        _ = fstat(fd, &info)
-        let signature =
-            "\(info.st_dev):\(info.st_ino):\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):"
-            + "\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec)"
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16384)
         defer { SecretBytes.wipe(&buffer) }
@@ -97,7 +90,7 @@ enum TrustedFile {
                 if errno == EINTR { continue }
                 throw .failed(.plainFileIO(path: path, operation: "read", errno: errno))
             }
-            if count == 0 { return Contents(bytes: bytes, signature: signature) }
+            if count == 0 { return Contents(bytes: bytes) }
             bytes += buffer[..<count]
             guard bytes.count <= maximumBytes else {
                 throw .failed(.plainFileIO(path: path, operation: "read (it is larger than 1 MiB)", errno: EFBIG))

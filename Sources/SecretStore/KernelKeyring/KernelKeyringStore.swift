@@ -16,7 +16,10 @@ import Glibc
 /// * One keyring per group inside it (`authkit:<group>`), one `user` key per item, its
 ///   description the item's key fields. `user` keys live in unswappable kernel memory (a
 ///   `big_key` would go to swappable, encrypted shared memory; records are small enough not
-///   to need one). Permissions: possessor and user only, no group or other bits.
+///   to need one). Permissions: the **possessor** only (the user may see that a key exists,
+///   nothing more): a process possesses the keys by asking the kernel for the persistent
+///   keyring, not by guessing a key's serial number from a session keyring of its own (a
+///   sandbox's), which the kernel checks against the user bits alone.
 /// * A save updates the key's payload in one `add_key(2)` call: readers see the old record or
 ///   the new one, never half of either, and a refused update (over quota) leaves the old one.
 /// * Root can read every user's keys, and so can any process running as the user — the same
@@ -24,8 +27,8 @@ import Glibc
 public final class KernelKeyringStore: SecretStore {
     /// `KEY_SPEC_PROCESS_KEYRING`: where the persistent keyring is linked for this process.
     private static let processKeyring: Int32 = -2
-    /// Possessor: all; user: view, read, write, search, link, setattr. Nothing for group/other.
-    private static let permissions: UInt32 = 0x3f3f_0000
+    /// Possessor: all; user: view only. Nothing for group/other.
+    static let permissions: UInt32 = 0x3f01_0000
 
     /// The store in the calling user's persistent keyring.
     public init() {}
@@ -228,16 +231,17 @@ public final class KernelKeyringStore: SecretStore {
         describe(key).flatMap { key in key.uid.map { ($0, key.permissions) } }
     }
 
-    /// Ours and open to nobody else: no group or other permission bits (possessor and user
-    /// bits may be fewer than authkit sets; that locks nobody else in).
+    /// Ours and open to its possessor alone: no user bit but view, no group or other bit
+    /// (possessor bits may be fewer than authkit sets; that locks nobody else in).
     static func isPrivate(_ key: Int32) -> Bool {
-        attributes(key).map { $0.uid == getuid() && $0.permissions & 0x0000_ffff == 0 } == true
+        attributes(key).map { $0.uid == getuid() && $0.permissions & 0x00fe_ffff == 0 } == true
     }
 
     static func hex(_ value: UInt32) -> String { "0x" + String(value, radix: 16) }
 
-    /// Narrows `key` to possessor and user again when it is not (another process of the user
-    /// may widen it); throws when the kernel will not, or the key is not the user's.
+    /// Narrows `key` to its possessor again when it is not (another process of the user may
+    /// widen it, an earlier authkit let the user read it); throws when the kernel will not, or
+    /// the key is not the user's.
     static func makePrivate(_ key: Int32, what: String) throws(SecretStoreError) {
         guard !isPrivate(key) else { return }
         _ = ak_keyctl_setperm(key, permissions)

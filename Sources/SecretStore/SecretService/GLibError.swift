@@ -75,3 +75,21 @@ struct AttributeTable: ~Copyable {
         }
     }
 }
+
+/// A GHashTable of D-Bus property names to values (`a{sv}`), as libsecret takes an item's or a
+/// collection's properties. Takes the (floating) values.
+struct PropertyTable: ~Copyable {
+    let table: OpaquePointer
+
+    init(_ properties: [String: OpaquePointer?]) {
+        table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free) { value in
+            if let value { g_variant_unref(OpaquePointer(value)) }
+        }
+        for (name, value) in properties {
+            guard let value else { continue }
+            g_hash_table_insert(table, g_strdup(name), UnsafeMutableRawPointer(g_variant_ref_sink(value)))
+        }
+    }
+
+    deinit { g_hash_table_unref(table) }
+}

@@ -37,15 +37,12 @@ struct FoundCollection {
     var path: String
     var label: String
     var isLocked: Bool
-    /// Referenced `SecretCollection *` (when loaded as an object), released by
-    /// ``LibSecretSession/release(_:)``.
-    var object: UnsafeMutablePointer<SecretCollection>?
 }
 
 /// libsecret state of the process and the operations on it. Lives on ``LibSecretThread``
 /// and is only used there.
 final class LibSecretSession {
-    private var connection: OpaquePointer?
+    private(set) var connection: OpaquePointer?
     private var service: UnsafeMutablePointer<SecretService>?
     private var schemaPointer: UnsafeMutablePointer<SecretSchema>?
 
@@ -129,8 +126,10 @@ final class LibSecretSession {
     /// item and collection, and overlaps what can overlap: SearchItems with OpenSession,
     /// then GetSecrets with the properties of the items and their collections. That is as
     /// many sequential round trips as `secret-tool lookup` makes.
+    /// With `openSession`, the session a write encodes its secret with is opened alongside.
     func search(
-        _ attributes: [(String, String)], loadSecrets: Bool, _ options: LibSecretOptions, _ thread: LibSecretThread
+        _ attributes: [(String, String)], loadSecrets: Bool, openSession: Bool = false, _ options: LibSecretOptions,
+        _ thread: LibSecretThread
     ) throws(SecretStoreError) -> ([FoundItem], [FoundCollection]) {
         let service = try connect(options, thread)
         let table = AttributeTable(attributes)
@@ -139,7 +138,7 @@ final class LibSecretSession {
         var first: [(String, AsyncCall.Start)] = [
             ("search for items", { secret_service_search_for_dbus_paths(service, schema, tablePointer, $0, $1, $2) })
         ]
-        if loadSecrets {
+        if loadSecrets || openSession {
             first.append(("open a session", { secret_service_ensure_session(service, $0, $1, $2) }))
         }
         let searched = try AsyncCall.runAll(first, timeout: options.timeout, on: thread)
@@ -156,7 +155,7 @@ final class LibSecretSession {
             g_strfreev(locked)
             return ok
         }
-        if loadSecrets { _ = try searched[1].finish { secret_service_ensure_session_finish(service, $0, $1) } }
+        if loadSecrets || openSession { _ = try searched[1].finish { secret_service_ensure_session_finish(service, $0, $1) } }
         let itemPaths = unlockedPaths + lockedPaths
         guard !itemPaths.isEmpty else { return ([], []) }
 
@@ -205,15 +204,13 @@ final class LibSecretSession {
             let properties = try? Properties(read[next].finish { g_dbus_connection_call_finish(connection, $0, $1) })
             next += 1
             collections.append(
-                FoundCollection(
-                    path: path, label: properties?.string("Label") ?? "", isLocked: properties?.bool("Locked") ?? false,
-                    object: nil))
+                FoundCollection(path: path, label: properties?.string("Label") ?? "", isLocked: properties?.bool("Locked") ?? false))
         }
         return (items, collections)
     }
 
     /// org.freedesktop.DBus.Properties.GetAll of `interface` at `path` on the provider.
-    private static func getAll(_ connection: OpaquePointer?, _ path: String, _ interface: String) -> AsyncCall.Start {
+    static func getAll(_ connection: OpaquePointer?, _ path: String, _ interface: String) -> AsyncCall.Start {
         return { cancellable, callback, data in
             var children: [OpaquePointer?] = [g_variant_new_string(interface)]
             let parameters = g_variant_new_tuple(&children, 1)
@@ -245,43 +242,51 @@ final class LibSecretSession {
         return result
     }
 
-    /// The collections currently known to the service proxy (after loading them).
-    private func loadedCollections(_ service: UnsafeMutablePointer<SecretService>) -> [FoundCollection] {
-        var result: [FoundCollection] = []
-        var node = secret_service_get_collections(service)
-        let list = node
-        while let current = node {
-            if let data = current.pointee.data {
-                let collection = data.assumingMemoryBound(to: SecretCollection.self)
-                let label = secret_collection_get_label(collection)
-                g_object_ref(data)
-                result.append(
-                    FoundCollection(
-                        path: String(cString: g_dbus_proxy_get_object_path(proxy(collection))),
-                        label: label.map { String(cString: $0) } ?? "",
-                        isLocked: secret_collection_get_locked(collection) != 0,
-                        object: collection))
-                g_free(label)
-            }
-            node = current.pointee.next
-        }
-        g_list_free_full(list, g_object_unref)
-        return result
-    }
-
+    /// Every collection's path, label and lock state, read from the service's `Collections`
+    /// property and each collection's own properties — never its items: a provider may list an
+    /// item it cannot show (gnome-keyring's "Unlock password for …" after an auto-unlock), and
+    /// libsecret's collection proxies, which load every item, then fail every call.
     func collections(_ options: LibSecretOptions, _ thread: LibSecretThread) throws(SecretStoreError) -> [FoundCollection] {
-        let service = try connect(options, thread)
-        let call = try AsyncCall.run("list collections", timeout: options.timeout, on: thread) {
-            secret_service_load_collections(service, $0, $1, $2)
+        _ = try connect(options, thread)
+        let connection = self.connection
+        let listed = try AsyncCall.run("list collections", timeout: options.timeout, on: thread) { cancellable, callback, data in
+            var children: [OpaquePointer?] = [
+                g_variant_new_string("org.freedesktop.Secret.Service"), g_variant_new_string("Collections"),
+            ]
+            let parameters = g_variant_new_tuple(&children, 2)
+            g_dbus_connection_call(
+                connection, "org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.DBus.Properties", "Get",
+                parameters, nil, G_DBUS_CALL_FLAGS_NONE, -1, cancellable, callback, data)
         }
-        _ = try call.finish { secret_service_load_collections_finish(service, $0, $1) }
-        return loadedCollections(service)
-    }
-
-    func release(_ collections: [FoundCollection]) {
-        for collection in collections {
-            if let object = collection.object { g_object_unref(UnsafeMutableRawPointer(object)) }
+        let reply = try listed.finish { g_dbus_connection_call_finish(connection, $0, $1) }
+        var paths: [String] = []
+        if let reply {
+            let boxed = g_variant_get_child_value(reply, 0)
+            let value = g_variant_get_variant(boxed)
+            if String(cString: g_variant_get_type_string(value)) == "ao" {
+                for index in 0..<g_variant_n_children(value) {
+                    let child = g_variant_get_child_value(value, index)
+                    paths.append(String(cString: g_variant_get_string(child, nil)))
+                    g_variant_unref(child)
+                }
+            }
+            g_variant_unref(value)
+            g_variant_unref(boxed)
+            g_variant_unref(reply)
         }
+        guard !paths.isEmpty else { return [] }
+        let read = try AsyncCall.runAll(
+            paths.map { ("read a collection", Self.getAll(connection, $0, "org.freedesktop.Secret.Collection")) },
+            timeout: options.timeout, on: thread)
+        var collections: [FoundCollection] = []
+        for (path, call) in zip(paths, read) {
+            // A collection that vanished meanwhile is left out.
+            guard let properties = try? Properties(call.finish { g_dbus_connection_call_finish(connection, $0, $1) }) else {
+                continue
+            }
+            collections.append(FoundCollection(path: path, label: properties.string("Label"), isLocked: properties.bool("Locked")))
+        }
+        return collections
     }
 
     /// The object path the `default` alias points to, or nil when there is none.

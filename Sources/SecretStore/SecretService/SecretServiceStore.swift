@@ -57,8 +57,7 @@ public final class SecretServiceStore: SecretStore {
         let options = self.options
         return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
             let session = thread.session
-            let (found, collections) = try session.search([("kind", kind)], loadSecrets: false, options, thread)
-            session.release(collections)
+            let (found, _) = try session.search([("kind", kind)], loadSecrets: false, options, thread)
             var groups: [String: SecretGroup] = [:]
             for item in found {
                 guard let name = item.attributes["group"], let group = try? SecretGroup(name),
@@ -116,14 +115,11 @@ public final class SecretServiceStore: SecretStore {
         return try await LibSecretThread.shared.run { thread throws(SecretStoreError) in
             var status = try Self.status(for: group, failedCreation: creations.failure(of: group.name), options, thread)
             if !status.groupCollectionExists, let creation {
-                if let created = try Self.createGroupCollection(group.name, creation, options, thread) {
-                    thread.session.release([created])
-                }
+                _ = try Self.createGroupCollection(group.name, creation, options, thread)
                 status = try Self.status(for: group, failedCreation: creations.failure(of: group.name), options, thread)
             }
             guard case .collection(_, let path, _, true, _) = status.location else { return status }
             let collections = try thread.session.collections(options, thread)
-            defer { thread.session.release(collections) }
             try Self.unlock([path], collections, options, thread)
             return try Self.status(for: group, failedCreation: creations.failure(of: group.name), options, thread)
         }
@@ -140,10 +136,8 @@ extension SecretServiceStore {
         let attributes = ItemSchema.attributes(for: query)
         var (found, collections) = try session.search(
             attributes, loadSecrets: loadSecrets, options, thread)
-        defer { session.release(collections) }
         if loadSecrets, found.contains(where: \.isLocked) {
             try unlock(found.filter(\.isLocked).map(\.collectionPath), collections, options, thread)
-            session.release(collections)
             (found, collections) = try session.search(
                 attributes, loadSecrets: true, options, thread)
             if let stillLocked = found.first(where: \.isLocked) {
@@ -200,7 +194,7 @@ extension SecretServiceStore {
             problem: problem)
     }
 
-    private static func label(of collectionPath: String, in collections: [FoundCollection]) -> String {
+    static func label(of collectionPath: String, in collections: [FoundCollection]) -> String {
         guard let label = collections.first(where: { $0.path == collectionPath })?.label, !label.isEmpty else {
             return collectionPath
         }
@@ -208,7 +202,7 @@ extension SecretServiceStore {
     }
 
     /// Unlocks the collections at `paths` through the provider's prompt, or says why not.
-    private static func unlock(
+    static func unlock(
         _ paths: [String], _ collections: [FoundCollection], _ options: LibSecretOptions, _ thread: LibSecretThread
     ) throws(SecretStoreError) {
         var unique: [String] = []
@@ -229,53 +223,6 @@ extension SecretServiceStore {
         if unlocked == 0 { throw .unlockDismissed(collection: name) }
     }
 
-    private static func save(
-        _ secret: [UInt8], for key: ItemKey, label: String, _ creation: CollectionCreations?, _ options: LibSecretOptions,
-        _ thread: LibSecretThread
-    ) throws(SecretStoreError) -> StorageLocation {
-        let session = thread.session
-        var collections = try session.collections(options, thread)
-        defer { session.release(collections) }
-        let group = key.group.name
-        var target = collections.filter { $0.label == group }.min { $0.path < $1.path }
-        if target == nil, let creation, let created = try createGroupCollection(group, creation, options, thread) {
-            collections.append(created)
-            target = created
-        }
-        // Without a collection of the group's own, the default collection holds the items:
-        // the group attribute keeps them apart, as an access group does in one keychain.
-        let fallbackReason = target == nil ? creation?.failure(of: group) : nil
-        if target == nil {
-            let defaultPath = try session.defaultCollectionPath(options, thread)
-            target = collections.first { $0.path == defaultPath }
-            guard target != nil else {
-                throw .providerFailure(
-                    operation: "choose a collection",
-                    message: "the group has no collection of its own and the provider has no default collection"
-                        + (fallbackReason.map { " (creating one failed: \($0))" } ?? ""))
-            }
-        }
-        guard let target else { throw .providerFailure(operation: "choose a collection", message: "none found") }
-        if target.isLocked { try unlock([target.path], collections, options, thread) }
-        let path: String
-        do {
-            path = try session.createItem(
-                in: target, attributes: ItemSchema.attributes(for: key), label: label, secret: secret, options, thread)
-        } catch .locked {
-            throw .locked(collection: target.label)
-        }
-        // One item per key: remove copies elsewhere (another collection, or another format).
-        // Best effort: a copy in a locked collection stays, and reads prefer the newest.
-        if let (others, _) = try? session.search(
-            ItemSchema.attributes(for: ItemQuery(key)), loadSecrets: false, options, thread)
-        {
-            try? session.delete(others.filter { $0.path != path && !$0.isLocked }.map(\.path), options, thread)
-        }
-        return .collection(
-            label: target.label, objectPath: target.path, isGroupCollection: target.label == group, isLocked: false,
-            fallbackReason: fallbackReason)
-    }
-
     /// Asks the provider to create `group`'s collection (its new-keyring dialog) unless this
     /// store asked before. Nil when it asked before or the creation failed (the reason is
     /// kept in `creation`); a missing bus or provider is an error.
@@ -285,7 +232,6 @@ extension SecretServiceStore {
         let session = thread.session
         let (found, collections) = try session.search(
             attributes, loadSecrets: false, options, thread)
-        defer { session.release(collections) }
         guard !found.isEmpty else { return 0 }
         let locked = found.filter { $0.isLocked }
         if !locked.isEmpty { try unlock(locked.map(\.collectionPath), collections, options, thread) }
@@ -301,14 +247,12 @@ extension SecretServiceStore {
         for group: SecretGroup, failedCreation: String?, _ options: LibSecretOptions, _ thread: LibSecretThread
     ) throws(SecretStoreError) -> StorageStatus {
         let session = thread.session
-        let (found, holding) = try session.search(
+        let (found, _) = try session.search(
             ItemSchema.attributes(for: ItemQuery(group: group)), loadSecrets: false, options,
             thread)
-        session.release(holding)
         // Every collection, not only those holding the group's items: a group that has its own
         // collection but no item yet (a first sign-in) must not be asked to create another.
         let collections = try session.collections(options, thread)
-        defer { session.release(collections) }
         let provider = session.providerName(options, thread)
         if let own = collections.filter({ $0.label == group.name }).min(by: { $0.path < $1.path }) {
             return StorageStatus(

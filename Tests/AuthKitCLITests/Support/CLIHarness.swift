@@ -58,13 +58,17 @@ final class CLIHarness: @unchecked Sendable {
     /// keyring — the user's own, shared by all tests — the group gets a unique suffix.
     static func start(
         graph withGraph: Bool = false, graphUsers: URL? = nil, provider options: OIDCTestProvider.Options = .init(),
-        group: String = "com.example.shared", storage: Storage = .secretService, agent: Bool = false
+        group: String = "com.example.shared", storage: Storage = .secretService, agent: Bool = false,
+        keyring provider: PrivateSecretService.Provider = .gnomeKeyring, prompter: Bool = false
     ) async throws -> CLIHarness {
         await WorldLimit.shared.acquire()
         let group =
             storage == .kernelKeyring && group == "com.example.shared" ? "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))" : group
         do {
-            let world = try await offThePool { try CLIHarness(graph: withGraph, graphUsers: graphUsers, provider: options, group: group) }
+            let world = try await offThePool {
+                try CLIHarness(
+                    graph: withGraph, graphUsers: graphUsers, provider: options, group: group, keyring: provider, prompter: prompter)
+            }
             world.storage = storage
             world.holdsSlot = true
             if agent { try await world.startAgent() }
@@ -77,15 +81,15 @@ final class CLIHarness: @unchecked Sendable {
 
     private init(
         graph withGraph: Bool = false, graphUsers: URL? = nil, provider options: OIDCTestProvider.Options = .init(),
-        group: String = "com.example.shared"
+        group: String = "com.example.shared", keyring provider: PrivateSecretService.Provider, prompter: Bool
     ) throws {
         for name in ["authkit", "authkit-example"] where !FileManager.default.isExecutableFile(atPath: TestPaths.product(name).path) {
             throw HarnessFailure(
                 "\(TestPaths.product(name).path) is missing: build with `swift build --build-tests`, or run ./scripts/test")
         }
-        keyring = try PrivateSecretService()
-        provider = try OIDCTestProvider.start(.authlib, options: options)
-        graph = withGraph ? try GraphFixtureServer.start(acceptTokensFrom: provider, users: graphUsers) : nil
+        keyring = try PrivateSecretService(provider: provider, prompter: prompter)
+        self.provider = try OIDCTestProvider.start(.authlib, options: options)
+        graph = withGraph ? try GraphFixtureServer.start(acceptTokensFrom: self.provider, users: graphUsers) : nil
         self.group = group
         scratch = try TestPaths.makeTemporaryDirectory(prefix: "authkit-cli")
         browserLog = scratch.appendingPathComponent("browser.log")

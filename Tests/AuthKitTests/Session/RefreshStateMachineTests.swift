@@ -6,8 +6,9 @@ import Testing
 
 /// The refresh rules as decisions, without a provider, a store or a lock: another process's
 /// refresh is used, the keys come before the refresh token is spent, `invalid_grant` is
-/// believed only for an unchanged record, another identity keeps nothing, a rotated refresh
-/// token is written before the checks, and a refused id_token keeps it and hands out nothing.
+/// believed only for an unchanged record, another identity keeps nothing, one write follows the
+/// checks, a refused id_token keeps the rotated refresh token and hands out nothing, and a write
+/// that fails leaves a rotated refresh token pending instead of losing it.
 @Suite struct RefreshStateMachineTests {
     typealias Machine = RefreshStateMachine
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
@@ -127,27 +128,83 @@ import Testing
         }
     }
 
-    @Test func aRotatedRefreshTokenIsWrittenFirstAndKeptWhenTheIDTokenIsRefused() {
+    @Test func oneWriteAfterTheChecksKeepsARotatedRefreshTokenWhenTheIDTokenIsRefused() {
         var machine = Self.machine()
         _ = Self.toRefresh(&machine)
         let older = Self.jwt(["iss": "https://idp.example", "sub": "sub-1", "iat": 1_600_000_000])
-        guard case .write(let kept) = machine.refreshed(.success(Self.response(idToken: older)), now: Self.now) else {
-            Issue.record("the rotated refresh token is written before the checks")
-            return
-        }
-        #expect(kept.refreshToken == "rt-2" && kept.accessToken == "at-old" && kept.generation == 4 && kept.refreshProblem != nil)
-        guard case .validateIDToken(older, _, _) = machine.written() else {
-            Issue.record("then the id_token is checked")
+        guard case .validateIDToken(older, _, _) = machine.refreshed(.success(Self.response(idToken: older)), now: Self.now) else {
+            Issue.record("the id_token is checked before anything is written")
             return
         }
         let claims = try? JWTClaims(payload: Array(#"{"iss":"https://idp.example","sub":"sub-1","iat":1600000000}"#.utf8))
         guard let claims, case .write(let failed) = machine.idTokenValidated(.success(claims)),
             case .fail(.refreshRejected) = machine.written()
         else {
-            Issue.record("an id_token older than the stored one is refused, its problem recorded")
+            Issue.record("an id_token older than the stored one is refused, its problem recorded in the one write")
             return
         }
-        #expect(failed.refreshToken == "rt-2" && failed.accessToken == "at-old" && failed.refreshProblem?.contains("iat") == true)
+        #expect(failed.refreshToken == "rt-2" && failed.accessToken == "at-old" && failed.generation == 4)
+        #expect(failed.refreshProblem?.contains("iat") == true)
+    }
+
+    @Test func aGoodAnswerWithAnIDTokenIsWrittenOnce() {
+        var machine = Self.machine()
+        _ = Self.toRefresh(&machine)
+        let newer = Self.jwt(["iss": "https://idp.example", "sub": "sub-1", "iat": 1_800_000_000])
+        guard case .validateIDToken = machine.refreshed(.success(Self.response(idToken: newer)), now: Self.now) else {
+            Issue.record("checked first")
+            return
+        }
+        let claims = try? JWTClaims(payload: Array(#"{"iss":"https://idp.example","sub":"sub-1","iat":1800000000}"#.utf8))
+        guard let claims, case .write(let stored) = machine.idTokenValidated(.success(claims)) else {
+            Issue.record("then one write of the whole answer")
+            return
+        }
+        #expect(stored.refreshToken == "rt-2" && stored.accessToken == "at-new" && stored.idToken == newer && stored.refreshProblem == nil)
+        guard case .finish(let token) = machine.written() else {
+            Issue.record("then handed out")
+            return
+        }
+        #expect(token.value == "at-new")
+    }
+
+    /// The store refuses the write of a rotated refresh token: the record goes to the pending
+    /// place, naming the generation it replaces, and the error says whether it is kept.
+    @Test func aFailedWriteOfARotatedRefreshTokenLeavesItPending() {
+        for kept in [true, false] {
+            var machine = Self.machine()
+            _ = Self.toRefresh(&machine)
+            guard case .write(let record) = machine.refreshed(.success(Self.response()), now: Self.now),
+                case .keepPending(let pending, replacing: 3) = machine.written(.timedOut(operation: "save the item", seconds: 5))
+            else {
+                Issue.record("a rotated refresh token whose write failed is kept pending")
+                return
+            }
+            #expect(pending.refreshToken == "rt-2" && pending.generation == 4 && pending.accessToken == record.accessToken)
+            guard case .fail(.rotationNotSaved(.timedOut, keptPending: kept)) = machine.pendingKept(kept) else {
+                Issue.record("then the failure, saying whether it waits")
+                return
+            }
+        }
+        // Not rotated: the store still holds the live refresh token; nothing is pending.
+        var machine = Self.machine()
+        _ = Self.toRefresh(&machine)
+        guard case .write = machine.refreshed(.success(Self.response(refresh: "rt-1")), now: Self.now),
+            case .fail(.storage(.locked)) = machine.written(.locked(collection: "Login"))
+        else {
+            Issue.record("a failed write without rotation is the store's error")
+            return
+        }
+    }
+
+    /// A pending record applies only to the record it was derived from.
+    @Test func aPendingRecordAppliesOnlyToTheRecordItReplaces() {
+        var pending = Self.record(generation: 4, refresh: "rt-2")
+        #expect(Machine.pending(pending, replacing: "3", appliesTo: Self.record(generation: 3)))
+        #expect(!Machine.pending(pending, replacing: "3", appliesTo: Self.record(generation: 4)), "another refresh did save")
+        #expect(!Machine.pending(pending, replacing: "2", appliesTo: Self.record(generation: 3)))
+        pending.subject = "someone-else"
+        #expect(!Machine.pending(pending, replacing: "3", appliesTo: Self.record(generation: 3)), "a new sign-in replaced it")
     }
 
     @Test func aGoodAnswerIsStoredWholeAndHandedOut() {
