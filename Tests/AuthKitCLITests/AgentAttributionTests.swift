@@ -152,6 +152,38 @@ import Glibc
         try await world.assertNoSecretsLeaked()
     }
 
+    /// A process that names itself `authkit` (`prctl(PR_SET_NAME)`) and claims to ask for git is
+    /// not believed: with `allow = git` it is refused, and the log names it — its own pid, its
+    /// real executable — never git.
+    @Test func aProcessCallingItselfAuthkitIsNotBelieved() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn()
+        try FileManager.default.createDirectory(at: world.configDirectory, withIntermediateDirectories: true)
+        try "[group \"\(world.group)\"]\nallow = git\n".write(
+            to: world.configDirectory.appendingPathComponent("config"), atomically: false, encoding: .utf8)
+        try await world.startAgent()
+        let impostor = """
+            import ctypes, json, os, socket, sys
+            ctypes.CDLL(None).prctl(15, b"authkit", 0, 0, 0)
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+            s.sendall(json.dumps({"v": 1, "op": "token", "group": sys.argv[2], "program": "/usr/bin/git"}).encode() + b"\\n")
+            answer = json.loads(s.makefile().readline())
+            print(os.getpid(), answer.get("ok"), answer.get("error", {}).get("code"))
+            """
+        let asked = try await offThePool {
+            try ProcessRunner.run(
+                TestPaths.python, ["-c", impostor, world.agentSocket, world.group], environment: world.environment, timeout: 30)
+        }
+        let words = asked.stdout.split(separator: " ").map(String.init)
+        #expect(words.count == 3 && words[1] == "False" && words[2].hasPrefix("refused"), "\(asked.stdout) \(asked.stderr)")
+        let log = try await world.authkit(["agent", "log", "--json", "--socket", world.agentSocket])
+        let refused = log.stdout.split(separator: "\n").compactMap { try? PeerJSON(data: Data($0.utf8)) }.filter { $0["kind"] == "refused" }
+        let asker = refused.last?["asker"].string ?? ""
+        #expect(asker.hasPrefix("authkit [python") && asker.contains("(pid \(words.first ?? "?"))"), "\(log.stdout)")
+        #expect(!log.stdout.contains("/usr/bin/git"), "the claimed program is not recorded: \(log.stdout)")
+    }
+
     @Test func aSandboxsRequestIsLoggedWithTheForward() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else {
             Issue.record("bubblewrap is missing: run ./scripts/bootstrap")

@@ -24,21 +24,45 @@ package struct AgentAsker: Sendable, Equatable, Codable {
         /// The command line, at most ``maximumCommandLine`` characters, control characters
         /// replaced.
         package var commandLine: String
-        /// True for authkit itself (a plug-in, `token`, `exec`): the program that asks is
-        /// further up the chain.
+        /// True for authkit itself (a plug-in, `token`, `exec`) — a process whose executable is
+        /// the agent's own, whatever it calls itself: the program that asks is further up.
         package var isAuthkit = false
+
+        /// A shell's `-c`: it runs a command given to it (a helper), it was not typed in.
+        var runsHelper: Bool { commandLine.split(separator: " ").dropFirst().contains("-c") }
+
+        /// The name, and the executable's when the process calls itself something else (`comm`
+        /// is the process's own choice; the kernel sets the executable).
+        var shownName: String {
+            guard let executable, let base = executable.split(separator: "/").last.map(String.init),
+                !base.hasPrefix(name.prefix(15)), !name.hasPrefix(base.prefix(15))
+            else { return name }
+            return "\(name) [\(ProcText.cleaned(base, limit: 64))]"
+        }
     }
 
-    /// Shells that run a helper (`sh -c`) or a command substitution: not the program that
-    /// wants the token when a program is further up the chain.
+    /// Shells: one that runs a helper (`sh -c …`, as git runs its credential helper) is not the
+    /// program that wants the token; one without `-c` is where a person typed the command (or
+    /// a script that runs it).
     static let shells: Set<String> = ["sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "busybox"]
 
-    /// The programs the token is for, nearest first: the chain without authkit itself and
-    /// without shells (the shell itself when nothing else is there), at most three.
+    /// Where the request comes from past authkit itself: the index in ``chain`` of the first
+    /// process that is neither authkit nor a shell running a helper — a program, or the shell a
+    /// command was typed in.
+    var originIndex: Int? {
+        chain.indices.first { index in
+            let process = chain[index]
+            return !process.isAuthkit && !(Self.shells.contains(process.name) && process.runsHelper)
+        }
+    }
+
+    /// The programs the token is for, nearest first, at most three: from the origin up, without
+    /// shells; the shell itself when the command was typed in one (or a script ran it); the
+    /// asker itself when nothing else is there.
     package var programs: [Process] {
-        let candidates = chain.filter { !$0.isAuthkit }
-        let real = candidates.filter { !Self.shells.contains($0.name) }
-        return Array((real.isEmpty ? Array(candidates.prefix(1)) : real).prefix(3))
+        guard let start = originIndex else { return Array(chain.prefix(1)) }
+        if Self.shells.contains(chain[start].name) { return [chain[start]] }
+        return Array(chain[start...].filter { !Self.shells.contains($0.name) }.prefix(3))
     }
 
     /// The asker first, then its parents, up to the session leader, pid 1 or ``maximumDepth``.
@@ -75,19 +99,47 @@ package struct AgentAsker: Sendable, Equatable, Codable {
     /// The process the token is for: the nearest of ``programs``, else the asker itself.
     package var process: Process? { programs.first ?? chain.first }
 
-    /// "git (pid 4242) ← bash ← sshd: ada, via authkit ssh dev" — for a question and the log:
-    /// from the program the token is for up the chain (authkit itself, and a shell that only
-    /// ran it, left out); "curl run by bash (pid 42) ← …" for a program authkit runs.
+    /// Who asks, for a question and the log, the asker's own pid always named:
+    /// * a program through authkit: "git-remote-http (pid 4242) ← git ← bash, through authkit
+    ///   credential git (pid 4250)";
+    /// * a command typed in a shell: "authkit token (pid 4250) typed in bash (pid 4100) ← su";
+    ///   run by a script: "… run by bash deploy.sh (pid 4100) ← cron";
+    /// * a program authkit runs (`exec`): "/usr/bin/curl run by authkit exec (pid 4250), typed
+    ///   in bash (pid 4100) ← su", or "… (pid 4250) for make (pid 4200) ← bash";
+    /// * anything else that speaks the protocol itself: "python3 (pid 4300) ← bash".
+    /// A name the process chose (`comm`) that is not its executable's is followed by the
+    /// executable's name: "authkit [python3.11] (pid 4300)".
     package var summary: String {
-        let start = process.flatMap { process in chain.firstIndex { $0.pid == process.pid } } ?? 0
-        let shown = chain[start...]
-        guard let first = shown.first else { return "a process that has exited" + (via.map { ", via \($0)" } ?? "") }
-        var parts = ["\(first.name) (pid \(first.pid))"] + shown.dropFirst().map(\.name)
+        let suffix = (unit.map { " [\($0)]" } ?? "") + (via.map { ", via \($0)" } ?? "")
+        guard let asker = chain.first else { return "a process that has exited" + (via.map { ", via \($0)" } ?? "") }
+        guard asker.isAuthkit, let origin = originIndex else { return Self.describe(chain[...]) + suffix }
+        let me = (program.map { "\($0) run by " } ?? "") + "\(Self.command(asker)) (pid \(asker.pid))"
+        let above = chain[origin...]
+        let head = chain[origin]
+        if Self.shells.contains(head.name) {
+            let how = head.commandLine.split(separator: " ").dropFirst().contains { !$0.hasPrefix("-") } ? "run by" : "typed in"
+            let shell = head.commandLine.split(separator: " ").count > 1 && how == "run by" ? head.commandLine : head.name
+            var parts = ["\(ProcText.cleaned(shell, limit: 60)) (pid \(head.pid))"] + above.dropFirst().map(\.name)
+            if parts.count > 4 { parts = Array(parts.prefix(4)) + ["…"] }
+            return me + (program == nil ? " " : ", ") + how + " " + parts.joined(separator: " ← ") + suffix
+        }
+        if program != nil { return me + " for " + Self.describe(above) + suffix }
+        return Self.describe(above) + ", through " + me + suffix
+    }
+
+    /// "name (pid N) ← parent ← …", at most four processes.
+    private static func describe(_ processes: ArraySlice<Process>) -> String {
+        guard let first = processes.first else { return "a process that has exited" }
+        var parts = ["\(first.shownName) (pid \(first.pid))"] + processes.dropFirst().map(\.name)
         if parts.count > 4 { parts = Array(parts.prefix(4)) + ["…"] }
-        var text = (program.map { "\($0) run by " } ?? "") + parts.joined(separator: " ← ")
-        if let unit { text += " [\(unit)]" }
-        if let via { text += ", via \(via)" }
-        return text
+        return parts.joined(separator: " ← ")
+    }
+
+    /// "authkit token", "authkit credential git": authkit and the words of its command line up
+    /// to the first option, at most three.
+    private static func command(_ process: Process) -> String {
+        let words = process.commandLine.split(separator: " ").dropFirst().prefix { !$0.hasPrefix("-") }.prefix(2)
+        return (["authkit"] + words.map(String.init)).joined(separator: " ")
     }
 
     package init(chain: [Process], session: String? = nil, unit: String? = nil, via: String? = nil) {
@@ -117,7 +169,7 @@ package struct AgentAsker: Sendable, Equatable, Codable {
                 let arguments = ProcText.commandLine(read(root, current, "cmdline") ?? [], limit: maximumCommandLine)
                 // Read again: a pid reused meanwhile has another start time, and is not named.
                 guard let after = ProcStat(read(root, current, "stat")), after.startTime == before.startTime else { break }
-                let isAuthkit = name == "authkit" || (executable != nil && executable == authkit)
+                let isAuthkit = executable != nil && executable.map(Self.withoutDeleted) == authkit.map(Self.withoutDeleted)
                 let process = Process(pid: current, name: name, executable: executable, commandLine: arguments, isAuthkit: isAuthkit)
                 chain.append(process)
                 known.withLock { known in
@@ -178,6 +230,11 @@ package struct AgentAsker: Sendable, Equatable, Codable {
     /// The agent's own executable (`/proc/self/exe`).
     package static var ownExecutable: String? { readLink("/proc/self/exe") }
 
+    /// An executable replaced since it started (an upgrade) reads `… (deleted)`.
+    private static func withoutDeleted(_ path: String) -> String {
+        path.hasSuffix(" (deleted)") ? String(path.dropLast(" (deleted)".count)) : path
+    }
+
     private static func readLink(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         let count = readlink(path, &buffer, buffer.count - 1)
@@ -216,10 +273,7 @@ enum ProcText {
         var result = ""
         for scalar in text.unicodeScalars {
             guard result.unicodeScalars.count < limit else { return result + "…" }
-            let isControl =
-                scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)
-                || (0x2066...0x2069).contains(scalar.value)
-            result.unicodeScalars.append(isControl ? "?" : scalar)
+            result.unicodeScalars.append(ProviderText.isUnsafe(scalar) ? "?" : scalar)
         }
         return result
     }
@@ -235,14 +289,21 @@ enum ProcText {
     /// `text` with every run of 24 or more characters of a token's alphabet (letters, digits,
     /// `-._~+/=`) that holds both letters and digits and is not a path replaced by
     /// `[redacted]`: a JWT, an opaque token, a cloud secret key — and, as a price, a long hash
-    /// or a UUID.
+    /// or a UUID. In a path or a URL (a run that starts with `/`) each segment is judged alone,
+    /// so a token in a webhook's path (`…/hook/<token>`) goes and the path around it stays.
     static func redacted(_ text: String) -> String {
         var result = ""
         var run = ""
+        func isSecret(_ word: Substring) -> Bool {
+            word.count >= 24 && word.contains(where: \.isNumber) && word.contains(where: \.isLetter)
+        }
         func flush() {
-            let secret =
-                run.count >= 24 && !run.hasPrefix("/") && run.contains(where: \.isNumber) && run.contains(where: \.isLetter)
-            result += secret ? "[redacted]" : run
+            if !run.hasPrefix("/") {
+                result += isSecret(run[...]) ? "[redacted]" : run
+            } else {
+                result += run.split(separator: "/", omittingEmptySubsequences: false).map { isSecret($0) ? "[redacted]" : String($0) }
+                    .joined(separator: "/")
+            }
             run = ""
         }
         for character in text {

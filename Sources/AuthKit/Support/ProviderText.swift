@@ -15,15 +15,20 @@ package enum ProviderText {
                 out += "…"
                 break
             }
-            switch scalar.properties.generalCategory {
-            case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned:
-                out.unicodeScalars.append(" ")
-            default:
-                out.unicodeScalars.append(scalar)
-            }
+            out.unicodeScalars.append(isUnsafe(scalar) ? " " : scalar)
         }
         let trimmed = out.trimmingASCIIWhitespace()
         return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// Control, format (the bidirectional marks, zero-width characters), line and paragraph
+    /// separator, private-use and unassigned characters: what text from outside never keeps —
+    /// ``clean(_:limit:)`` and a process's name and command line as the agent shows them.
+    package static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned: return true
+        default: return false
+        }
     }
 
     /// `text` with every character that could steer a terminal replaced by `?`: C0 controls

@@ -45,6 +45,65 @@ import Testing
         #expect(AgentAsker.resolve(pid: 60, root: root.path).session == nil)
     }
 
+    /// A synthetic `/proc`: each process's stat, command line and executable link.
+    struct FakeProc {
+        let root: URL
+        init() throws { root = try TestPaths.makeTemporaryDirectory() }
+        func add(_ pid: Int32, parent: Int32, session: Int32, name: String, exe: String, _ arguments: [String]) throws {
+            let folder = root.appendingPathComponent("\(pid)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let stat = "\(pid) (\(name)) S \(parent) \(pid) \(session) 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 \(1000 + Int(pid)) 0 0"
+            try Data(stat.utf8).write(to: folder.appendingPathComponent("stat"))
+            try Data(arguments.map { $0 + "\0" }.joined().utf8).write(to: folder.appendingPathComponent("cmdline"))
+            try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("exe").path, withDestinationPath: exe)
+        }
+        func remove() { try? FileManager.default.removeItem(at: root) }
+    }
+
+    /// Attribution names the command and the shell it was typed in (not `su` above it), a
+    /// program through authkit with authkit's own pid, what `exec` runs, a script; and a process
+    /// that merely calls itself `authkit` (`prctl(PR_SET_NAME)`) is not authkit — it is named
+    /// with its executable, and its word about a `program` is never taken.
+    @Test func theCommandAndItsShellAndTheAskersOwnPidAreNamed() throws {
+        let proc = try FakeProc()
+        defer { proc.remove() }
+        let authkit = "/usr/lib/authkit/authkit"
+        try proc.add(80, parent: 1, session: 80, name: "sshd", exe: "/usr/sbin/sshd", ["sshd: ada [priv]"])
+        try proc.add(90, parent: 80, session: 90, name: "su", exe: "/usr/bin/su", ["su", "-", "ada"])
+        try proc.add(100, parent: 90, session: 90, name: "bash", exe: "/usr/bin/bash", ["-bash"])
+        try proc.add(120, parent: 100, session: 90, name: "authkit", exe: authkit, ["authkit", "token", "--group", "g"])
+        try proc.add(121, parent: 100, session: 90, name: "authkit", exe: authkit, ["authkit", "exec", "--", "curl"])
+        try proc.add(105, parent: 100, session: 90, name: "git", exe: "/usr/bin/git", ["git", "fetch"])
+        try proc.add(110, parent: 105, session: 90, name: "git-remote-http", exe: "/usr/lib/git-core/git-remote-http", ["git-remote-http"])
+        try proc.add(115, parent: 110, session: 90, name: "sh", exe: "/usr/bin/dash", ["/bin/sh", "-c", "authkit credential git get"])
+        try proc.add(116, parent: 115, session: 90, name: "authkit", exe: authkit, ["authkit", "credential", "git", "get"])
+        try proc.add(130, parent: 100, session: 90, name: "authkit", exe: "/usr/bin/python3.11", ["python3", "steal.py"])
+        try proc.add(135, parent: 1, session: 135, name: "bash", exe: "/usr/bin/bash", ["bash", "deploy.sh"])
+        try proc.add(140, parent: 135, session: 135, name: "authkit", exe: authkit + " (deleted)", ["authkit", "token"])
+
+        let typed = AgentAsker.resolve(pid: 120, authkit: authkit, root: proc.root.path)
+        #expect(typed.summary == "authkit token (pid 120) typed in bash (pid 100) ← su", "\(typed.summary)")
+        #expect(typed.programs.map(\.pid) == [100] && typed.process?.pid == 100)
+
+        var exec = AgentAsker.resolve(pid: 121, authkit: authkit, root: proc.root.path)
+        exec.program = "/usr/bin/curl"
+        #expect(exec.summary == "/usr/bin/curl run by authkit exec (pid 121), typed in bash (pid 100) ← su", "\(exec.summary)")
+
+        let git = AgentAsker.resolve(pid: 116, authkit: authkit, root: proc.root.path)
+        #expect(git.summary == "git-remote-http (pid 110) ← git ← bash ← su, through authkit credential git (pid 116)", "\(git.summary)")
+        #expect(git.programs.map(\.name) == ["git-remote-http", "git", "su"])
+
+        let impostor = AgentAsker.resolve(pid: 130, authkit: authkit, root: proc.root.path)
+        #expect(impostor.chain.first?.isAuthkit == false)
+        #expect(impostor.summary == "authkit [python3.11] (pid 130) ← bash ← su", "\(impostor.summary)")
+        #expect(!AgentGroupRule(allow: ["git"]).allows(impostor))
+
+        let script = AgentAsker.resolve(pid: 140, authkit: authkit, root: proc.root.path)
+        #expect(
+            script.summary == "authkit token (pid 140) run by bash deploy.sh (pid 135)",
+            "an upgraded authkit is still authkit: \(script.summary)")
+    }
+
     @Test func aPidThatIsGoneIsExitedNeverAnotherName() {
         let asker = AgentAsker.resolve(pid: Int32.max - 1)
         #expect(asker.chain.isEmpty && asker.pid == nil)
@@ -57,6 +116,11 @@ import Testing
         #expect(ProcStat(Array("42 (x".utf8)) == nil)
         let line = ProcText.commandLine(Array("curl\0-H\0x\u{1B}[31m\n\u{202E}evil".utf8), limit: 200)
         #expect(line == "curl -H x?[31m??evil")
+        // Format characters and separators too: a bidirectional mark, a line separator, a
+        // zero-width space, a byte order mark, a private-use character.
+        let formats = ProcText.commandLine(Array("git\0\u{200F}a\u{2028}b\u{200B}c\u{FEFF}d\u{E000}e\u{2069}".utf8), limit: 200)
+        #expect(formats == "git ?a?b?c?d?e?")
+        #expect(ProcText.cleaned("su\u{202E}tig", limit: 64) == "su?tig")
         #expect(ProcText.commandLine(Array(repeating: UInt8(ascii: "a"), count: 1000), limit: 200).count == 201)
         // A token on a command line never reaches the log; paths, URLs and words stay.
         let jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlMTIz"
@@ -66,6 +130,12 @@ import Testing
                     .utf8),
             limit: 400)
         #expect(!withToken.contains("eyJ") && !withToken.contains("ghp_"), "\(withToken)")
+        // A token in a URL's or a path's segment goes; the rest of the path stays.
+        let hook = ProcText.commandLine(
+            Array("curl\0https://hooks.example.com/services/T0001/hook/Xk29dKq81LmZpA07bNc3VyHw55Rt\0/home/ada/projects/repo".utf8),
+            limit: 400)
+        #expect(hook == "curl https://hooks.example.com/services/T0001/hook/[redacted] /home/ada/projects/repo", "\(hook)")
+        #expect(ProcText.redacted("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") == "[redacted]", "a secret key with slashes")
         #expect(
             withToken.contains(
                 "tool [redacted] -H Authorization: Bearer [redacted] /usr/lib/git-core/git-remote-http https://dev.example.com/org/repo.git"
