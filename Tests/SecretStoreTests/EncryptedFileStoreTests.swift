@@ -188,6 +188,37 @@ import Glibc
         }
     }
 
+    /// The folders above a group's are checked on every read and write too: a `tokens` folder
+    /// others may write to (where a group folder could be swapped), a link in its place, a data
+    /// folder others may enter — each refused with its reason, never trusted because the last
+    /// folder is ours; put right, everything reads again.
+    @Test func theFoldersAboveAGroupAreCheckedOnReadAndWrite() async throws {
+        try await withStore { store, root in
+            let group = try SecretGroup("com.example.folders")
+            try await store.save(Array(#"{"n":1}"#.utf8), for: key(group))
+            let tokens = store.directory + "/tokens"
+            func refused(_ words: String) async {
+                await #expect {
+                    try await store.item(for: key(group))
+                } throws: { error in
+                    (error as? SecretStoreError)?.summary.contains(words) == true
+                }
+                await #expect(throws: SecretStoreError.self) { try await store.save(Array(#"{"n":2}"#.utf8), for: key(group)) }
+            }
+            #expect(chmod(tokens, 0o777) == 0)
+            await refused("tokens has mode 0777")
+            #expect(chmod(tokens, 0o700) == 0)
+            let moved = root.appendingPathComponent("tokens-elsewhere").path
+            #expect(rename(tokens, moved) == 0 && symlink(moved, tokens) == 0)
+            await refused("symbolic link")
+            #expect(unlink(tokens) == 0 && rename(moved, tokens) == 0)
+            #expect(chmod(store.directory, 0o755) == 0)
+            await #expect(throws: SecretStoreError.self) { try store.recipient() }
+            #expect(chmod(store.directory, 0o700) == 0)
+            #expect(try await store.item(for: key(group))?.secret == Array(#"{"n":1}"#.utf8))
+        }
+    }
+
     /// Debian's age opens every file the store writes: the identity with `age -d` and the
     /// passphrase (typed on a pty), an item with `age -d -i IDENTITY`, its plaintext naming the
     /// group and the key.

@@ -18,7 +18,7 @@ extension EncryptedFileStore {
 
     /// The store's recipient, or nil when the store has none yet.
     func recipient() throws(SecretStoreError) -> X25519Recipient? {
-        guard let bytes = try TrustedFile.read(recipientPath) else { return nil }
+        guard let bytes = try TrustedFile.read("recipient", under: directory) else { return nil }
         let text = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
         do {
             return try X25519Recipient(text)
@@ -154,7 +154,9 @@ extension EncryptedFileStore {
     }
 
     func openIdentity(passphrase: SecretBytes) throws(SecretStoreError) -> X25519Identity {
-        guard let sealed = try TrustedFile.read(identityPath) else { throw .encryptedStoreNotSetUp(directory: directory) }
+        guard let sealed = try TrustedFile.read("identity.age", under: directory) else {
+            throw .encryptedStoreNotSetUp(directory: directory)
+        }
         let identities: [X25519Identity]
         do {
             identities = try AgeIdentityFile.open(sealed, passphrase: try AgePassphrase(bytes: passphrase))

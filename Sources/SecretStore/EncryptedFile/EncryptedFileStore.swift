@@ -111,7 +111,7 @@ public final class EncryptedFileStore: SecretStore {
     }
 
     public nonisolated(nonsending) func groups(holding kind: String) async throws(SecretStoreError) -> [SecretGroup] {
-        guard let tokens = try TrustedFile.openFolder(directory + "/tokens") else { return [] }
+        guard let tokens = try TrustedFile.openFolder(directory + "/tokens", under: directory) else { return [] }
         let names = TrustedFile.names(in: tokens)
         close(tokens)
         let unlocked = (try? identity()) != nil
@@ -137,9 +137,12 @@ public final class EncryptedFileStore: SecretStore {
         try ItemSchema.checkSave(secret, for: key)
         guard let recipient = try recipient() else { throw .encryptedStoreNotSetUp(directory: directory) }
         let folderPath = folder(for: key.group)
-        let tokens = try TrustedFile.makeFolder(directory + "/tokens")
-        close(tokens)
-        let fd = try TrustedFile.makeFolder(folderPath)
+        close(try TrustedFile.makeFolder(directory + "/tokens"))
+        close(try TrustedFile.makeFolder(folderPath))
+        // Every folder from the store's down, ours and closed to others, before anything is written.
+        guard let fd = try TrustedFile.openFolder(folderPath, under: directory) else {
+            throw .plainFileIO(path: folderPath, operation: "open", errno: ENOENT)
+        }
         defer { close(fd) }
         let lock = try FileLock(path: folderPath + "/.lock")
         defer { lock.release() }
@@ -217,7 +220,7 @@ public final class EncryptedFileStore: SecretStore {
 
     /// The group's folder, open, and its item files' names; nil when it does not exist.
     private func openGroup(_ group: SecretGroup) throws(SecretStoreError) -> (Int32, [String])? {
-        guard let fd = try TrustedFile.openFolder(folder(for: group)) else { return nil }
+        guard let fd = try TrustedFile.openFolder(folder(for: group), under: directory) else { return nil }
         return (fd, TrustedFile.names(in: fd).filter { $0.hasSuffix(".age") && !$0.hasPrefix(".") })
     }
 

@@ -39,6 +39,52 @@ enum TrustedFile {
         return fd
     }
 
+    /// Opens the folder `path` inside the store folder `base`: `base` as ``openFolder(_:)``
+    /// does, then each folder below it through the one above (`openat`, never following a link),
+    /// every one checked the same way — a `tokens` folder others may write to, or a link in its
+    /// place, is refused, not trusted because the last folder is ours. Nil when one is missing.
+    static func openFolder(_ path: String, under base: String) throws(SecretStoreError) -> Int32? {
+        guard var fd = try openFolder(base) else { return nil }
+        guard path.count > base.count, path.hasPrefix(base + "/") else { return fd }
+        var opened = base
+        for component in path.dropFirst(base.count + 1).split(separator: "/") {
+            opened += "/" + component
+            let next = openat(fd, String(component), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let code = errno
+            close(fd)
+            guard next >= 0 else {
+                if code == ENOENT { return nil }
+                if code == ELOOP || code == ENOTDIR {
+                    throw .plainFileIO(path: opened, operation: "use (it is a symbolic link or not a folder)", errno: code)
+                }
+                throw .plainFileIO(path: opened, operation: "open", errno: code)
+            }
+            do {
+                try check(next, path: opened, type: S_IFDIR, expected: 0o700)
+            } catch {
+                close(next)
+                throw error
+            }
+            fd = next
+        }
+        return fd
+    }
+
+    /// The bytes of the file `name` in the store folder `base` (checked as ``openFolder(_:)``
+    /// does), or nil when either is missing.
+    static func read(_ name: String, under base: String) throws(SecretStoreError) -> [UInt8]? {
+        guard let fd = try openFolder(base) else { return nil }
+        defer { close(fd) }
+        do {
+            return try read(name, in: fd, path: base + "/" + name).bytes
+        } catch {
+            switch error {
+            case .missing: return nil
+            case .failed(let error): throw error
+            }
+        }
+    }
+
     /// Makes the folder `path` and its missing parents, the last one mode 0700, then opens it
     /// as ``openFolder(_:)`` does.
     static func makeFolder(_ path: String) throws(SecretStoreError) -> Int32 {
@@ -98,7 +144,8 @@ enum TrustedFile {
         }
     }
 
-    /// The bytes of the file at `path` (its folder and itself checked), or nil when missing.
+    /// The bytes of the file at `path` (itself checked; its folder, a service's credentials
+    /// folder, may belong to the system), or nil when missing.
     static func read(_ path: String) throws(SecretStoreError) -> [UInt8]? {
         let (folder, name) = split(path)
         let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
