@@ -2,6 +2,10 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The kernel keyring through the real binary: sign in, status, token, a refresh race, logout and the
 /// leak scan with `--storage kernel-keyring` — the same things the Secret Service store is
 /// held to. The persistent keyring belongs to the user and outlives the test, so each world
@@ -100,6 +104,25 @@ import Testing
     }
 
     /// keyctl blocked: one line naming the alternatives, exit 3.
+    /// The note of where a group's sign-in is kept cannot be written (a state folder others
+    /// may write, which authkit never trusts): login succeeds and says so, with what to do.
+    @Test func aStorageRecordThatCannotBeWrittenIsSaidAtLogin() async throws {
+        let group = "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))"
+        let world = try await CLIHarness.start(group: group)
+        defer { world.stop() }
+        let state = try #require(world.environment["XDG_STATE_HOME"]) + "/authkit"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        #expect(chmod(state, 0o777) == 0)
+        let login = try await world.authkit(
+            world.loginArguments(["--storage", "kernel-keyring"]), environment: world.browserEnvironment(user: "ada"), timeout: 60)
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(
+            login.stderr.contains("warning: could not note where this sign-in is kept")
+                && login.stderr.contains("--storage kernel-keyring"),
+            "\(login.stderr)")
+        _ = try await world.authkit(["logout", "--group", group, "--storage", "kernel-keyring"])
+    }
+
     @Test func aBlockedKeyctlExitsThree() async throws {
         let helper = try NoKeyctl.build()
         let result = try await ProcessRunner.run(

@@ -164,8 +164,9 @@ public final class SharedSession: Sendable {
     /// Stores a sign-in (used by ``SignInFlow``), replacing the account's previous record.
     /// Takes the group's refresh lock, so a refresh under way in another process cannot write
     /// its older tokens over the new sign-in.
+    /// - Returns: where it went, and what a person should know (the storage record not kept).
     @discardableResult
-    package func save(_ record: TokenRecord) async throws(AuthKitError) -> StorageLocation {
+    package func save(_ record: TokenRecord) async throws(AuthKitError) -> (StorageLocation, warnings: [String]) {
         let key = itemKey(for: record)
         let location: StorageLocation
         do {
@@ -176,9 +177,10 @@ public final class SharedSession: Sendable {
         await agent?.forget(group: group.name)
         // Later commands look here without being told (StorageRecord), and name the whole
         // login in their hints, also after a sign-out (LoginRecord).
+        var warnings: [String] = []
         if let choice = StorageChoice(store: store) {
             do { try StorageRecord.record(choice, for: group.name, environment: environment) } catch {
-                logger.debug("could not record where the sign-in is", metadata: ["path": "\(error.path)", "reason": "\(error.reason)"])
+                warnings.append(StorageRecord.warning(error, choice: choice))
             }
         }
         do {
@@ -187,7 +189,7 @@ public final class SharedSession: Sendable {
         } catch {
             logger.debug("could not record how the group signed in", metadata: ["path": "\(error.path)", "reason": "\(error.reason)"])
         }
-        return location
+        return (location, warnings)
     }
 
     /// Signs out `account` (or everybody in the group when nil): revokes each refresh token

@@ -25,6 +25,13 @@ enum StorageRecord {
         }
     }
 
+    /// What a sign-in says when its record could not be written: a tool naming only the group
+    /// would look in the Secret Service.
+    static func warning(_ failure: Failure, choice: StorageChoice) -> String {
+        "could not note where this sign-in is kept (\(failure.path): \(failure.reason)), so a tool that names only the group "
+            + "may look for it elsewhere; name the store with --storage \(choice.rawValue) or AUTHKIT_STORAGE=\(choice.rawValue)"
+    }
+
     /// Removes `group`'s line when it names `choice` (its last sign-in there is gone).
     static func forget(_ group: String, storedIn choice: StorageChoice, environment: [String: String]) throws(Failure) {
         try GroupStateFile.update(path(environment: environment), group: group) { current in

@@ -172,14 +172,15 @@ public struct SignInFlow: Sendable {
         {
             record.generation = RefreshStateMachine.nextGeneration(previous.generation)
         }
-        let location = try await session.save(record)
+        let (location, warnings) = try await session.save(record)
         session.logger.debug(
             "signed in and stored",
             metadata: [
                 "account": "\(record.account)", "algorithm": "\(validated.algorithm.rawValue)",
                 "kid": "\(validated.key.keyID ?? "-")", "location": "\(location)",
             ])
-        return SignInResult(account: Account(record: record, location: location), location: location, grantedScopes: record.scopes)
+        return SignInResult(
+            account: Account(record: record, location: location), location: location, grantedScopes: record.scopes, warnings: warnings)
     }
 
     /// Asks the token endpoint about the client before the browser opens: a

@@ -8,4 +8,7 @@ public struct SignInResult: Sendable {
     public var location: StorageLocation
     /// The scopes the provider granted.
     public var grantedScopes: [String]
+    /// What did not stop the sign-in but a person should know (a note that could not be kept),
+    /// one sentence each.
+    public var warnings: [String] = []
 }

@@ -147,6 +147,7 @@ struct LoginCommand: AsyncParsableCommand {
         if result.location.isPlainFile {
             lines.append("  WARNING: the tokens are in a plain file, not encrypted; anyone who can read it can use them.")
         }
+        for warning in result.warnings { lines.append("  warning: \(ProviderText.displayable(warning))") }
         Terminal.printError(lines.joined(separator: "\n"))
         if json {
             do throws(JSONOutputError) {
