@@ -25,6 +25,45 @@ import Testing
         try await store.save(Array(try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys])), for: item.key)
     }
 
+    /// A session keyring that does not link the user keyring — systemd's `KeyringMode=private`
+    /// (the default for system services), `keyctl session -`: unlock works there, and every other
+    /// session (a login shell's) finds the store unlocked, as the unlock lives in the persistent
+    /// keyring.
+    @Test func unlockWorksInASessionKeyringOfItsOwn() async throws {
+        let group = "com.example.encrypted-\(UInt32.random(in: 0...UInt32.max))"
+        let world = try await CLIHarness.start(group: group)
+        let store = store(world)
+        defer {
+            _ = try? store.lock()
+            world.stop()
+        }
+        let login = try await world.authkit(
+            world.loginArguments(["--storage", "encrypted-file", "--passphrase-fd", "0"]),
+            environment: world.browserEnvironment(user: "ada"),
+            stdin: Self.passphrase + "\n", timeout: 90)
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(try await world.authkit(["lock"]).status == 0)
+        let keyctl = URL(fileURLWithPath: "/usr/bin/keyctl")
+        let authkit = TestPaths.product("authkit").path
+        let environment = world.environment
+        let unlock = try await offThePool {
+            try ProcessRunner.run(
+                keyctl, ["session", "-", authkit, "unlock", "--passphrase-fd", "0"], environment: environment,
+                stdin: Self.passphrase + "\n",
+                timeout: 60)
+        }
+        #expect(unlock.status == 0, "\(unlock.stdout) \(unlock.stderr)")
+        let inside = try await offThePool {
+            try ProcessRunner.run(keyctl, ["session", "-", authkit, "token", "--group", group], environment: environment, timeout: 30)
+        }
+        #expect(inside.status == 0, "\(inside.stderr)")
+        world.recordExternal("authkit", ["token", "--group", group], inside)
+        let outside = try await world.authkit(["token", "--group", group])
+        #expect(outside.status == 0 && outside.stdout == inside.stdout, "\(outside.stderr)")
+        _ = try await world.authkit(["logout", "--group", group])
+        try await world.assertNoSecretsLeaked()
+    }
+
     @Test func aSignInSurvivesAReboot() async throws {
         let group = "com.example.encrypted-\(UInt32.random(in: 0...UInt32.max))"
         let world = try await CLIHarness.start(group: group)
