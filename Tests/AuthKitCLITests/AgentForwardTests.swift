@@ -26,7 +26,11 @@ import Glibc
     /// /root and /home empty (no D-Bus socket, no keyring, no home), a clean environment, and
     /// only the forwarded socket at /run/authkit/agent.sock (nil: nothing there, as after the
     /// forward ended).
-    static func sandboxed(_ command: [String], socket: String?, config: URL? = nil) throws -> ProcessResult {
+    /// `userNamespace: false` keeps the user's own user namespace (as a container of the same
+    /// uid without one does), where the kernel's persistent keyring is the user's.
+    static func sandboxed(_ command: [String], socket: String?, config: URL? = nil, filter: URL? = nil, userNamespace: Bool = true) throws
+        -> ProcessResult
+    {
         var arguments = [
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/root", "--tmpfs", "/home",
@@ -35,9 +39,20 @@ import Glibc
             "--setenv", "AUTHKIT_AGENT_SOCK", "/run/authkit/agent.sock", "--setenv", "HOME", "/root",
             "--setenv", "PATH", "/run/bin:/usr/bin:/bin", "--setenv", "GIT_TERMINAL_PROMPT", "0",
         ]
+        if !userNamespace {
+            arguments =
+                arguments.map { $0 == "--unshare-all" ? "--unshare-pid" : $0 } + ["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        }
         if let socket { arguments += ["--bind", socket, "/run/authkit/agent.sock"] }
         if let config { arguments += ["--ro-bind", config.path, "/run/config", "--setenv", "XDG_CONFIG_HOME", "/run/config"] }
-        return try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/bwrap"), arguments + command, environment: [:], timeout: 60)
+        guard let filter else {
+            return try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/bwrap"), arguments + command, environment: [:], timeout: 60)
+        }
+        // The docs' recipe: a session keyring of its own, keyctl and add_key denied.
+        return try ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/keyctl"),
+            ["session", "-", "/bin/sh", "-c", #"f=$1; shift; exec bwrap --seccomp 9 "$@" 9<"$f""#, "sh", filter.path] + arguments + command,
+            environment: [:], timeout: 60)
     }
 
     @Test func confirmNeedsATerminalAndSSHLeavesItToAForwardOfItsOwn() async throws {
@@ -70,6 +85,76 @@ import Glibc
 
     /// A foreground forward belongs to its terminal: closing it (SIGHUP) ends the forward as
     /// Ctrl-C does, and takes the socket with it.
+    /// A provider whose access tokens live 300 s (Keycloak's default) and clients behind a
+    /// forward that ask `--min-ttl 300`, the forward's cap: one refresh, not one per request.
+    @Test func aForwardsClientsCannotRefreshOnEveryRequest() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.provider.configure(["access_token_ttl": 300])
+        try await world.signIn()
+        let (forward, socket) = try await Self.forward(world)
+        defer {
+            forward.send(signal: SIGTERM)
+            forward.wait(timeout: 10)
+        }
+        try await world.provider.clearLog()
+        for _ in 0..<6 {
+            let token = try await world.authkit(
+                ["token", "--group", world.group, "--min-ttl", "300", "--allow-shorter"], environment: ["AUTHKIT_AGENT_SOCK": socket])
+            #expect(token.status == 0, "\(token.stderr)")
+        }
+        #expect(try await world.provider.log().grantTypes["refresh_token", default: 0] <= 1)
+        try await world.assertNoSecretsLeaked()
+    }
+
+    /// A sandbox of the same user in the user's own user namespace (a container of the same uid
+    /// without one) reads the kernel keyring — here a kernel-keyring sign-in's refresh token, by
+    /// asking for the persistent keyring — unless it runs as docs/agent.md says: a session keyring of its own and `authkit agent sandbox-filter` for bubblewrap's
+    /// --seccomp. Then keyctl fails there, and the forwarded socket still hands out the token.
+    @Test func theSandboxRecipeKeepsTheKernelKeyringOut() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else {
+            Issue.record("bubblewrap is missing: run ./scripts/bootstrap")
+            return
+        }
+        let group = "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))"
+        let world = try await CLIHarness.start(group: group, storage: .kernelKeyring)
+        defer { world.stop() }
+        let login = try await world.authkit(
+            world.loginArguments(["--storage", "kernel-keyring"]), environment: world.browserEnvironment(user: "ada"), timeout: 60)
+        #expect(login.status == 0, "\(login.stderr)")
+        defer { Task { _ = try? await world.authkit(["logout", "--group", group, "--storage", "kernel-keyring"]) } }
+        let (forward, socket) = try await Self.forward(world)
+        defer {
+            forward.send(signal: SIGTERM)
+            forward.wait(timeout: 10)
+        }
+        let filterFile = world.scratch.appendingPathComponent("no-keyring.bpf")
+        let made = try await offThePool {
+            try ProcessRunner.run(
+                URL(fileURLWithPath: "/bin/sh"),
+                ["-c", "exec \"$0\" agent sandbox-filter > \"$1\"", TestPaths.product("authkit").path, filterFile.path],
+                timeout: 30)
+        }
+        #expect(made.status == 0, "\(made.stderr)")
+        // keyctl reaching the persistent keyring, the group's keyring and its key, as a thief would.
+        let steal = [
+            "keyctl", "session", "-", "sh", "-c",
+            "p=$(keyctl get_persistent @s) && r=$(keyctl search $p keyring authkit:\(group)) && keyctl pipe $(keyctl rlist $r)",
+        ]
+        let open = try await offThePool { try Self.sandboxed(steal, socket: socket, userNamespace: false) }
+        #expect(open.status == 0 && open.stdout.contains("refresh_token"), "without the recipe the sandbox reads it: \(open.stderr)")
+        world.recordExternal("sandbox", [], ProcessResult(status: 0, stdout: "", stderr: "", timedOut: false))
+        let closed = try await offThePool { try Self.sandboxed(steal, socket: socket, filter: filterFile, userNamespace: false) }
+        #expect(closed.status != 0 && !closed.stdout.contains("refresh_token"), "\(closed.stdout)")
+        #expect(closed.stderr.contains("Operation not permitted"), "\(closed.stderr)")
+        let token = try await offThePool {
+            try Self.sandboxed(["authkit", "token", "--group", group], socket: socket, filter: filterFile, userNamespace: false)
+        }
+        world.recordExternal("authkit", ["token", "--group", group], token)
+        #expect(token.status == 0 && !token.stdout.isEmpty, "the forward still serves: \(token.stderr)")
+        try await world.assertNoSecretsLeaked()
+    }
+
     @Test func closingItsTerminalEndsAForward() async throws {
         let world = try await CLIHarness.start()
         defer { world.stop() }

@@ -12,8 +12,11 @@ import SecretStore
 /// * `forget` (a login, a logout) and `rejected` (a server's 401) drop what is held at once.
 /// * Only access tokens and id_tokens are ever held; a refresh token never enters the agent.
 /// * A forwarded socket's client cannot make the machine refresh at will: its `min_ttl` is
-///   capped at ``maximumForwardedMinTTL`` and its `rejected` marks a group's token stale at
-///   most once per ``forwardedRejectionInterval``. It changes state only for the groups it
+///   capped at ``maximumForwardedMinTTL``; after a refresh of a group it caused, for
+///   ``forwardedRefreshInterval``, any unexpired token of the group is served whatever `min_ttl`
+///   asks (a provider whose tokens live no longer than the cap would otherwise refresh on every
+///   request); and its `rejected` marks a group's token stale at most once per
+///   ``forwardedRejectionInterval``. It changes state only for the groups it
 ///   serves, and every map here is bounded by what is held, fetched or connected.
 package struct AgentStateMachine: Sendable {
     /// What identifies one held token.
@@ -100,6 +103,8 @@ package struct AgentStateMachine: Sendable {
     private var fetchGeneration: [Key: Int] = [:]
     /// A forwarded socket: when each served group's token was last marked stale (monotonic).
     private var lastRejection: [String: Double] = [:]
+    /// A forwarded socket: when a fetch it caused last refreshed each served group (monotonic).
+    private var lastRefresh: [String: Double] = [:]
     /// What a person allowed a connection (a group, a kind of token), and the request of each
     /// connection waiting for the answer.
     var allowed: Set<Grant> = []
@@ -122,6 +127,8 @@ package struct AgentStateMachine: Sendable {
     package static let maximumForwardedMinTTL = 300
     /// How often a forwarded socket's `rejected` may send the machine to the provider.
     package static let forwardedRejectionInterval: Double = 60
+    /// How often a forwarded socket's `min_ttl` may make the machine refresh a group.
+    package static let forwardedRefreshInterval: Double = 60
 
     struct Grant: Hashable {
         var connection: Connection
@@ -233,7 +240,11 @@ package struct AgentStateMachine: Sendable {
         guard (0...Self.maximumMinTTL).contains(minTTL) else {
             return [.reply(connection, .failure(.badRequest("min_ttl must be between 0 and \(Self.maximumMinTTL)")))]
         }
-        if policy.isRestricted { minTTL = min(minTTL, Self.maximumForwardedMinTTL) }
+        if policy.isRestricted {
+            minTTL = min(minTTL, Self.maximumForwardedMinTTL)
+            // Refreshed a moment ago: any token that has not expired serves.
+            if let last = lastRefresh[group], now.monotonic - last < Self.forwardedRefreshInterval { minTTL = 0 }
+        }
         let scopes = Array(Set(request.scopes ?? [])).sorted()
         let account = policy.accounts?[group] ?? request.account
         let key = Key(storage: storage, group: group, account: account, scopes: scopes, idToken: request.op == .idToken)
@@ -278,6 +289,7 @@ package struct AgentStateMachine: Sendable {
             }
         case .success(let token):
             store(token, for: key, now: now)
+            if policy.isRestricted && token.refreshed { lastRefresh[key.group] = now.monotonic }
             var actions: [Action] = []
             var later: [Waiter] = []
             for waiter in waiters {
@@ -313,7 +325,8 @@ package struct AgentStateMachine: Sendable {
 
     /// How many entries the machine's maps hold, for tests of its bounds.
     package var footprint: Int {
-        held.count + waiting.count + fetching.count + generations.count + fetchGeneration.count + lastRejection.count + allowed.count
+        held.count + waiting.count + fetching.count + generations.count + fetchGeneration.count + lastRejection.count
+            + lastRefresh.count + allowed.count
             + awaitingConfirmation.count + askers.count + onceGrants.count
     }
 

@@ -34,7 +34,7 @@ struct AgentCommand: AsyncParsableCommand {
             """,
         subcommands: [
             AgentStartCommand.self, AgentStopCommand.self, AgentStatusCommand.self, AgentLogCommand.self, AgentRunCommand.self,
-            AgentForwardCommand.self,
+            AgentForwardCommand.self, AgentSandboxFilterCommand.self,
         ]
     )
 }

@@ -40,7 +40,12 @@ enum Terminal {
 
     /// Writes `text` as is (no newline added) to the descriptor, retrying short writes.
     static func write(fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)
+        writeBytes(fd: fd, Array(text.utf8))
+    }
+
+    /// Writes `bytes` as they are (binary data for a program), retrying short writes.
+    static func writeBytes(fd: Int32, _ data: [UInt8]) {
+        var bytes = data
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeMutableBytes { buffer in

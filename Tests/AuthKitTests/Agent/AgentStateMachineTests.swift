@@ -284,6 +284,38 @@ struct AgentPolicyTests {
         #expect((0..<3).allSatisfy { _ in owner.receiveActions(ownRejection, from: 1, now: now).first?.isMark == true })
     }
 
+    /// A provider whose tokens live 300 s (Keycloak's default) and a forward's client that asks
+    /// `min_ttl` 300 (the cap): without a limit every request would be a refresh. After one, the
+    /// forward serves any unexpired token of the group for a minute; an expired one is fetched.
+    @Test("a forward's min_ttl sends the machine to the provider once a minute at most, whatever the token lifetime")
+    func forwardRefreshesAreRateLimited() {
+        var machine = Machine(policy: Self.policy, pid: 1)
+        var now = AgentStateMachineTests.now
+        let key = Machine.Key(storage: .kernelKeyring, group: "g", account: nil, scopes: [], idToken: false)
+        let request = Array(#"{"v":1,"op":"token","group":"g","min_ttl":300}"#.utf8)
+        #expect(machine.receiveActions(request, from: 1, now: now) == [.fetch(key, minTTL: 300)])
+        var token = AgentStateMachineTests.token(expiresIn: 300, now: now)
+        token.refreshed = true
+        _ = machine.fetchedActions(key, .success(token), now: now)
+        var fetches = 1
+        for _ in 0..<10 {
+            now.monotonic += 5
+            now.wall += 5
+            for action in machine.receiveActions(request, from: 1, now: now) {
+                if case .fetch(_, let minTTL) = action {
+                    fetches += 1
+                    #expect(minTTL == 0, "within the minute, any unexpired token serves")
+                    _ = machine.fetchedActions(key, .success(AgentStateMachineTests.token(expiresIn: 300 - 5, now: now)), now: now)
+                }
+            }
+        }
+        #expect(fetches <= 11, "reads of the store")
+        // A minute after the refresh, min_ttl counts again.
+        now.monotonic += Machine.forwardedRefreshInterval
+        now.wall += Machine.forwardedRefreshInterval
+        #expect(machine.receiveActions(request, from: 1, now: now) == [.fetch(key, minTTL: 300)])
+    }
+
     @Test("requests naming ever-new groups keep the machine's memory bounded, on a forward and on the owner's socket")
     func boundedState() {
         var forward = Machine(policy: Self.policy, pid: 1)
