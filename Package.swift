@@ -1,7 +1,8 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-// Layers (docs/architecture.md): COpenSSL/CLibSecret/CCurl/StrictJSON → JOSE, SecretStore → AuthKit → authkit.
+// Layers (docs/architecture.md, "Layers"): C doors, StrictJSON, ChildProcess → JOSE, Age → SecretStore → AuthKit →
+// authkit. scripts/check-layers keeps every target's imports to what is declared here.
 // Data flows one way; nothing below the `authkit` executable prints.
 let package = Package(
     name: "authkit",
@@ -55,10 +56,14 @@ let package = Package(
         // wrappers, and Swift cannot call the variadic syscall(2)).
         .target(name: "CKernelKeyring", path: "Sources/CKernelKeyring"),
 
+        // The age v1 format (C2SP age: X25519 and scrypt recipients, STREAM, armor) over
+        // libcrypto, opened on first use through CCryptoLoader like JOSE's. Knows nothing of
+        // stores or tokens.
+        .target(name: "Age", dependencies: ["COpenSSL", "CCryptoLoader"]),
+
         // The freedesktop Secret Service through libsecret, the kernel's persistent keyring,
-        // and the explicit plain-file store; the age v1 format (EncryptedFile/) over libcrypto,
-        // opened on first use through CCryptoLoader like JOSE's.
-        .target(name: "SecretStore", dependencies: ["CLibSecret", "CKernelKeyring", "StrictJSON", "COpenSSL", "CCryptoLoader"]),
+        // the age-encrypted files (through Age) and the explicit plain-file store.
+        .target(name: "SecretStore", dependencies: ["Age", "CLibSecret", "CKernelKeyring", "StrictJSON", "COpenSSL", "CCryptoLoader"]),
 
         // prctl(2) for the agent, which holds tokens in memory: no core dump, no ptrace by the
         // user's other processes (Swift cannot call the variadic prctl).
@@ -90,6 +95,8 @@ let package = Package(
             dependencies: [
                 "AuthKit",
                 "JOSE",
+                "SecretStore",
+                "Age",
                 "ChildProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -115,7 +122,8 @@ let package = Package(
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "ChildProcessTests", dependencies: ["ChildProcess"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "TestSupport"]),
-        .testTarget(name: "SecretStoreTests", dependencies: ["SecretStore", "TestSupport"]),
+        .testTarget(name: "AgeTests", dependencies: ["Age", "TestSupport"]),
+        .testTarget(name: "SecretStoreTests", dependencies: ["SecretStore", "Age", "TestSupport"]),
         .testTarget(
             name: "AuthKitTests",
             dependencies: [

@@ -1,3 +1,4 @@
+import Age
 import AuthKit
 import SecretStore
 

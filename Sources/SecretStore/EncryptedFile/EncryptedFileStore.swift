@@ -1,3 +1,4 @@
+import Age
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

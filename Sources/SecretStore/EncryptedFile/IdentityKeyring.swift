@@ -1,3 +1,4 @@
+import Age
 import CKernelKeyring
 
 #if canImport(Glibc)

@@ -5,20 +5,20 @@
 /// with LF alone, arguments are VCHARs separated by one space, base64 is canonical and
 /// unpadded, a body line holds at most 48 bytes and the last one fewer. Two bounds keep a
 /// hostile file from costing much: the header's size and the number of stanzas.
-struct AgeHeader: Sendable {
-    static let versionLine = Array("age-encryption.org/v1".utf8)
-    static let maximumBytes = 1 << 20
-    static let maximumStanzas = 1024
+package struct AgeHeader: Sendable {
+    package static let versionLine = Array("age-encryption.org/v1".utf8)
+    package static let maximumBytes = 1 << 20
+    package static let maximumStanzas = 1024
 
-    var stanzas: [AgeStanza]
-    var mac: [UInt8]
+    package var stanzas: [AgeStanza]
+    package var mac: [UInt8]
     /// The header's bytes up to and including `---`: what the MAC covers.
-    var authenticated: ArraySlice<UInt8>
+    package var authenticated: ArraySlice<UInt8>
     /// Where the payload (its nonce first) starts in the input.
-    var payloadStart: Int
+    package var payloadStart: Int
 
     /// The header of `stanzas` with its MAC under `fileKey` (C2SP age, "Header MAC").
-    static func encode(_ stanzas: [AgeStanza], fileKey: SecretBytes) throws(AgeError) -> [UInt8] {
+    package static func encode(_ stanzas: [AgeStanza], fileKey: SecretBytes) throws(AgeError) -> [UInt8] {
         var header = versionLine + [0x0A]
         for stanza in stanzas { header += stanza.encoded }
         header += Array("---".utf8)
@@ -27,13 +27,13 @@ struct AgeHeader: Sendable {
     }
 
     /// HMAC-SHA-256 under HKDF-SHA-256(ikm: file key, salt: empty, info: "header").
-    static func mac(of authenticated: ArraySlice<UInt8>, fileKey: SecretBytes) throws(AgeError) -> [UInt8] {
+    package static func mac(of authenticated: ArraySlice<UInt8>, fileKey: SecretBytes) throws(AgeError) -> [UInt8] {
         let key = try AgeCrypto.hkdf(fileKey, salt: [], info: "header")
         return try AgeCrypto.hmacSHA256(key: key, authenticated)
     }
 
     /// Parses the header at the start of `bytes`.
-    static func parse(_ bytes: [UInt8]) throws(AgeError) -> AgeHeader {
+    package static func parse(_ bytes: [UInt8]) throws(AgeError) -> AgeHeader {
         var reader = LineReader(bytes: bytes)
         guard let version = reader.next() else {
             if bytes.starts(with: versionLine) { throw .malformedHeader("the header ends after its version line") }

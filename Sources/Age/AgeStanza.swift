@@ -1,17 +1,17 @@
 /// A recipient stanza of an age header (C2SP age, "Header"): `-> TYPE ARG…`, then the body
 /// in canonical unpadded base64, 64 columns a line, ending with a line shorter than 64
 /// columns (possibly empty).
-struct AgeStanza: Sendable, Equatable {
+package struct AgeStanza: Sendable, Equatable {
     /// Columns of a full body line, and the bytes it holds.
-    static let columnsPerLine = 64
-    static let bytesPerLine = 48
+    package static let columnsPerLine = 64
+    package static let bytesPerLine = 48
 
-    var type: String
-    var arguments: [String]
-    var body: [UInt8]
+    package var type: String
+    package var arguments: [String]
+    package var body: [UInt8]
 
     /// The stanza as it appears in a header, final line feed included.
-    var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var output = Array("-> ".utf8) + Array(([type] + arguments).joined(separator: " ").utf8) + [0x0A]
         let text = Array(AgeBase64.encode(body).utf8)
         var start = 0
@@ -27,7 +27,7 @@ struct AgeStanza: Sendable, Equatable {
 
     /// An argument or stanza type: one or more VCHARs (C2SP age, "Header": "arbitrary
     /// strings … of ASCII characters in the range 33 to 126").
-    static func isValidArgument(_ text: some Collection<UInt8>) -> Bool {
+    package static func isValidArgument(_ text: some Collection<UInt8>) -> Bool {
         !text.isEmpty && text.allSatisfy { $0 >= 33 && $0 <= 126 }
     }
 }

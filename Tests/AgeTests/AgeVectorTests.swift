@@ -1,5 +1,5 @@
 import Foundation
-@testable import SecretStore
+@testable import Age
 import TestSupport
 import Testing
 

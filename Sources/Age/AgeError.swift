@@ -2,7 +2,7 @@
 ///
 /// No case carries key material or plaintext: reasons are fixed phrases, and the only values
 /// are counts, line numbers and work factors.
-enum AgeError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum AgeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The input does not start as an age file (nor as an armored one).
     case notAgeFile
     /// An age file of a version this code does not read (C2SP age, "Header": only `v1`).
@@ -30,7 +30,7 @@ enum AgeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// OpenSSL's libcrypto is missing or refused an operation.
     case cryptoFailure(String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .notAgeFile:
             return "not an age file (it does not start with the age-encryption.org/v1 header)"

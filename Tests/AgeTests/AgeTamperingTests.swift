@@ -1,4 +1,4 @@
-@testable import SecretStore
+@testable import Age
 import Testing
 
 /// age files that were changed refuse to open with a typed error and never give plaintext: a

@@ -1,3 +1,4 @@
+import Age
 import Foundation
 @testable import SecretStore
 import TestSupport
@@ -223,7 +224,7 @@ import Glibc
     /// passphrase (typed on a pty), an item with `age -d -i IDENTITY`, its plaintext naming the
     /// group and the key.
     @Test func ageOpensEveryFileTheStoreWrites() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: AgeInteropTests.age.path), "age is not installed")
+        try #require(FileManager.default.isExecutableFile(atPath: RealAge.age.path), "age is not installed")
         try await withStore { store, root in
             let group = try SecretGroup("com.example.age")
             try await store.save(Array(#"{"access_token":"a"}"#.utf8), for: key(group))
@@ -231,13 +232,13 @@ import Glibc
             let opened = try await ProcessRunner.run(
                 TestPaths.python,
                 [
-                    "-c", AgeInteropTests.ptyDriver, Self.passphrase, AgeInteropTests.age.path, "-d", "-o", identity.path,
+                    "-c", RealAge.ptyDriver, Self.passphrase, RealAge.age.path, "-d", "-o", identity.path,
                     store.identityPath,
                 ],
                 timeout: 120)
             try #require(opened.status == 0, "age -d identity.age: \(opened.stderr)")
             let file = store.folder(for: group) + "/" + EncryptedFileStore.fileName(for: key(group))
-            let decrypted = try await ProcessRunner.run(AgeInteropTests.age, ["-d", "-i", identity.path, file], timeout: 60)
+            let decrypted = try await ProcessRunner.run(RealAge.age, ["-d", "-i", identity.path, file], timeout: 60)
             try #require(decrypted.status == 0, "age -d -i: \(decrypted.stderr)")
             #expect(decrypted.stdout.contains(#""group":"com.example.age""#))
             #expect(decrypted.stdout.contains(#""account":"ada@example.test""#))
@@ -259,7 +260,7 @@ import Glibc
             let plain = credentials.appendingPathComponent(EncryptedFileStore.credentialName)
             let opened = try await ProcessRunner.run(
                 TestPaths.python,
-                ["-c", AgeInteropTests.ptyDriver, Self.passphrase, AgeInteropTests.age.path, "-d", "-o", plain.path, store.identityPath],
+                ["-c", RealAge.ptyDriver, Self.passphrase, RealAge.age.path, "-d", "-o", plain.path, store.identityPath],
                 timeout: 120)
             try #require(opened.status == 0, "age -d identity.age: \(opened.stderr)")
             chmod(plain.path, 0o400)

@@ -2,12 +2,12 @@
 /// chunks, the nonce an 11-byte big-endian chunk counter and a last-chunk flag byte (1 on the
 /// last chunk). The last chunk may be full; it may be empty only when the whole plaintext is;
 /// nothing may follow it.
-enum AgeStream {
-    static let chunkSize = 64 * 1024
-    static let sealedChunkSize = chunkSize + ChaChaPoly.tagLength
+package enum AgeStream {
+    package static let chunkSize = 64 * 1024
+    package static let sealedChunkSize = chunkSize + ChaChaPoly.tagLength
 
     /// `plaintext` encrypted under the payload key.
-    static func encrypt(key: SecretBytes, _ plaintext: some Collection<UInt8>) throws(AgeError) -> [UInt8] {
+    package static func encrypt(key: SecretBytes, _ plaintext: some Collection<UInt8>) throws(AgeError) -> [UInt8] {
         let input = Array(plaintext)
         let chunks = max(1, (input.count + chunkSize - 1) / chunkSize)
         var output: [UInt8] = []
@@ -23,7 +23,7 @@ enum AgeStream {
     /// The plaintext of `payload` (what follows the 16-byte payload nonce), or
     /// ``AgeError/damagedPayload(_:)`` — and never any of the plaintext — when a chunk fails
     /// to authenticate, the last chunk is missing, or data follows it.
-    static func decrypt(key: SecretBytes, _ payload: ArraySlice<UInt8>) throws(AgeError) -> [UInt8] {
+    package static func decrypt(key: SecretBytes, _ payload: ArraySlice<UInt8>) throws(AgeError) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(payload.count)
         var offset = payload.startIndex

@@ -2,7 +2,7 @@
 /// the header (C2SP age, "Conventions": "canonical base64 … without padding"), padded in the
 /// armor. Decoding is strict: no padding where none belongs, no whitespace or line breaks,
 /// no non-zero unused bits (a non-canonical encoding would make the header malleable).
-enum AgeBase64 {
+package enum AgeBase64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     private static let values: [Int8] = {
@@ -12,7 +12,7 @@ enum AgeBase64 {
     }()
 
     /// Encodes `bytes`, with `=` padding when `padded`.
-    static func encode(_ bytes: some Collection<UInt8>, padded: Bool = false) -> String {
+    package static func encode(_ bytes: some Collection<UInt8>, padded: Bool = false) -> String {
         let input = Array(bytes)
         var output: [UInt8] = []
         output.reserveCapacity((input.count + 2) / 3 * 4)
@@ -33,13 +33,13 @@ enum AgeBase64 {
     }
 
     /// Decodes canonical unpadded base64; `nil` for anything else.
-    static func decodeUnpadded(_ text: some Collection<UInt8>) -> [UInt8]? {
+    package static func decodeUnpadded(_ text: some Collection<UInt8>) -> [UInt8]? {
         decode(Array(text))
     }
 
     /// Decodes canonical padded base64 (length a multiple of 4, `=` only at the end); `nil`
     /// for anything else.
-    static func decodePadded(_ text: some Collection<UInt8>) -> [UInt8]? {
+    package static func decodePadded(_ text: some Collection<UInt8>) -> [UInt8]? {
         var characters = Array(text)
         guard characters.count % 4 == 0 else { return nil }
         var padding = 0

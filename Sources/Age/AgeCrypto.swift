@@ -4,16 +4,16 @@ import COpenSSL
 /// The primitives of age other than X25519, ChaCha20-Poly1305 and scrypt, from OpenSSL's
 /// libcrypto through CCryptoLoader (opened on first use, never at start-up): random bytes,
 /// HKDF-SHA-256 (RFC 5869), HMAC-SHA-256 and SHA-256.
-enum AgeCrypto {
+package enum AgeCrypto {
     /// Opens libcrypto if needed; throws naming what is missing when it cannot be loaded.
-    static func requireLoaded() throws(AgeError) {
+    package static func requireLoaded() throws(AgeError) {
         var message = [CChar](repeating: 0, count: 256)
         guard ak_crypto_load(&message, message.count) != 0 else { return }
         throw .cryptoFailure(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
     /// `count` bytes from OpenSSL's CSPRNG (RAND_bytes).
-    static func randomBytes(_ count: Int) throws(AgeError) -> [UInt8] {
+    package static func randomBytes(_ count: Int) throws(AgeError) -> [UInt8] {
         try requireLoaded()
         var bytes = [UInt8](repeating: 0, count: count)
         guard count == 0 || ak_RAND_bytes(&bytes, Int32(count)) == 1 else { throw .cryptoFailure("no random bytes from OpenSSL") }
@@ -21,7 +21,7 @@ enum AgeCrypto {
     }
 
     /// Random key material, made in place.
-    static func randomSecret(_ count: Int) throws(AgeError) -> SecretBytes {
+    package static func randomSecret(_ count: Int) throws(AgeError) -> SecretBytes {
         try requireLoaded()
         let secret = SecretBytes(count: count) { buffer in
             guard let base = buffer.baseAddress else { return count == 0 }
@@ -33,7 +33,7 @@ enum AgeCrypto {
 
     /// HKDF-SHA-256 (RFC 5869) of `ikm` into 32 bytes. An empty `salt` is left out, which
     /// RFC 5869 §2.2 defines as HashLen zero bytes (what age's `nil` salt means).
-    static func hkdf(_ ikm: SecretBytes, salt: [UInt8], info: StaticString) throws(AgeError) -> SecretBytes {
+    package static func hkdf(_ ikm: SecretBytes, salt: [UInt8], info: StaticString) throws(AgeError) -> SecretBytes {
         try requireLoaded()
         guard let kdf = ak_EVP_KDF_fetch(nil, "HKDF", nil) else { throw .cryptoFailure("OpenSSL has no HKDF") }
         defer { ak_EVP_KDF_free(kdf) }
@@ -62,7 +62,7 @@ enum AgeCrypto {
     }
 
     /// HMAC-SHA-256 of `data` under `key` (EVP_Q_mac).
-    static func hmacSHA256(key: SecretBytes, _ data: some Collection<UInt8>) throws(AgeError) -> [UInt8] {
+    package static func hmacSHA256(key: SecretBytes, _ data: some Collection<UInt8>) throws(AgeError) -> [UInt8] {
         try requireLoaded()
         let message = Array(data)
         var output = [UInt8](repeating: 0, count: 32)
@@ -79,7 +79,7 @@ enum AgeCrypto {
     }
 
     /// SHA-256 of `data`.
-    static func sha256(_ data: some Collection<UInt8>) throws(AgeError) -> [UInt8] {
+    package static func sha256(_ data: some Collection<UInt8>) throws(AgeError) -> [UInt8] {
         try requireLoaded()
         let message = Array(data)
         var output = [UInt8](repeating: 0, count: 32)
@@ -92,14 +92,14 @@ enum AgeCrypto {
     }
 
     /// Constant-time equality of two byte strings of the same length (CRYPTO_memcmp).
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    package static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         guard !a.isEmpty else { return true }
         return a.withUnsafeBytes { a in b.withUnsafeBytes { b in ak_CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 } }
     }
 
     /// A C string with static storage: `OSSL_PARAM` keeps the pointer, so it must outlive the call.
-    static func cString(_ string: StaticString) -> UnsafePointer<CChar> {
+    package static func cString(_ string: StaticString) -> UnsafePointer<CChar> {
         UnsafeRawPointer(string.utf8Start).assumingMemoryBound(to: CChar.self)
     }
 }

@@ -1,13 +1,13 @@
 /// Bech32 (BIP-173) as age uses it for keys (C2SP age, "X25519 recipient type"): the checksum
 /// constant 1 (not Bech32m), and no 90-character limit. Decoding is strict: one case
 /// throughout, a valid checksum, and at most 4 zero padding bits.
-enum Bech32 {
+package enum Bech32 {
     private static let charset = Array("qpzry9x8gf2tvdw0s3jn54khce6mua7l".utf8)
     private static let generator: [UInt32] = [0x3b6a_57b2, 0x2650_8e6d, 0x1ea1_19fa, 0x3d42_33dd, 0x2a14_62b3]
 
     /// Encodes `data` under `hrp` in lower case (age writes identities in upper case:
     /// uppercase the result for those).
-    static func encode(hrp: String, data: some Collection<UInt8>) -> String {
+    package static func encode(hrp: String, data: some Collection<UInt8>) -> String {
         let human = Array(hrp.lowercased().utf8)
         let values = convert(Array(data), from: 8, to: 5, pad: true) ?? []
         let checksum = Self.checksum(human: human, values: values)
@@ -15,7 +15,7 @@ enum Bech32 {
     }
 
     /// Decodes `text`; the human-readable part is returned in the case it was written in.
-    static func decode(_ text: String) throws(AgeError) -> (hrp: String, data: [UInt8]) {
+    package static func decode(_ text: String) throws(AgeError) -> (hrp: String, data: [UInt8]) {
         let bytes = Array(text.utf8)
         let lower = bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
         let upper = bytes.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }

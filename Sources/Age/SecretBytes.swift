@@ -26,7 +26,7 @@ package final class SecretBytes: Sendable, CustomStringConvertible {
     }
 
     /// Lets `fill` write `count` fresh bytes (a derived key, random bytes); `nil` when it fails.
-    init?(count: Int, fill: (UnsafeMutableRawBufferPointer) -> Bool) {
+    package init?(count: Int, fill: (UnsafeMutableRawBufferPointer) -> Bool) {
         self.count = count
         let storage = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 16)
         storage.initializeMemory(as: UInt8.self, repeating: 0, count: max(count, 1))
@@ -42,7 +42,7 @@ package final class SecretBytes: Sendable, CustomStringConvertible {
     }
 
     /// Reads the bytes in place, without copying them.
-    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws(AgeError) -> Result) throws(AgeError) -> Result {
+    package func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws(AgeError) -> Result) throws(AgeError) -> Result {
         try body(UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: address), count: count))
     }
 

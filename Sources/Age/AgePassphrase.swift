@@ -1,31 +1,31 @@
 /// A passphrase, as age's scrypt recipient type uses it (C2SP age, "scrypt recipient type"):
 /// the stanza is `-> scrypt SALT LOG2N`, the wrap key scrypt(passphrase, "age-encryption.org/v1/scrypt"
 /// ‖ SALT, N = 2^LOG2N, r = 8, p = 1), and the stanza must be the only one of its file.
-struct AgePassphrase: Sendable, CustomStringConvertible {
+package struct AgePassphrase: Sendable, CustomStringConvertible {
     /// age's work factor for new files (`age -p`): about a second on a modern machine.
-    static let defaultWorkFactor = 18
+    package static let defaultWorkFactor = 18
     /// The largest work factor read, age's own limit (about 15 s and 4 GiB): a hostile file
     /// must not make opening take minutes.
-    static let maximumWorkFactor = 22
-    static let label = Array("age-encryption.org/v1/scrypt".utf8)
+    package static let maximumWorkFactor = 22
+    package static let label = Array("age-encryption.org/v1/scrypt".utf8)
 
-    let secret: SecretBytes
+    package let secret: SecretBytes
 
     /// A passphrase; it cannot be empty.
-    init(_ text: String) throws(AgeError) {
+    package init(_ text: String) throws(AgeError) {
         guard !text.isEmpty else { throw .unusablePassphrase("it is empty") }
         secret = SecretBytes(text.utf8)
     }
 
-    init(bytes: SecretBytes) throws(AgeError) {
+    package init(bytes: SecretBytes) throws(AgeError) {
         guard bytes.count > 0 else { throw .unusablePassphrase("it is empty") }
         secret = bytes
     }
 
-    var description: String { "passphrase" }
+    package var description: String { "passphrase" }
 
     /// The scrypt stanza wrapping `fileKey` under this passphrase with a fresh 16-byte salt.
-    func wrap(_ fileKey: SecretBytes, workFactor: Int = defaultWorkFactor) throws(AgeError) -> AgeStanza {
+    package func wrap(_ fileKey: SecretBytes, workFactor: Int = defaultWorkFactor) throws(AgeError) -> AgeStanza {
         let salt = try AgeCrypto.randomBytes(16)
         let wrapKey = try Scrypt.derive(secret, salt: Self.label + salt, log2N: workFactor)
         let body = try fileKey.withUnsafeBytes { (key) throws(AgeError) in
@@ -37,7 +37,7 @@ struct AgePassphrase: Sendable, CustomStringConvertible {
     /// The file key from the file's scrypt stanza; `nil` when there is none (a file for
     /// X25519 identities). Throws ``AgeError/wrongPassphrase`` when the passphrase does not
     /// open it, and refuses work factors above ``maximumWorkFactor``.
-    func unwrap(_ stanzas: [AgeStanza]) throws(AgeError) -> SecretBytes? {
+    package func unwrap(_ stanzas: [AgeStanza]) throws(AgeError) -> SecretBytes? {
         guard let stanza = stanzas.first(where: { $0.type == "scrypt" }) else { return nil }
         guard stanzas.count == 1 else { throw .malformedHeader("an scrypt stanza must be the only one") }
         guard stanza.arguments.count == 2 else { throw .malformedHeader("an scrypt stanza has two arguments") }

@@ -2,9 +2,9 @@ import CCryptoLoader
 import COpenSSL
 
 /// scrypt (RFC 7914) through OpenSSL's EVP_KDF "SCRYPT", with age's r = 8 and p = 1.
-enum Scrypt {
+package enum Scrypt {
     /// A 32-byte key from `passphrase` and `salt` with N = 2^`log2N`.
-    static func derive(_ passphrase: SecretBytes, salt: [UInt8], log2N: Int) throws(AgeError) -> SecretBytes {
+    package static func derive(_ passphrase: SecretBytes, salt: [UInt8], log2N: Int) throws(AgeError) -> SecretBytes {
         try AgeCrypto.requireLoaded()
         guard (1...30).contains(log2N) else { throw .cryptoFailure("scrypt work factor out of range") }
         guard let kdf = ak_EVP_KDF_fetch(nil, "SCRYPT", nil) else { throw .cryptoFailure("OpenSSL has no scrypt") }

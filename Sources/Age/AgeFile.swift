@@ -4,9 +4,10 @@
 /// A file key of 16 random bytes is wrapped in one stanza per recipient; the header carries an
 /// HMAC under a key derived from it; the payload is STREAM-encrypted under
 /// HKDF-SHA-256(ikm: file key, salt: 16-byte nonce, info: "payload").
-enum AgeFile {
+package enum AgeFile {
     /// `plaintext` encrypted to `recipients` (at least one), armored when asked.
-    static func encrypt(_ plaintext: some Collection<UInt8>, to recipients: [X25519Recipient], armored: Bool = false) throws(AgeError)
+    package static func encrypt(_ plaintext: some Collection<UInt8>, to recipients: [X25519Recipient], armored: Bool = false)
+        throws(AgeError)
         -> [UInt8]
     {
         guard !recipients.isEmpty else { throw .malformedKey("no recipient to encrypt to") }
@@ -17,7 +18,7 @@ enum AgeFile {
     }
 
     /// `plaintext` encrypted under `passphrase` (one scrypt stanza, alone), armored when asked.
-    static func encrypt(
+    package static func encrypt(
         _ plaintext: some Collection<UInt8>, passphrase: AgePassphrase, workFactor: Int = AgePassphrase.defaultWorkFactor,
         armored: Bool = false
     ) throws(AgeError) -> [UInt8] {
@@ -27,7 +28,7 @@ enum AgeFile {
 
     /// The plaintext of `bytes` (binary or armored age file), opened with the first of
     /// `identities` that matches a stanza.
-    static func decrypt(_ bytes: [UInt8], with identities: [AgeIdentity]) throws(AgeError) -> [UInt8] {
+    package static func decrypt(_ bytes: [UInt8], with identities: [AgeIdentity]) throws(AgeError) -> [UInt8] {
         let file = AgeArmor.isArmored(bytes) ? try AgeArmor.decode(bytes) : bytes
         let header = try AgeHeader.parse(file)
         // C2SP age, "scrypt recipient type": an scrypt stanza must be alone in its header.

@@ -1,5 +1,5 @@
 import Foundation
-@testable import SecretStore
+@testable import Age
 import TestSupport
 import Testing
 
@@ -8,32 +8,9 @@ import Testing
 /// a passphrase-sealed identity file opens with `age -d` and serves as `age -d -i`. age reads passphrases from its terminal only: a pty
 /// driven by Python types them.
 @Suite struct AgeInteropTests {
-    static let age = URL(fileURLWithPath: "/usr/bin/age")
-    static let keygen = URL(fileURLWithPath: "/usr/bin/age-keygen")
-
-    /// Runs age on a pty of its own, answering each passphrase prompt with `passphrase`.
-    static let ptyDriver = """
-        import os, pty, sys
-        passphrase = sys.argv[1].encode()
-        pid, fd = pty.fork()
-        if pid == 0:
-            os.execv(sys.argv[2], sys.argv[2:])
-        seen = b""
-        while True:
-            try:
-                data = os.read(fd, 1024)
-            except OSError:
-                break
-            if not data:
-                break
-            seen += data
-            if seen.rstrip().endswith(b":") and b"passphrase" in seen.lower():
-                os.write(fd, passphrase + b"\\n")
-                seen = b""
-        _, status = os.waitpid(pid, 0)
-        sys.stderr.buffer.write(seen)
-        sys.exit(os.waitstatus_to_exitcode(status))
-        """
+    static let age = RealAge.age
+    static let keygen = RealAge.keygen
+    static let ptyDriver = RealAge.ptyDriver
 
     static let sizes = [0, 1, 100, AgeStream.chunkSize, AgeStream.chunkSize + 1, 3 * AgeStream.chunkSize + 17]
 

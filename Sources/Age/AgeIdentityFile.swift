@@ -8,12 +8,12 @@ import Musl
 /// (`# created: …`, `# public key: age1…`), empty lines, and one `AGE-SECRET-KEY-1…` a line;
 /// and the same file sealed with a passphrase (an age file with one scrypt stanza, as
 /// `age-keygen | age -p` makes, which `age -d` opens with the passphrase and `age -i` reads).
-enum AgeIdentityFile {
+package enum AgeIdentityFile {
     /// age's bound on an identity file (16 MiB).
-    static let maximumBytes = 1 << 24
+    package static let maximumBytes = 1 << 24
 
     /// The text of an identity file for `identity`, as age-keygen writes it. Secret.
-    static func text(for identity: X25519Identity, created: time_t = time(nil)) -> SecretBytes {
+    package static func text(for identity: X25519Identity, created: time_t = time(nil)) -> SecretBytes {
         var moment = tm()
         var stamp = [CChar](repeating: 0, count: 32)
         var seconds = created
@@ -26,7 +26,7 @@ enum AgeIdentityFile {
 
     /// The identities of an identity file's text: every line not empty and not a comment
     /// must be an X25519 identity; there must be at least one.
-    static func parse(_ bytes: [UInt8]) throws(AgeError) -> [X25519Identity] {
+    package static func parse(_ bytes: [UInt8]) throws(AgeError) -> [X25519Identity] {
         guard bytes.count <= maximumBytes else { throw .malformedIdentityFile(line: 0, reason: "larger than 16 MiB") }
         var identities: [X25519Identity] = []
         // Lines end with LF; a CR before it is dropped (as Go's bufio.ScanLines does).
@@ -47,7 +47,7 @@ enum AgeIdentityFile {
     }
 
     /// The identity file's text sealed with `passphrase`, armored (it is text to back up).
-    static func seal(
+    package static func seal(
         _ identity: X25519Identity, passphrase: AgePassphrase, workFactor: Int = AgePassphrase.defaultWorkFactor,
         created: time_t = time(nil)
     ) throws(AgeError) -> [UInt8] {
@@ -60,20 +60,20 @@ enum AgeIdentityFile {
     /// The identities of a passphrase-sealed identity file (binary or armored). A wrong
     /// passphrase is ``AgeError/wrongPassphrase``; a file that is not passphrase-encrypted is
     /// ``AgeError/noIdentityMatches``.
-    static func open(_ bytes: [UInt8], passphrase: AgePassphrase) throws(AgeError) -> [X25519Identity] {
+    package static func open(_ bytes: [UInt8], passphrase: AgePassphrase) throws(AgeError) -> [X25519Identity] {
         var text = try AgeFile.decrypt(bytes, with: [.passphrase(passphrase)])
         defer { SecretBytes.wipe(&text) }
         return try parse(text)
     }
 
     /// The identities of an identity file, sealed (then `passphrase` opens it) or plain.
-    static func read(_ bytes: [UInt8], passphrase: () throws(AgeError) -> AgePassphrase) throws(AgeError) -> [X25519Identity] {
+    package static func read(_ bytes: [UInt8], passphrase: () throws(AgeError) -> AgePassphrase) throws(AgeError) -> [X25519Identity] {
         guard isSealed(bytes) else { return try parse(bytes) }
         return try open(bytes, passphrase: try passphrase())
     }
 
     /// Whether `bytes` are an age file (binary or armored) rather than an identity file's text.
-    static func isSealed(_ bytes: [UInt8]) -> Bool {
+    package static func isSealed(_ bytes: [UInt8]) -> Bool {
         AgeArmor.isArmored(bytes) || bytes.starts(with: AgeHeader.versionLine + [0x0A])
     }
 

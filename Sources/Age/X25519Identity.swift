@@ -3,12 +3,12 @@
 ///
 /// Its `description` names only the recipient; the secret form is ``secretKey``, asked for
 /// by name.
-struct X25519Identity: Sendable, CustomStringConvertible {
-    let scalar: SecretBytes
-    let recipient: X25519Recipient
+package struct X25519Identity: Sendable, CustomStringConvertible {
+    package let scalar: SecretBytes
+    package let recipient: X25519Recipient
 
     /// Parses the Bech32 form: human-readable part `AGE-SECRET-KEY-`, upper case, 32 bytes.
-    init(secretKey text: String) throws(AgeError) {
+    package init(secretKey text: String) throws(AgeError) {
         var (hrp, data) = try Bech32.decode(text)
         defer { SecretBytes.wipe(&data) }
         guard hrp == "AGE-SECRET-KEY-" else { throw .malformedKey("an X25519 identity starts with AGE-SECRET-KEY-1, in upper case") }
@@ -16,28 +16,28 @@ struct X25519Identity: Sendable, CustomStringConvertible {
         try self.init(scalar: SecretBytes(data))
     }
 
-    init(scalar: SecretBytes) throws(AgeError) {
+    package init(scalar: SecretBytes) throws(AgeError) {
         self.scalar = scalar
         recipient = X25519Recipient(publicKey: try X25519.publicKey(of: scalar))
     }
 
     /// A new identity from 32 random bytes (X25519 clamps the scalar itself).
-    static func generate() throws(AgeError) -> X25519Identity {
+    package static func generate() throws(AgeError) -> X25519Identity {
         try X25519Identity(scalar: try AgeCrypto.randomSecret(X25519.keyLength))
     }
 
     /// The `AGE-SECRET-KEY-1…` form. Secret: write it only where the identity belongs.
-    var secretKey: String {
+    package var secretKey: String {
         let text = try? scalar.withUnsafeBytes { Bech32.encode(hrp: "AGE-SECRET-KEY-", data: $0).uppercased() }
         return text ?? ""
     }
 
-    var description: String { "X25519 identity of \(recipient)" }
+    package var description: String { "X25519 identity of \(recipient)" }
 
     /// The file key from the first X25519 stanza this identity opens; `nil` when none does.
     /// A malformed X25519 stanza is an error (C2SP age, "X25519 recipient type"), stanzas of
     /// other types are skipped.
-    func unwrap(_ stanzas: [AgeStanza]) throws(AgeError) -> SecretBytes? {
+    package func unwrap(_ stanzas: [AgeStanza]) throws(AgeError) -> SecretBytes? {
         for stanza in stanzas where stanza.type == "X25519" {
             guard stanza.arguments.count == 1 else { throw .malformedHeader("an X25519 stanza has one argument") }
             guard let share = AgeBase64.decodeUnpadded(stanza.arguments[0].utf8), share.count == X25519.keyLength else {

@@ -3,11 +3,11 @@ import COpenSSL
 
 /// The X25519 function (RFC 7748) through OpenSSL's EVP_PKEY: public keys from scalars, and
 /// shared secrets.
-enum X25519 {
-    static let keyLength = 32
+package enum X25519 {
+    package static let keyLength = 32
 
     /// The public key (scalar × base point) of a 32-byte `scalar`.
-    static func publicKey(of scalar: SecretBytes) throws(AgeError) -> [UInt8] {
+    package static func publicKey(of scalar: SecretBytes) throws(AgeError) -> [UInt8] {
         let key = try privateKey(scalar)
         defer { ak_EVP_PKEY_free(key) }
         var point = [UInt8](repeating: 0, count: keyLength)
@@ -20,7 +20,7 @@ enum X25519 {
 
     /// X25519(`scalar`, `point`), or `nil` when the result is all zeros (`point` of low order:
     /// C2SP age, "X25519 recipient type", requires refusing it). OpenSSL refuses those too.
-    static func sharedSecret(_ scalar: SecretBytes, _ point: [UInt8]) throws(AgeError) -> SecretBytes? {
+    package static func sharedSecret(_ scalar: SecretBytes, _ point: [UInt8]) throws(AgeError) -> SecretBytes? {
         guard point.count == keyLength else { return nil }
         let key = try privateKey(scalar)
         defer { ak_EVP_PKEY_free(key) }

@@ -1,4 +1,4 @@
-@testable import SecretStore
+@testable import Age
 import Testing
 
 /// age keys and identity files are read strictly, Bech32 (BIP-173 as age uses it) in case,

@@ -3,15 +3,15 @@ import COpenSSL
 
 /// ChaCha20-Poly1305 (RFC 7539) through OpenSSL's EVP_CIPHER, with no additional data, as age
 /// uses it for stanza bodies (zero nonce, single-use key) and payload chunks (STREAM nonces).
-enum ChaChaPoly {
-    static let tagLength = 16
-    static let nonceLength = 12
+package enum ChaChaPoly {
+    package static let tagLength = 16
+    package static let nonceLength = 12
 
     private static let getTag: Int32 = 0x10  // EVP_CTRL_AEAD_GET_TAG
     private static let setTag: Int32 = 0x11  // EVP_CTRL_AEAD_SET_TAG
 
     /// `plaintext` encrypted under the 32-byte `key` and 12-byte `nonce`, the tag appended.
-    static func seal(key: SecretBytes, nonce: [UInt8], _ plaintext: some Collection<UInt8>) throws(AgeError) -> [UInt8] {
+    package static func seal(key: SecretBytes, nonce: [UInt8], _ plaintext: some Collection<UInt8>) throws(AgeError) -> [UInt8] {
         let input = Array(plaintext)
         var output = [UInt8](repeating: 0, count: input.count + tagLength)
         let sealed = try run(key: key, nonce: nonce, encrypt: true) { context in
@@ -33,7 +33,7 @@ enum ChaChaPoly {
 
     /// The plaintext of `ciphertext` (tag last), or `nil` when it does not authenticate under
     /// `key` and `nonce`. Nothing of an unauthenticated plaintext is returned (it is wiped).
-    static func open(key: SecretBytes, nonce: [UInt8], _ ciphertext: some Collection<UInt8>) throws(AgeError) -> [UInt8]? {
+    package static func open(key: SecretBytes, nonce: [UInt8], _ ciphertext: some Collection<UInt8>) throws(AgeError) -> [UInt8]? {
         let input = Array(ciphertext)
         guard input.count >= tagLength else { return nil }
         let bodyLength = input.count - tagLength
@@ -77,8 +77,8 @@ enum ChaChaPoly {
 /// The `EVP_CIPHER`, fetched once per process (fetching by name takes a lock and a lookup);
 /// OpenSSL documents fetched algorithms as immutable and safe to share between threads.
 private final class Cipher: @unchecked Sendable {
-    static let shared = Cipher()
-    let chacha: OpaquePointer?
+    package static let shared = Cipher()
+    package let chacha: OpaquePointer?
 
     private init() {
         chacha = ak_EVP_CIPHER_fetch(nil, "ChaCha20-Poly1305", nil)

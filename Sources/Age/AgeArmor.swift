@@ -4,13 +4,13 @@
 /// Reading is as strict as age's: every line but the last full, the last shorter (or full),
 /// canonical base64 with its padding, no empty line, no whitespace inside; LF or CRLF line
 /// ends; up to 1024 bytes of whitespace before the armor and after it, nothing else.
-enum AgeArmor {
-    static let header = Array("-----BEGIN AGE ENCRYPTED FILE-----".utf8)
-    static let footer = Array("-----END AGE ENCRYPTED FILE-----".utf8)
-    static let maximumWhitespace = 1024
+package enum AgeArmor {
+    package static let header = Array("-----BEGIN AGE ENCRYPTED FILE-----".utf8)
+    package static let footer = Array("-----END AGE ENCRYPTED FILE-----".utf8)
+    package static let maximumWhitespace = 1024
 
     /// `bytes` armored, each line ending with LF.
-    static func encode(_ bytes: [UInt8]) -> [UInt8] {
+    package static func encode(_ bytes: [UInt8]) -> [UInt8] {
         var output = header + [0x0A]
         let text = Array(AgeBase64.encode(bytes, padded: true).utf8)
         var start = 0
@@ -23,13 +23,13 @@ enum AgeArmor {
     }
 
     /// Whether `bytes` begin (after whitespace) with the armor's first line, as age decides.
-    static func isArmored(_ bytes: [UInt8]) -> Bool {
+    package static func isArmored(_ bytes: [UInt8]) -> Bool {
         let start = bytes.prefix(maximumWhitespace + header.count).drop(while: isWhitespace)
         return start.starts(with: header)
     }
 
     /// The armored file's bytes.
-    static func decode(_ bytes: [UInt8]) throws(AgeError) -> [UInt8] {
+    package static func decode(_ bytes: [UInt8]) throws(AgeError) -> [UInt8] {
         var position = 0
         func line() throws(AgeError) -> ArraySlice<UInt8> {
             guard position < bytes.count else { throw .malformedArmor("the armor ends early, without its last line") }
