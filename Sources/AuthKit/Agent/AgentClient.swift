@@ -68,12 +68,12 @@ package struct AgentClient: Sendable {
         let message = AgentMessage.encode(request)
         guard AgentSocket.writeAll(fd, message) else { return .unavailable("the agent closed the connection") }
         let deadline = ContinuousClock.now + timeout
-        switch AgentSocket.readLine(fd, deadline: deadline, limit: AgentMessage.maximumLineBytes) {
+        switch AgentSocket.readLine(fd, deadline: deadline, limit: AgentMessage.maximumAnswerBytes) {
         case .failure(let reason):
             return .unavailable(reason.description)
         case .success(let line):
             do throws(AgentFailure) {
-                let response = try AgentMessage.decode(AgentResponse.self, from: line)
+                let response = try AgentMessage.decodeAnswer(from: line)
                 guard response.version == AgentMessage.version else { return .unavailable("the agent speaks protocol \(response.version)") }
                 return .answer(response)
             } catch {

@@ -8,8 +8,7 @@ struct AgentLineDecoder: ByteToMessageDecoder {
     struct Oversized: Error {}
     struct TooSlow: Error {}
 
-    /// The longest request line: a request is a few names and at most one token.
-    static let maximumRequestBytes = 16 << 10
+    static let maximumRequestBytes = AgentMessage.maximumRequestBytes
     /// How long a request line may take from its first byte to its newline.
     static let lineTimeout: TimeAmount = .seconds(5)
 

@@ -1,65 +1,157 @@
 import StrictJSON
 
-/// One request to the agent: a line of JSON (docs/agent-protocol.md, protocol version 1).
-///
-/// The protocol is line-delimited: each request and each answer is one JSON object on one
-/// line of at most ``AgentMessage/maximumLineBytes`` bytes. A connection may carry several
-/// requests, one after the other.
-package struct AgentRequest: Codable, Sendable, Equatable {
-    package enum Operation: String, Codable, Sendable {
-        /// Who is there: the agent's version, pid, and whether the socket is restricted.
-        case hello
-        /// An access token of the group's sign-in (or of other scopes).
-        case token
-        /// A verified id_token of the group's sign-in.
-        case idToken = "id_token"
-        /// A server refused this token: never hand it out again from memory.
-        case rejected
-        /// The group's sign-in changed in the store (login, logout): forget what is held.
-        case forget
-        /// Stop the agent (its own socket only).
-        case stop
-        /// The audit log: events after `since` (of `group` when named); its own socket only.
-        case log
-        /// How many tokens were served and refused per group, and the last asker; its own
-        /// socket only.
-        case stats
+/// One request to the agent, as the agent acts on it: each operation with the fields it needs,
+/// checked when the line is decoded (docs/agent-protocol.md, protocol version 1). On the wire it
+/// is one line of JSON with `v`, `op` and the operation's members (``Wire``).
+package enum AgentRequest: Sendable, Equatable {
+    /// Who is there: the agent's version, pid, and whether the socket is restricted.
+    case hello
+    /// An access token of the group's sign-in (or of other scopes).
+    case token(AgentTokenRequest)
+    /// A verified id_token of the group's sign-in.
+    case idToken(AgentTokenRequest)
+    /// A server refused this token: never hand it out again from memory.
+    case rejected(group: String, storage: StorageChoice?, token: String)
+    /// The group's sign-in changed in the store (login, logout): forget what is held.
+    case forget(group: String)
+    /// Stop the agent (its own socket only).
+    case stop
+    /// The audit log: events after `since` (of `group` when named); its own socket only.
+    case log(since: Int, group: String?)
+    /// How many tokens were served and refused per group, and the last asker; its own socket only.
+    case stats
+
+    /// The operation's name on the wire.
+    package var operation: Wire.Operation {
+        switch self {
+        case .hello: .hello
+        case .token: .token
+        case .idToken: .idToken
+        case .rejected: .rejected
+        case .forget: .forget
+        case .stop: .stop
+        case .log: .log
+        case .stats: .stats
+        }
     }
 
-    package var version: Int
-    package var op: Operation
-    package var group: String?
-    /// Where the caller would read the sign-in (a store's name: `secret-service`,
-    /// `kernel-keyring` …); a name no store has is not a protocol message.
+    /// The group a request is about, if any.
+    package var group: String? {
+        switch self {
+        case .token(let request), .idToken(let request): request.group
+        case .rejected(let group, _, _), .forget(let group): group
+        case .log(_, let group): group
+        case .hello, .stop, .stats: nil
+        }
+    }
+
+    /// The request line's members as JSON has them: every member optional, read strictly.
+    package struct Wire: Codable, Sendable, Equatable {
+        package enum Operation: String, Codable, Sendable {
+            case hello, token, idToken = "id_token", rejected, forget, stop, log, stats
+        }
+
+        package var version = AgentMessage.version
+        package var op: Operation
+        package var group: String?
+        /// Where the caller would read the sign-in (a store's name); a name no store has is not
+        /// a protocol message.
+        package var storage: StorageChoice?
+        package var account: String?
+        package var scopes: [String]?
+        package var minTTL: Int?
+        package var token: String?
+        package var program: String?
+        package var since: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case version = "v", op, group, storage, account, scopes, minTTL = "min_ttl", token, program, since
+        }
+    }
+
+    /// The request a line's members make, or why they make none.
+    package init(_ wire: Wire) throws(AgentFailure) {
+        guard wire.version == AgentMessage.version else {
+            throw .badRequest("protocol version \(wire.version) is not spoken here (this agent speaks \(AgentMessage.version))")
+        }
+        func group(_ what: String) throws(AgentFailure) -> String {
+            guard let group = wire.group, !group.isEmpty else { throw .badRequest("\(what) needs a group") }
+            return group
+        }
+        switch wire.op {
+        case .hello: self = .hello
+        case .stop: self = .stop
+        case .stats: self = .stats
+        case .log: self = .log(since: wire.since ?? 0, group: wire.group)
+        case .forget: self = .forget(group: try group("forget"))
+        case .rejected:
+            guard let token = wire.token, !token.isEmpty else { throw .badRequest("rejected needs the token that was refused") }
+            self = .rejected(group: try group("rejected"), storage: wire.storage, token: token)
+        case .token, .idToken:
+            let minTTL = wire.minTTL ?? AgentTokenRequest.defaultMinTTL
+            guard (0...AgentTokenRequest.maximumMinTTL).contains(minTTL) else {
+                throw .badRequest("min_ttl must be between 0 and \(AgentTokenRequest.maximumMinTTL)")
+            }
+            let request = AgentTokenRequest(
+                group: try group("a token request"), storage: wire.storage, account: wire.account, scopes: wire.scopes ?? [],
+                minTTL: minTTL, program: wire.program)
+            self = wire.op == .token ? .token(request) : .idToken(request)
+        }
+    }
+
+    /// The line's members.
+    package var wire: Wire {
+        var wire = Wire(op: operation)
+        switch self {
+        case .hello, .stop, .stats: break
+        case .token(let request), .idToken(let request):
+            wire.group = request.group
+            wire.storage = request.storage
+            wire.account = request.account
+            wire.scopes = request.scopes.isEmpty ? nil : request.scopes
+            wire.minTTL = request.minTTL
+            wire.program = request.program
+        case .rejected(let group, let storage, let token):
+            wire.group = group
+            wire.storage = storage
+            wire.token = token
+        case .forget(let group): wire.group = group
+        case .log(let since, let group):
+            wire.since = since
+            wire.group = group
+        }
+        return wire
+    }
+}
+
+/// What a `token` or `id_token` request asks for.
+package struct AgentTokenRequest: Sendable, Equatable {
+    package static let defaultMinTTL = 60
+    package static let maximumMinTTL = 86_400
+
+    /// The group, never empty.
+    package var group: String
+    /// Where the caller would read the sign-in (nil: the Secret Service).
     package var storage: StorageChoice?
     package var account: String?
-    package var scopes: [String]?
-    /// Seconds the token must still live (default 60).
-    package var minTTL: Int?
-    /// For `rejected`: the token the server refused.
-    package var token: String?
+    /// Other scopes than the sign-in's own (access tokens only).
+    package var scopes: [String]
+    /// Seconds the token must still live, 0 … ``maximumMinTTL``.
+    package var minTTL: Int
     /// The program a token is for, when authkit asks for a program it runs (`exec`): named in
-    /// the log and matched against a group's `allow` list.
+    /// the log and matched against a group's `allow` list; believed only from authkit itself.
     package var program: String?
-    /// For `log`: the last event already seen.
-    package var since: Int?
 
     package init(
-        op: Operation, group: String? = nil, storage: StorageChoice? = nil, account: String? = nil, scopes: [String]? = nil,
-        minTTL: Int? = nil, token: String? = nil
+        group: String, storage: StorageChoice? = nil, account: String? = nil, scopes: [String] = [], minTTL: Int = defaultMinTTL,
+        program: String? = nil
     ) {
-        self.version = AgentMessage.version
-        self.op = op
         self.group = group
         self.storage = storage
         self.account = account
         self.scopes = scopes
         self.minTTL = minTTL
-        self.token = token
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case version = "v", op, group, storage, account, scopes, minTTL = "min_ttl", token, program, since
+        self.program = program
     }
 }
 
@@ -145,13 +237,16 @@ package struct AgentFailure: Codable, Sendable, Equatable, Error {
     }
 }
 
-/// The wire format's rules, in one place for the agent and its clients.
+/// The wire format's rules, in one place for the agent and its clients: the version, the line
+/// limits, and the one encoder and decoder of its lines.
 package enum AgentMessage {
     package static let version = 1
-    /// A request or an answer is one line of at most this many bytes (an Entra access token is
-    /// a few KiB; several fit).
-    package static let maximumLineBytes = 64 << 10
-    static let limits = JSONLimits(maximumBytes: maximumLineBytes, maximumDepth: 4)
+    /// A request is one line of at most this many bytes: a few names and at most one token.
+    package static let maximumRequestBytes = 16 << 10
+    /// An answer is one line of at most this many bytes (an Entra access token is a few KiB;
+    /// a `log` answer holds forty events).
+    package static let maximumAnswerBytes = 64 << 10
+    static let depth = 4
 
     package static func encode(_ value: some Encodable) -> [UInt8] {
         // Our own types encode without failing: only strings, numbers, booleans and arrays.
@@ -159,10 +254,23 @@ package enum AgentMessage {
         return bytes + [0x0A]
     }
 
-    package static func decode<T: Decodable>(_ type: T.Type, from line: some Collection<UInt8>) throws(AgentFailure) -> T {
-        guard line.count <= maximumLineBytes else { throw .badRequest("the message is longer than \(maximumLineBytes) bytes") }
+    /// A request line.
+    package static func encode(_ request: AgentRequest) -> [UInt8] { encode(request.wire) }
+
+    /// A request line, checked: each operation's required members, their ranges.
+    package static func decodeRequest(from line: some Collection<UInt8>) throws(AgentFailure) -> AgentRequest {
+        try AgentRequest(decode(AgentRequest.Wire.self, from: line, limit: maximumRequestBytes))
+    }
+
+    /// An answer line.
+    package static func decodeAnswer(from line: some Collection<UInt8>) throws(AgentFailure) -> AgentResponse {
+        try decode(AgentResponse.self, from: line, limit: maximumAnswerBytes)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from line: some Collection<UInt8>, limit: Int) throws(AgentFailure) -> T {
+        guard line.count <= limit else { throw .badRequest("the message is longer than \(limit) bytes") }
         do {
-            return try StrictJSONDecoder(limits: limits).decode(type, from: line)
+            return try StrictJSONDecoder(limits: JSONLimits(maximumBytes: limit, maximumDepth: depth)).decode(type, from: line)
         } catch {
             throw .badRequest("the message is not a protocol message: \(JSONDocument.reason(error))")
         }

@@ -32,34 +32,42 @@ package struct AgentPolicy: Sendable, Equatable {
     /// The store `request` reads (nil for a request that reads none), or why it is refused on
     /// this socket.
     func admit(_ request: AgentRequest) -> Result<StorageChoice?, AgentFailure> {
-        guard let groups else { return .success(request.storage ?? .secretService) }
-        switch request.op {
-        case .hello, .token, .rejected: break
-        case .idToken:
-            guard idTokens else {
+        let storage: StorageChoice?
+        var account: String?
+        var scopes: [String] = []
+        switch request {
+        case .hello: return .success(nil)
+        case .forget, .stop, .log, .stats:
+            guard groups == nil else { return .failure(.refused("a forwarded agent socket only hands out tokens")) }
+            return .success(nil)
+        case .idToken(let query):
+            guard groups == nil || idTokens else {
                 return .failure(.refused("this forwarded agent socket does not hand out id_tokens (authkit agent forward --id-token)"))
             }
-        case .forget, .stop, .log, .stats:
-            return .failure(.refused("a forwarded agent socket only hands out tokens"))
+            (storage, account, scopes) = (query.storage, query.account, query.scopes)
+        case .token(let query):
+            (storage, account, scopes) = (query.storage, query.account, query.scopes)
+        case .rejected(_, let named, _):
+            storage = named
         }
-        guard request.op != .hello else { return .success(nil) }
+        guard let groups else { return .success(storage ?? .secretService) }
         // A token, an id_token or a rejection: only of a group this socket serves, before any
         // state is kept for it.
         let group = request.group ?? ""
-        guard let storage = groups[group] else {
+        guard let served = groups[group] else {
             var refusal = AgentFailure.refused("this forwarded agent socket does not serve the group ‘\(ProviderText.displayable(group))’")
-            let served = groups.keys.sorted()
+            let names = groups.keys.sorted()
             refusal.hint =
-                "it serves \(served.joined(separator: ", ")): name "
-                + (served.count == 1 ? "it with `--group \(served[0])`" : "one with `--group GROUP`") + " (or AUTHKIT_GROUP)"
+                "it serves \(names.joined(separator: ", ")): name "
+                + (names.count == 1 ? "it with `--group \(names[0])`" : "one with `--group GROUP`") + " (or AUTHKIT_GROUP)"
             return .failure(refusal)
         }
-        if let fixed = accounts?[group], let asked = request.account, asked != fixed, asked.lowercased() != fixed.lowercased() {
+        if let fixed = accounts?[group], let asked = account, asked != fixed, asked.lowercased() != fixed.lowercased() {
             return .failure(.refused("this forwarded agent socket serves another account of ‘\(ProviderText.displayable(group))’"))
         }
-        if let scopes = request.scopes, let extraScopes, !Set(scopes).isSubset(of: extraScopes) {
+        if !scopes.isEmpty, let extraScopes, !Set(scopes).isSubset(of: extraScopes) {
             return .failure(.refused("this forwarded agent socket does not serve those scopes (authkit agent forward --scope)"))
         }
-        return .success(storage)
+        return .success(served)
     }
 }

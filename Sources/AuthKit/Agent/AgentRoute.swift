@@ -31,18 +31,17 @@ package struct AgentRoute: Sendable {
             // Marked stale first, so the token asked for next is a new one.
             guard await markRejected(session, accessToken: rejected.value) else { return nil }
         }
-        var request = AgentRequest(
-            op: .token, group: session.group.name, storage: storage, account: account ?? Self.environmentAccount(session), scopes: scopes,
-            minTTL: Int(clamping: minimumLifetime.components.seconds))
-        request.program = session.environment[Self.programKey]
-        return try await ask(request, session)
+        let request = AgentTokenRequest(
+            group: session.group.name, storage: storage, account: account ?? Self.environmentAccount(session), scopes: scopes ?? [],
+            minTTL: Self.seconds(minimumLifetime), program: session.environment[Self.programKey])
+        return try await ask(.token(request), session)
     }
 
     func idToken(_ session: SharedSession, account: String?, minimumLifetime: Duration) async throws(AuthKitError) -> IDToken? {
-        let request = AgentRequest(
-            op: .idToken, group: session.group.name, storage: storage, account: account ?? Self.environmentAccount(session),
-            minTTL: Int(clamping: minimumLifetime.components.seconds))
-        guard let token = try await ask(request, session) else { return nil }
+        let request = AgentTokenRequest(
+            group: session.group.name, storage: storage, account: account ?? Self.environmentAccount(session),
+            minTTL: Self.seconds(minimumLifetime))
+        guard let token = try await ask(.idToken(request), session) else { return nil }
         return IDToken(value: token.value, expiresAt: token.expiresAt, account: token.account, refreshed: token.refreshed)
     }
 
@@ -53,7 +52,8 @@ package struct AgentRoute: Sendable {
 
     /// True when the agent took the rejection (and marked the token stale in the store).
     func markRejected(_ session: SharedSession, accessToken value: String) async -> Bool {
-        let request = AgentRequest(op: .rejected, group: session.group.name, storage: storage, token: value)
+        guard !value.isEmpty else { return false }
+        let request = AgentRequest.rejected(group: session.group.name, storage: storage, token: value)
         guard case .answer(let response) = await client.send(request), response.ok else { return false }
         return true
     }
@@ -61,7 +61,7 @@ package struct AgentRoute: Sendable {
     /// Tells the agent the group's sign-in changed (a login, a logout), before the caller
     /// returns: it never hands out what it held before.
     func forget(group: String) async {
-        _ = await client.send(AgentRequest(op: .forget, group: group, storage: storage))
+        _ = await client.send(.forget(group: group))
     }
 
     /// The agent's token (an id_token comes the same way, without scopes), checked.
@@ -110,14 +110,19 @@ package struct AgentRoute: Sendable {
         environment: [String: String]
     ) -> Result<AccessToken, AuthKitError>? {
         guard let client = AgentClient(environment: environment) else { return nil }
-        let request = AgentRequest(
-            op: .token, group: group, storage: storage,
-            account: account ?? environment["AUTHKIT_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }, scopes: scopes,
-            minTTL: Int(clamping: minimumLifetime.components.seconds))
+        let request = AgentRequest.token(
+            AgentTokenRequest(
+                group: group, storage: storage, account: account ?? environment["AUTHKIT_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 },
+                scopes: scopes ?? [], minTTL: seconds(minimumLifetime)))
         guard case .answer(let response) = AgentClient.exchange(path: client.path, request: request, timeout: client.answerTimeout)
         else { return nil }
         if !response.ok, let failure = response.error { return .failure(cleaned(failure).error(group: group)) }
         return checked(response).map { .success($0) }
+    }
+
+    /// A lifetime as the wire's `min_ttl`, within its range.
+    static func seconds(_ lifetime: Duration) -> Int {
+        min(max(0, Int(clamping: lifetime.components.seconds)), AgentTokenRequest.maximumMinTTL)
     }
 
     /// A failure's text as a terminal may show it (the agent at the end of a forward is not

@@ -8,10 +8,10 @@ extension AgentStateMachine {
 
     /// A token or id_token request that passed the socket's policy: refused, asked about, or
     /// served.
-    mutating func approve(_ request: AgentRequest, storage: StorageChoice, connection: Connection, now: Now) -> [Action] {
-        let group = request.group ?? ""
-        let idToken = request.op == .idToken
-        if let program = request.program, askers[connection]?.chain.first?.isAuthkit == true {
+    mutating func approve(_ query: AgentTokenRequest, idToken: Bool, storage: StorageChoice, connection: Connection, now: Now) -> [Action] {
+        let group = query.group
+        let request: AgentRequest = idToken ? .idToken(query) : .token(query)
+        if let program = query.program, askers[connection]?.chain.first?.isAuthkit == true {
             askers[connection]?.program = ProcText.cleaned(program, limit: 128)
         }
         let asker = askers[connection] ?? AgentAsker(chain: [])
@@ -36,11 +36,11 @@ extension AgentStateMachine {
         case .never:
             break
         }
-        guard ask else { return token(request, storage: storage, connection: connection, now: now) }
+        guard ask else { return token(query, idToken: idToken, storage: storage, connection: connection, now: now) }
         guard awaitingConfirmation[connection] == nil else {
             return [.reply(connection, .failure(.badRequest("one request at a time: the first still waits for confirmation")))]
         }
-        awaitingConfirmation[connection] = (request, storage)
+        awaitingConfirmation[connection] = (query, idToken, storage)
         let who = asker.summary
         return [
             .confirm(connection, group: group, idToken: idToken, asker: who),
@@ -51,9 +51,9 @@ extension AgentStateMachine {
     /// The answer to a ``Action/confirm(_:group:idToken:asker:)``: `reason` says why there was
     /// no yes when nobody could be asked.
     package mutating func confirmed(_ connection: Connection, allowed yes: Bool, reason: String? = nil, now: Now) -> [Action] {
-        guard let (request, storage) = awaitingConfirmation.removeValue(forKey: connection) else { return [] }
-        let group = request.group ?? ""
-        let idToken = request.op == .idToken
+        guard let (query, idToken, storage) = awaitingConfirmation.removeValue(forKey: connection) else { return [] }
+        let group = query.group
+        let request: AgentRequest = idToken ? .idToken(query) : .token(query)
         guard yes else {
             let why = reason ?? "the person asked did not allow it"
             return [
@@ -70,7 +70,7 @@ extension AgentStateMachine {
             onceGrants[OnceGrant(session: session, group: group, idToken: idToken)] = now.monotonic + rule.confirmFor
         }
         return [record(.allowed, request, connection: connection, now: now)]
-            + token(request, storage: storage, connection: connection, now: now)
+            + token(query, idToken: idToken, storage: storage, connection: connection, now: now)
     }
 
     /// Records an event about `request` from `connection`; the action sends it to the journal.
@@ -78,9 +78,14 @@ extension AgentStateMachine {
         -> Action
     {
         var event = AgentEvent(time: Int64(now.wall), kind: kind, group: request.group.map(Self.bounded), asker: askers[connection])
-        event.account = request.account.map(Self.bounded)
-        event.scopes = request.scopes.map { Array($0.prefix(16)).map(Self.bounded) }
-        event.token = request.op == .idToken ? "id_token" : request.op == .rejected ? nil : "access_token"
+        switch request {
+        case .token(let query), .idToken(let query):
+            event.account = query.account.map(Self.bounded)
+            event.scopes = query.scopes.isEmpty ? nil : Array(query.scopes.prefix(16)).map(Self.bounded)
+            event.token = request.operation == .idToken ? "id_token" : "access_token"
+        default:
+            break
+        }
         event.reason = reason.map { ProcText.cleaned($0, limit: 300) }
         return .journal(log.append(event))
     }

@@ -108,7 +108,7 @@ package struct AgentStateMachine: Sendable {
     /// What a person allowed a connection (a group, a kind of token), and the request of each
     /// connection waiting for the answer.
     var allowed: Set<Grant> = []
-    var awaitingConfirmation: [Connection: (AgentRequest, StorageChoice)] = [:]
+    var awaitingConfirmation: [Connection: (AgentTokenRequest, idToken: Bool, StorageChoice)] = [:]
     /// `confirm = once`: a yes for a session (its leader), a group and a kind, until when
     /// (monotonic seconds).
     var onceGrants: [OnceGrant: Double] = [:]
@@ -121,7 +121,7 @@ package struct AgentStateMachine: Sendable {
     package internal(set) var log = AgentAuditLog()
 
     package static let maximumHeld = 512
-    package static let maximumMinTTL = 86_400
+    package static let maximumMinTTL = AgentTokenRequest.maximumMinTTL
     /// The longest `min_ttl` a forwarded socket's client gets: asking more would refresh on
     /// every request.
     package static let maximumForwardedMinTTL = 300
@@ -155,28 +155,25 @@ package struct AgentStateMachine: Sendable {
     package mutating func receive(_ line: some Collection<UInt8>, from connection: Connection, now: Now) -> [Action] {
         let request: AgentRequest
         do throws(AgentFailure) {
-            request = try AgentMessage.decode(AgentRequest.self, from: line)
+            request = try AgentMessage.decodeRequest(from: line)
         } catch {
             return [.reply(connection, .failure(error)), .close(connection)]
-        }
-        guard request.version == AgentMessage.version else {
-            return [
-                .reply(
-                    connection,
-                    .failure(
-                        .badRequest("protocol version \(request.version) is not spoken here (this agent speaks \(AgentMessage.version))"))),
-                .close(connection),
-            ]
         }
         let storage: StorageChoice?
         switch policy.admit(request) {
         case .success(let admitted): storage = admitted
         case .failure(let failure):
-            guard [.token, .idToken, .rejected].contains(request.op) else { return [.reply(connection, .failure(failure))] }
-            let event = record(.refused, request, connection: connection, now: now, reason: failure.message)
-            return [.reply(connection, .failure(failure)), event]
+            switch request {
+            case .token, .idToken, .rejected:
+                return [
+                    .reply(connection, .failure(failure)),
+                    record(.refused, request, connection: connection, now: now, reason: failure.message),
+                ]
+            default:
+                return [.reply(connection, .failure(failure))]
+            }
         }
-        switch request.op {
+        switch request {
         case .hello:
             var response = AgentResponse(ok: true)
             response.agent = AuthKitVersion.current
@@ -186,25 +183,21 @@ package struct AgentStateMachine: Sendable {
             return [.reply(connection, response)]
         case .stop:
             return [.reply(connection, AgentResponse(ok: true)), .stop]
-        case .log:
+        case .log(let since, let group):
             var response = AgentResponse(ok: true)
-            response.events = log.events(after: request.since ?? 0, group: request.group, limit: Self.eventsPerAnswer)
+            response.events = log.events(after: since, group: group, limit: Self.eventsPerAnswer)
             return [.reply(connection, response)]
         case .stats:
             var response = AgentResponse(ok: true)
             response.counts = log.counts
             return [.reply(connection, response)]
-        case .forget:
-            guard let group = request.group else { return [.reply(connection, .failure(.badRequest("forget needs a group")))] }
+        case .forget(let group):
             held = held.filter { $0.key.group != group }
             changed(group)
             return [.reply(connection, AgentResponse(ok: true))]
-        case .rejected:
-            guard let value = request.token, !value.isEmpty else { return [.reply(connection, AgentResponse(ok: true))] }
+        case .rejected(let group, _, let value):
             held = held.filter { $0.value.token.value != value }
-            guard let group = request.group, !group.isEmpty, let storage else {
-                return [.reply(connection, AgentResponse(ok: true))]
-            }
+            guard let storage else { return [.reply(connection, AgentResponse(ok: true))] }
             if policy.isRestricted {
                 // What is held was dropped; the store is marked (and the provider asked) at most
                 // once an interval, whatever the client sends.
@@ -215,9 +208,9 @@ package struct AgentStateMachine: Sendable {
             }
             changed(group)
             return [.markRejected(group: group, storage: storage, token: value, then: connection)]
-        case .token, .idToken:
+        case .token(let query), .idToken(let query):
             guard let storage else { return [.reply(connection, .failure(.badRequest("a token request needs a store")))] }
-            return approve(request, storage: storage, connection: connection, now: now)
+            return approve(query, idToken: request.operation == .idToken, storage: storage, connection: connection, now: now)
         }
     }
 
@@ -232,22 +225,19 @@ package struct AgentStateMachine: Sendable {
         askers[connection] = asker
     }
 
-    mutating func token(_ request: AgentRequest, storage: StorageChoice, connection: Connection, now: Now) -> [Action] {
-        guard let group = request.group, !group.isEmpty else {
-            return [.reply(connection, .failure(.badRequest("a token request needs a group")))]
-        }
-        var minTTL = request.minTTL ?? 60
-        guard (0...Self.maximumMinTTL).contains(minTTL) else {
-            return [.reply(connection, .failure(.badRequest("min_ttl must be between 0 and \(Self.maximumMinTTL)")))]
-        }
+    mutating func token(_ request: AgentTokenRequest, idToken: Bool, storage: StorageChoice, connection: Connection, now: Now)
+        -> [Action]
+    {
+        let group = request.group
+        var minTTL = request.minTTL
         if policy.isRestricted {
             minTTL = min(minTTL, Self.maximumForwardedMinTTL)
             // Refreshed a moment ago: any token that has not expired serves.
             if let last = lastRefresh[group], now.monotonic - last < Self.forwardedRefreshInterval { minTTL = 0 }
         }
-        let scopes = Array(Set(request.scopes ?? [])).sorted()
+        let scopes = Array(Set(request.scopes)).sorted()
         let account = policy.accounts?[group] ?? request.account
-        let key = Key(storage: storage, group: group, account: account, scopes: scopes, idToken: request.op == .idToken)
+        let key = Key(storage: storage, group: group, account: account, scopes: scopes, idToken: idToken)
         if let entry = held[key], usable(entry, key: key, minTTL: minTTL, now: now) {
             return [.reply(connection, Self.answer(entry.token)), served(entry.token, key: key, connection: connection, now: now)]
         }

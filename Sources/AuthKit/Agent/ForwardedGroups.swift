@@ -8,7 +8,7 @@ package enum ForwardedGroups {
     /// exchange on the calling thread.
     package static func served(environment: [String: String]) -> [String]? {
         guard let named = environment["AUTHKIT_AGENT_SOCK"], !named.isEmpty, let client = AgentClient(environment: environment),
-            case .answer(let hello) = AgentClient.exchange(path: client.path, request: AgentRequest(op: .hello), timeout: .seconds(2)),
+            case .answer(let hello) = AgentClient.exchange(path: client.path, request: AgentRequest.hello, timeout: .seconds(2)),
             hello.ok, hello.restricted == true
         else { return nil }
         return (hello.groups ?? []).filter(GroupName.isValid)

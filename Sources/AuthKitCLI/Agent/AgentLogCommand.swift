@@ -43,8 +43,7 @@ struct AgentLogCommand: AsyncParsableCommand {
         }
         var since = 0
         while true {
-            var request = AgentRequest(op: .log, group: group)
-            request.since = since
+            let request = AgentRequest.log(since: since, group: group)
             switch await AgentClient(path: path).send(request) {
             case .answer(let response) where response.ok:
                 let events = response.events ?? []

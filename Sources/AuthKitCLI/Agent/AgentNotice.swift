@@ -56,7 +56,7 @@ enum AgentNotice {
             guard let refusal else { return nil }
             // A forward answers at once; a stopped (Ctrl-Z) one must not hold the command up.
             client.answerTimeout = .seconds(2)
-            guard case .answer(let hello) = await client.send(AgentRequest(op: .hello)), hello.ok, hello.restricted == true else {
+            guard case .answer(let hello) = await client.send(AgentRequest.hello), hello.ok, hello.restricted == true else {
                 return nil
             }
             return Notice(

@@ -39,7 +39,7 @@ struct AgentStartCommand: AsyncParsableCommand {
             Terminal.printError(Voice.error(error.description))
             throw ExitStatus.usage
         }
-        if case .answer(let hello) = await AgentClient(path: path).send(AgentRequest(op: .hello)), hello.ok {
+        if case .answer(let hello) = await AgentClient(path: path).send(AgentRequest.hello), hello.ok {
             Terminal.printError("authkit: an agent already serves \(path) (pid \(hello.pid.map(String.init) ?? "?")).")
             Terminal.printOut(Self.exports(path: path, pid: hello.pid))
             return
@@ -55,7 +55,7 @@ struct AgentStartCommand: AsyncParsableCommand {
         // Up to five seconds for it to answer; it is not our child to reap after that
         // (a double fork is not needed: it outlives us and init adopts it).
         for _ in 0..<100 {
-            if case .answer(let hello) = await AgentClient(path: path).send(AgentRequest(op: .hello)), hello.ok {
+            if case .answer(let hello) = await AgentClient(path: path).send(AgentRequest.hello), hello.ok {
                 Terminal.printOut(Self.exports(path: path, pid: hello.pid))
                 return
             }

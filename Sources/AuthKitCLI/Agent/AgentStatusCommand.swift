@@ -29,12 +29,12 @@ struct AgentStatusCommand: AsyncParsableCommand {
         if ProcessInfo.processInfo.environment["AUTHKIT_AGENT"] == "off" {
             Terminal.printError("authkit: note: AUTHKIT_AGENT=off: tools do not use the agent.")
         }
-        switch await AgentClient(path: path).send(AgentRequest(op: .hello)) {
+        switch await AgentClient(path: path).send(AgentRequest.hello) {
         case .answer(let hello) where hello.ok:
             let kind = hello.restricted == true ? "a forwarded (restricted) agent socket" : "the agent"
             Terminal.printOut(
                 "✓ \(kind) at \(path): pid \(hello.pid.map(String.init) ?? "?"), authkit \(ProviderText.displayable(hello.agent ?? "?"))")
-            guard hello.restricted != true, case .answer(let stats) = await AgentClient(path: path).send(AgentRequest(op: .stats)),
+            guard hello.restricted != true, case .answer(let stats) = await AgentClient(path: path).send(AgentRequest.stats),
                 let counts = stats.counts, !counts.isEmpty
             else { return }
             for (group, count) in counts.sorted(by: { $0.key < $1.key }) {

@@ -25,7 +25,7 @@ struct AgentStopCommand: AsyncParsableCommand {
             Terminal.printError(Voice.error("no agent socket is named", hint: "set AUTHKIT_AGENT_SOCK or pass --socket"))
             throw ExitStatus.usage
         }
-        switch await AgentClient(path: path).send(AgentRequest(op: .stop)) {
+        switch await AgentClient(path: path).send(AgentRequest.stop) {
         case .answer(let response) where response.ok:
             Terminal.printError("authkit: the agent at \(path) stopped.")
             Terminal.printOut("unset AUTHKIT_AGENT_SOCK;")

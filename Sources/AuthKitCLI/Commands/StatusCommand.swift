@@ -97,7 +97,7 @@ struct StatusCommand: AsyncParsableCommand {
     /// Whether the user's agent serves these tokens from memory, in one line (nil: no agent).
     static func agentLine() async -> String? {
         guard let client = AgentClient(environment: ProcessInfo.processInfo.environment),
-            case .answer(let hello) = await client.send(AgentRequest(op: .hello)), hello.ok
+            case .answer(let hello) = await client.send(AgentRequest.hello), hello.ok
         else { return nil }
         let kind = hello.restricted == true ? "a forwarded agent socket (access tokens only)" : "the agent (tokens from memory)"
         return "    served by:      \(kind), pid \(hello.pid.map(String.init) ?? "?"), \(client.path)"

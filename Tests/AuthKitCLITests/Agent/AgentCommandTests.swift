@@ -130,7 +130,7 @@ import Glibc
         try await world.provider.clearLog()
         try await world.provider.setFault(.delay("token", milliseconds: 500))
         let client = AgentClient(path: world.agentSocket)
-        let request = AgentRequest(op: .token, group: world.group, storage: .secretService, minTTL: 120)
+        let request = AgentRequest.token(AgentTokenRequest(group: world.group, storage: .secretService, minTTL: 120))
         let answers = await withTaskGroup(of: AgentClient.Outcome.self) { group in
             for _ in 0..<1000 { group.addTask { await client.send(request) } }
             return await group.reduce(into: []) { $0.append($1) }

@@ -233,16 +233,15 @@ import Glibc
         let client = AgentClient(path: socket)
         var answers: [String] = []
         for request in [
-            AgentRequest(op: .hello), AgentRequest(op: .token, group: world.group), AgentRequest(op: .idToken, group: world.group),
-            AgentRequest(op: .forget, group: world.group), AgentRequest(op: .stop),
-            AgentRequest(op: .rejected, group: world.group, token: "x"),
+            AgentRequest.hello, .token(AgentTokenRequest(group: world.group)), .idToken(AgentTokenRequest(group: world.group)),
+            .forget(group: world.group), .stop, .rejected(group: world.group, storage: nil, token: "x"),
         ] {
             guard case .answer(let response) = await client.send(request) else {
-                Issue.record("no answer to \(request.op)")
+                Issue.record("no answer to \(request.operation)")
                 continue
             }
             answers.append(String(decoding: AgentMessage.encode(response), as: UTF8.self))
-            if request.op == .forget || request.op == .stop || request.op == .idToken { #expect(response.error?.code == .refused) }
+            if [.forget, .stop, .idToken].contains(request.operation) { #expect(response.error?.code == .refused) }
         }
         let raw = try await offThePool {
             try ProcessRunner.run(
@@ -274,7 +273,7 @@ import Glibc
         forward.send(signal: SIGTERM)
         forward.wait(timeout: 10)
         #expect(!FileManager.default.fileExists(atPath: socket), "the forward removes its socket")
-        guard case .unavailable = await client.send(AgentRequest(op: .hello)) else {
+        guard case .unavailable = await client.send(.hello) else {
             Issue.record("a closed forward still answers")
             return
         }

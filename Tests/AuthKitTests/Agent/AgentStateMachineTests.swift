@@ -110,7 +110,7 @@ struct AgentStateMachineTests {
         ])
     func badRequests(_ text: String) {
         var machine = Machine(policy: .owner, pid: 7)
-        let line = text.hasPrefix("(a line") ? [UInt8](repeating: 0x78, count: AgentMessage.maximumLineBytes + 1) : Self.line(text)
+        let line = text.hasPrefix("(a line") ? [UInt8](repeating: 0x78, count: AgentMessage.maximumRequestBytes + 1) : Self.line(text)
         let actions = machine.receiveActions(line, from: 1, now: Self.now)
         guard case .reply(1, let response) = actions.first else {
             Issue.record("no answer: \(actions)")
@@ -196,8 +196,8 @@ struct AgentPolicyTests {
     @Test(
         "it refuses other groups, other scopes, id_tokens without --id-token, forget and stop",
         arguments: [
-            #"{"v":1,"op":"token","group":"other"}"#, #"{"v":1,"op":"token"}"#,
-            #"{"v":1,"op":"token","group":"g","scopes":["Mail.Read"]}"#, #"{"v":1,"op":"id_token","group":"g"}"#,
+            #"{"v":1,"op":"token","group":"other"}"#, #"{"v":1,"op":"token","group":"g","scopes":["Mail.Read"]}"#,
+            #"{"v":1,"op":"id_token","group":"g"}"#,
             #"{"v":1,"op":"forget","group":"g"}"#, #"{"v":1,"op":"stop"}"#,
         ])
     func refuses(_ request: String) {

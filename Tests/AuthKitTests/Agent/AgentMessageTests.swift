@@ -1,0 +1,61 @@
+import Testing
+
+@testable import AuthKit
+
+/// `AgentMessage` and `AgentRequest` (Sources/AuthKit/Agent/AgentMessage.swift): each operation
+/// decoded at the socket into its case with its required fields, or refused as a bad request;
+/// encoded back to the same line; the request and answer limits in one place.
+@Suite struct AgentMessageTests {
+    static func decode(_ text: String) -> Result<AgentRequest, AgentFailure> {
+        do throws(AgentFailure) { return .success(try AgentMessage.decodeRequest(from: Array(text.utf8))) } catch { return .failure(error) }
+    }
+
+    @Test func everyOperationDecodesToItsCaseAndBack() throws {
+        let token = AgentTokenRequest(
+            group: "g", storage: .kernelKeyring, account: "ada", scopes: ["a", "b"], minTTL: 300, program: "/usr/bin/curl")
+        let requests: [AgentRequest] = [
+            .hello, .token(token), .idToken(AgentTokenRequest(group: "g")), .rejected(group: "g", storage: nil, token: "at-1"),
+            .forget(group: "g"), .stop, .log(since: 7, group: nil), .log(since: 0, group: "g"), .stats,
+        ]
+        for request in requests {
+            let line = AgentMessage.encode(request)
+            #expect(line.last == 0x0A)
+            #expect(try Self.decode(String(decoding: line.dropLast(), as: UTF8.self)).get() == request)
+        }
+        #expect(try Self.decode(#"{"v":1,"op":"token","group":"g"}"#).get() == .token(AgentTokenRequest(group: "g", minTTL: 60)))
+    }
+
+    @Test(
+        "each operation's required members, ranges and the version, or a bad request",
+        arguments: [
+            (#"{"v":1,"op":"token"}"#, "needs a group"), (#"{"v":1,"op":"id_token","group":""}"#, "needs a group"),
+            (#"{"v":1,"op":"forget"}"#, "needs a group"), (#"{"v":1,"op":"rejected","group":"g"}"#, "needs the token"),
+            (#"{"v":1,"op":"rejected","token":"t"}"#, "needs a group"), (#"{"v":1,"op":"token","group":"g","min_ttl":-1}"#, "min_ttl"),
+            (#"{"v":1,"op":"token","group":"g","min_ttl":86401}"#, "min_ttl"), (#"{"v":2,"op":"hello"}"#, "protocol version 2"),
+            (#"{"v":1,"op":"steal"}"#, "not a protocol message"),
+            (#"{"v":1,"op":"token","group":"g","storage":"floppy"}"#, "not a protocol message"),
+        ])
+    func badRequests(_ line: String, _ words: String) {
+        guard case .failure(let failure) = Self.decode(line) else {
+            Issue.record("accepted: \(line)")
+            return
+        }
+        #expect(failure.code == .badRequest && failure.message.contains(words), "\(failure.message)")
+    }
+
+    @Test func theLimitsAreTheWiresOwn() {
+        let long =
+            #"{"v":1,"op":"token","group":"g","account":""# + String(repeating: "a", count: AgentMessage.maximumRequestBytes) + #""}"#
+        guard case .failure(let failure) = Self.decode(long) else {
+            Issue.record("a request over the limit was read")
+            return
+        }
+        #expect(failure.message.contains("longer than \(AgentMessage.maximumRequestBytes) bytes"))
+        var answer = AgentResponse(ok: true)
+        answer.token = String(repeating: "t", count: 40_000)
+        let line = AgentMessage.encode(answer)
+        #expect(line.count > AgentMessage.maximumRequestBytes && line.count < AgentMessage.maximumAnswerBytes)
+        #expect((try? AgentMessage.decodeAnswer(from: line.dropLast())) == answer, "an answer may be longer than a request")
+        #expect(AgentLineDecoder.maximumRequestBytes == AgentMessage.maximumRequestBytes)
+    }
+}
