@@ -35,7 +35,8 @@ package struct AWSCredentialCache: Sendable {
         do { (item, record) = try await session.select(account: account) } catch { throw .authKit(error) }
         let key = ItemKey(
             group: session.group, issuer: item.key.issuer, clientID: item.key.clientID, account: item.key.account,
-            kind: Self.kind(roleARN: roleARN, durationSeconds: durationSeconds, endpoint: endpoint, region: region))
+            kind: ItemKind.awsCredentials(Key(roleARN: roleARN, durationSeconds: durationSeconds, endpoint: endpoint, region: region))
+                .stored)
         let longest = Double(durationSeconds ?? STSWebIdentity.maximumDuration)
         if let cached = await cached(key, longest: longest) { return cached }
         // The id_token first: a refresh takes the group's lock itself.
@@ -71,10 +72,34 @@ package struct AWSCredentialCache: Sendable {
     /// `credential_process` again 15 minutes before the expiry they were given.
     package static let reuseMargin: Double = 16 * 60
 
-    /// `aws-sts ROLE duration=SECONDS|default endpoint=URL region=REGION|-`: every choice that
-    /// made the credentials, in clear (none of it is secret).
-    static func kind(roleARN: String, durationSeconds: Int?, endpoint: URL, region: String?) -> String {
-        "aws-sts \(roleARN) duration=\(durationSeconds.map(String.init) ?? "default") endpoint=\(endpoint.absoluteString) region=\(region ?? "-")"
+    /// Every choice that made the credentials, as the item's kind says it in clear (none of it
+    /// is secret): `aws-sts ROLE duration=SECONDS|default endpoint=URL region=REGION|-`.
+    package struct Key: Sendable, Equatable {
+        package var roleARN: String
+        package var durationSeconds: Int?
+        package var endpoint: URL
+        package var region: String?
+
+        package var stored: String {
+            "aws-sts \(roleARN) duration=\(durationSeconds.map(String.init) ?? "default") endpoint=\(endpoint.absoluteString) "
+                + "region=\(region ?? "-")"
+        }
+
+        package init(roleARN: String, durationSeconds: Int?, endpoint: URL, region: String?) {
+            (self.roleARN, self.durationSeconds, self.endpoint, self.region) = (roleARN, durationSeconds, endpoint, region)
+        }
+
+        package init?(stored: String) {
+            let words = stored.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+            guard words.count == 5, words[0] == "aws-sts", !words[1].isEmpty, words[2].hasPrefix("duration="),
+                words[3].hasPrefix("endpoint="), words[4].hasPrefix("region="),
+                let endpoint = URL(string: String(words[3].dropFirst("endpoint=".count)))
+            else { return nil }
+            let duration = String(words[2].dropFirst("duration=".count))
+            let region = String(words[4].dropFirst("region=".count))
+            guard duration == "default" || Int(duration) != nil else { return nil }
+            self.init(roleARN: words[1], durationSeconds: Int(duration), endpoint: endpoint, region: region == "-" ? nil : region)
+        }
     }
 
     /// Kept credentials that live ``reuseMargin`` more, and no longer than `longest`

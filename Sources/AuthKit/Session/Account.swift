@@ -50,7 +50,7 @@ public struct Account: Sendable {
         hasRefreshToken = record.refreshToken != nil
         idTokenVerifiedAt = record.idTokenVerifiedAt.map { Date(timeIntervalSince1970: $0) }
         signedInAt = Date(timeIntervalSince1970: record.signedInAt)
-        graphBaseURL = record.graphBaseURL
+        graphBaseURL = record.graphBaseURL?.url.absoluteString
         self.location = location
         problem = nil
         refreshProblem = record.refreshProblem

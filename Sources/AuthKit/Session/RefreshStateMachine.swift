@@ -108,12 +108,9 @@ struct RefreshStateMachine {
     private mutating func read(_ current: TokenRecord, now: Date) -> Effect {
         record = current
         if let token = usable(current, now: now) { return done(.finish(token)) }
-        guard let url = URL(string: current.jwksURI) else {
-            return done(.fail(.corruptRecord(account: current.account, reason: "its jwks_uri is invalid")))
-        }
-        jwksURI = url
+        jwksURI = current.jwksURI.url
         phase = .keys
-        return .fetchKeys(url)
+        return .fetchKeys(jwksURI)
     }
 
     private mutating func reread(_ current: TokenRecord?, attempt: Int, error: TokenEndpointError, now: Date) -> Effect {

@@ -3,7 +3,7 @@ import SecretStore
 extension SharedSession {
     /// The kind of the store item that marks a group's current account: no secret, only its
     /// key (the account's own issuer, client and name), so every tool of the group sees it.
-    static let currentAccountKind = "current-account"
+    static let currentAccountKind = ItemKind.currentAccount.stored
 
     /// The account chosen with ``useAccount(_:)`` when it is still signed in, else nil.
     public func currentAccount() async -> String? {

@@ -42,7 +42,7 @@ extension SharedSession {
                 logger.debug(
                     "refreshing",
                     metadata: [
-                        "token_endpoint": "\(URL(string: record.tokenEndpoint)?.redactedOrigin ?? "?")",
+                        "token_endpoint": "\(record.tokenEndpoint.url.redactedOrigin)",
                         "generation": "\(record.generation)",
                     ])
                 do throws(TokenEndpointError) {
@@ -87,7 +87,7 @@ extension SharedSession {
 
     func tokenClient(for record: TokenRecord) -> TokenEndpointClient {
         TokenEndpointClient(
-            endpoint: URL(string: record.tokenEndpoint) ?? URL(fileURLWithPath: "/"),
+            endpoint: record.tokenEndpoint.url,
             client: OAuthClient(clientID: record.clientID, clientSecret: record.clientSecret.map(ClientSecret.init)),
             authMethodsSupported: record.tokenEndpointAuthMethods, transport: transport, clock: clock)
     }

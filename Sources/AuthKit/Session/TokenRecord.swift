@@ -15,8 +15,8 @@ import Foundation
 /// incompatible layout. Every token field is a secret: ``description`` shows none.
 package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     package static let currentVersion = 1
-    /// The Secret Service `kind` attribute of token records.
-    package static let kind = "tokens"
+    /// The `kind` attribute of token records.
+    package static let kind = ItemKind.tokens.stored
 
     package var version: Int
     /// Incremented on every write, so a reader can tell a renewed sign-in from the one it read.
@@ -36,13 +36,13 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
     // What a refresh needs.
     package var clientID: String
     package var clientSecret: String?
-    package var tokenEndpoint: String
-    package var jwksURI: String
-    package var revocationEndpoint: String?
+    package var tokenEndpoint: StoredURL
+    package var jwksURI: StoredURL
+    package var revocationEndpoint: StoredURL?
     package var tokenEndpointAuthMethods: [String]?
     package var idTokenAlgorithms: [String]
     /// The Graph base URL of the profile used at sign-in, if any.
-    package var graphBaseURL: String?
+    package var graphBaseURL: StoredURL?
 
     // The tokens.
     package var scopes: [String]
@@ -171,7 +171,7 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
             throw .unreadable(error.reason)
         }
         guard record.version <= currentVersion else { throw .newerVersion(record.version) }
-        guard !record.accessToken.isEmpty, !record.clientID.isEmpty, !record.tokenEndpoint.isEmpty else {
+        guard !record.accessToken.isEmpty, !record.clientID.isEmpty else {
             throw .unreadable("a required field is empty")
         }
         try record.checkNumbers()

@@ -27,7 +27,7 @@ import Testing
         TokenRecord(
             version: 1, generation: generation, issuer: "https://idp.example", configuredIssuer: "https://idp.example", subject: "sub-1",
             account: "ada@example.test", name: "Ada", tenantID: nil, clientID: "cli", clientSecret: nil,
-            tokenEndpoint: "https://idp.example/token", jwksURI: "https://idp.example/jwks", revocationEndpoint: nil,
+            tokenEndpoint: .test("https://idp.example/token"), jwksURI: .test("https://idp.example/jwks"), revocationEndpoint: nil,
             tokenEndpointAuthMethods: ["none"], idTokenAlgorithms: ["RS256"], graphBaseURL: nil, scopes: ["openid", "offline_access"],
             accessToken: "at-old", accessTokenExpiresAt: accessExpires, refreshToken: refresh,
             idToken: jwt(["iss": "https://idp.example", "sub": "sub-1", "iat": 1_700_000_000]), idTokenVerifiedAt: 1_700_000_000,

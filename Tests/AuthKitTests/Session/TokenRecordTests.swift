@@ -1,6 +1,15 @@
 import Foundation
 import Testing
+
 @testable import AuthKit
+
+extension StoredURL {
+    /// A test's URL literal.
+    static func test(_ text: String) -> StoredURL {
+        guard let url = URL(string: text) else { preconditionFailure("not a URL: \(text)") }
+        return StoredURL(url)
+    }
+}
 
 // The stored record (docs/sign-in.md, "The stored record"): its JSON field names are a
 // contract with other tools of the group and with older and newer authkit versions.
@@ -15,7 +24,8 @@ private func sample() -> TokenRecord {
     TokenRecord(
         version: 1, generation: 3, issuer: "https://idp.example", configuredIssuer: "https://idp.example", subject: "sub-1",
         account: "ada@example.test", name: "Ada Lovelace", tenantID: nil, clientID: "cli", clientSecret: clientSecret,
-        tokenEndpoint: "https://idp.example/token", jwksURI: "https://idp.example/jwks", revocationEndpoint: "https://idp.example/revoke",
+        tokenEndpoint: .test("https://idp.example/token"), jwksURI: .test("https://idp.example/jwks"),
+        revocationEndpoint: .test("https://idp.example/revoke"),
         tokenEndpointAuthMethods: ["client_secret_basic"], idTokenAlgorithms: ["RS256"], graphBaseURL: nil,
         scopes: ["openid", "offline_access"], accessToken: accessToken, accessTokenExpiresAt: 1_900_000_000,
         refreshToken: refreshToken, idToken: idToken, idTokenVerifiedAt: 1_800_000_000,
@@ -101,6 +111,20 @@ struct TokenRecordTests {
         ])
     func unreadable(_ input: String, _ what: String) {
         #expect(throws: TokenRecord.RecordError.self, "\(what)") { try TokenRecord.decode(Array(input.utf8)) }
+    }
+
+    /// The record's endpoints are typed when it is read: one that is not an absolute http(s) URL
+    /// makes the record unreadable (named, its value not shown), never a guessed stand-in later.
+    @Test(
+        "an endpoint that is no http(s) URL makes the record unreadable", arguments: ["token_endpoint", "jwks_uri", "revocation_endpoint"])
+    func endpointsAreURLs(_ field: String) throws {
+        for value in ["", "not a url", "file:///etc/passwd", "/token", "ftp://idp.example/token"] {
+            var object = try json(sample())
+            object[field] = value
+            #expect(throws: TokenRecord.RecordError.self, "\(field) = \(value)") {
+                try TokenRecord.decode(Array(try JSONSerialization.data(withJSONObject: object)))
+            }
+        }
     }
 
     @Test("a record of a newer version is refused rather than half-read; empty required fields are refused")
