@@ -48,6 +48,9 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The store's identity (its sealed file, its recipient, or one a service was given)
     /// cannot be used.
     case encryptedStoreIdentity(path: String, reason: String)
+    /// A store from outside authkit's sources failed, in its own words: adding a store adds no
+    /// case here.
+    case store(StoreFailure)
 
     /// The whole message: ``summary`` and, when there is one, ``hint``, with library detail
     /// (GLib's text) in full.
@@ -158,6 +161,8 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
             )
         case .encryptedStoreIdentity(let path, let reason):
             return ("the identity \(path) cannot be used: \(reason)", nil)
+        case .store(let failure):
+            return (failure.summary, failure.hint)
         case .plainFileCorrupt(let path, let reason):
             return (
                 "the plain token file \(path) cannot be read (\(reason)); it was left as it is and will not be overwritten",
@@ -207,5 +212,22 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case 122: return "disk quota exceeded (EDQUOT)"
         default: return "error \(code)"
         }
+    }
+}
+
+/// What a store from outside authkit's sources says went wrong (``SecretStoreError/store(_:)``).
+public struct StoreFailure: Error, Sendable, Equatable {
+    /// The store's name (``StoreKind/name``).
+    public var store: String
+    /// What went wrong, in one clause starting in lower case; never a secret.
+    public var summary: String
+    /// What the user can do about it, if anything.
+    public var hint: String?
+
+    /// A failure of the store named `store`.
+    public init(store: String, summary: String, hint: String? = nil) {
+        self.store = store
+        self.summary = summary
+        self.hint = hint
     }
 }

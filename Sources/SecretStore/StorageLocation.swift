@@ -54,6 +54,40 @@ public enum StorageLocation: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// What a report (`status --json`) says of a location: the same fields for every store,
+    /// nil where a store has nothing to say; each store's location fills in its own.
+    public struct Facts: Sendable, Hashable {
+        /// The Secret Service collection's label.
+        public var collection: String?
+        /// Whether that collection is the group's own.
+        public var groupCollection: Bool?
+        /// Whether the collection or the encrypted store is locked.
+        public var locked: Bool?
+        /// The file or folder holding the items.
+        public var path: String?
+        /// Whether the items are encrypted at rest.
+        public var encrypted: Bool
+        /// The kernel keyring's id.
+        public var keyring: Int32?
+        /// Seconds unused after which the kernel drops the keyring.
+        public var expirySeconds: Int?
+        /// True when the items live in memory only and are gone at reboot.
+        public var memoryOnly: Bool
+    }
+
+    /// The location's facts, for a report.
+    public var facts: Facts {
+        switch self {
+        case .collection(let label, _, let isGroupCollection, let isLocked, _):
+            return Facts(collection: label, groupCollection: isGroupCollection, locked: isLocked, encrypted: true, memoryOnly: false)
+        case .file(_, let path, let isEncrypted, let isLocked):
+            return Facts(locked: isEncrypted ? isLocked : nil, path: path, encrypted: isEncrypted, memoryOnly: false)
+        case .kernelKeyring(let keyring, let expiry):
+            // Kernel memory no other user can read; not encrypted against root (SECURITY.md).
+            return Facts(encrypted: false, keyring: keyring, expirySeconds: expiry, memoryOnly: true)
+        }
+    }
+
     /// The name of the kind of store (``StoreKind/name``) that holds the items.
     public var storeName: String {
         switch self {

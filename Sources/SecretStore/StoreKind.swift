@@ -16,9 +16,9 @@ public protocol StoreKind: SecretStore {
     /// store again (nil: the agent's default; 0: on every request, for a store that is as
     /// fast to read as the agent's memory).
     static var agentRecheckInterval: Double? { get }
-    /// A store of this kind. `prompts` says which dialogs it may cause: only a command a
-    /// person runs passes more than ``SecretServiceStore/PromptPolicy/never``.
-    static func make(prompts: SecretServiceStore.PromptPolicy) -> any SecretStore
+    /// A store of this kind. `context` says which of its own dialogs it may cause: only a
+    /// command a person runs passes more than ``StoreContext/background``.
+    static func make(_ context: StoreContext) -> any SecretStore
 }
 
 /// The kinds of store, in the order `--help` lists them; the first is the default.

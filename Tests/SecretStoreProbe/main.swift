@@ -41,6 +41,7 @@ func exitCode(for error: SecretStoreError) -> Int32 {
     case .encryptedStoreNotSetUp: return 18
     case .wrongPassphrase: return 19
     case .encryptedStoreIdentity: return 20
+    case .store: return 21
     }
 }
 
@@ -67,6 +68,7 @@ func kindName(of error: SecretStoreError) -> String {
     case .encryptedStoreNotSetUp: return "encryptedStoreNotSetUp"
     case .wrongPassphrase: return "wrongPassphrase"
     case .encryptedStoreIdentity: return "encryptedStoreIdentity"
+    case .store: return "store"
     }
 }
 

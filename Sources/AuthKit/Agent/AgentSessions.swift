@@ -24,7 +24,7 @@ package actor AgentSessions {
     func session(group: String, storage: StorageChoice) throws(AuthKitError) -> SharedSession {
         let name = storage.rawValue + "\u{0}" + group
         if let session = sessions[name] { return session }
-        let session = try SharedSession(group: group, store: storage.makeStore(prompts: .never), environment: environment)
+        let session = try SharedSession(group: group, store: storage.makeStore(), environment: environment)
         sessions[name] = session
         return session
     }

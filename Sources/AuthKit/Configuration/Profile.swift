@@ -10,17 +10,26 @@ import Foundation
 public struct StorageChoice: RawRepresentable, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// The store's name (`StoreKind.name`).
     public let rawValue: String
+    /// The kind named, kept with the name: a choice never stands for another store.
+    private let choice: any StoreKind.Type
 
     /// The choice of the store named `rawValue`, or nil when no store has that name.
     public init?(rawValue: String) {
-        guard StoreKinds.named(rawValue) != nil else { return nil }
+        guard let kind = StoreKinds.named(rawValue) else { return nil }
         self.rawValue = rawValue
+        choice = kind
     }
 
     /// The choice of `kind`.
     public init(_ kind: any StoreKind.Type) {
         rawValue = kind.name
+        choice = kind
     }
+
+    /// Two choices are the same when they name the same store.
+    public static func == (lhs: StorageChoice, rhs: StorageChoice) -> Bool { lhs.rawValue == rhs.rawValue }
+    /// Hashes the store's name.
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
     /// The choice that names `store`, or nil for a store of a tool's own.
     public init?(store: any SecretStore) {
@@ -31,12 +40,12 @@ public struct StorageChoice: RawRepresentable, Sendable, Hashable, CaseIterable,
     /// Every store, in the order of `StoreKinds.all`.
     public static var allCases: [StorageChoice] { StoreKinds.all.map(StorageChoice.init) }
 
-    /// The store's description (`StoreKind`).
-    public var kind: any StoreKind.Type { StoreKinds.named(rawValue) ?? SecretServiceStore.self }
+    /// The store's description (`StoreKind`), as it was when the choice was made.
+    public var kind: any StoreKind.Type { choice }
 
-    /// A store of this kind (see `StoreKind.make`).
-    public func makeStore(prompts: SecretServiceStore.PromptPolicy = .never) -> any SecretStore {
-        kind.make(prompts: prompts)
+    /// A store of this kind (see `StoreKind.make`); by default one that causes no dialog.
+    public func makeStore(_ context: StoreContext = .background) -> any SecretStore {
+        kind.make(context)
     }
 
     public var description: String { rawValue }

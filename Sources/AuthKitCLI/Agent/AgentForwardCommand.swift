@@ -55,7 +55,7 @@ struct ForwardOptions: ParsableArguments {
             // Which items there are, no secret read; the store cannot say (locked, absent): the
             // agent reports it per request.
             guard let name = try? SecretGroup(group),
-                let items = try? await storage.makeStore(prompts: .never).items(
+                let items = try? await storage.makeStore().items(
                     matching: ItemQuery(group: name, kind: TokenRecord.kind), loadSecrets: false),
                 items.isEmpty
             else { continue }

@@ -36,7 +36,7 @@ struct AccountListCommand: AsyncParsableCommand {
         let accounts: [Account]
         do throws(AuthKitError) {
             profile = try session.resolveProfile()
-            shared = try session.session(for: profile, prompts: .unlock)
+            shared = try session.session(for: profile, context: .person)
             accounts = try await shared.accounts()
         } catch {
             throw failure(error)
@@ -78,7 +78,7 @@ struct AccountUseCommand: AsyncParsableCommand {
     func run() async throws {
         do throws(AuthKitError) {
             let profile = try session.resolveProfile()
-            let shared = try session.session(for: profile, prompts: .unlock)
+            let shared = try session.session(for: profile, context: .person)
             try await shared.useAccount(clear ? nil : name)
             if let name {
                 Terminal.printError("✓ \(name) is the current account of \(profile.group).")

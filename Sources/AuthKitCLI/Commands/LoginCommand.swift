@@ -115,7 +115,7 @@ struct LoginCommand: AsyncParsableCommand {
                 throw AuthKitError.unsupported(
                     "--own-keyring is for the Secret Service; the sign-in goes to --storage \(profile.storage.rawValue), so leave it out")
             }
-            let shared = try session.session(for: profile, prompts: ownKeyring ? .unlockAndCreateCollection : .unlock)
+            let shared = try session.session(for: profile, context: ownKeyring ? .signInWithOwnStore : .person)
             // Before any URL is shown: a sign-in the store cannot keep is not started. (A
             // profile without issuer or client id is a usage error first: the flow says so.)
             if profile.issuer?.isEmpty == false, profile.clientID?.isEmpty == false {

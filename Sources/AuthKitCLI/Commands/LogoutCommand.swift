@@ -32,7 +32,7 @@ struct LogoutCommand: AsyncParsableCommand {
     func run() async throws {
         do {
             let profile = try session.resolveProfile()
-            let shared = try session.session(for: profile, prompts: .unlock)
+            let shared = try session.session(for: profile, context: .person)
             if account == nil && !all {
                 let accounts = try await shared.accounts()
                 if accounts.count > 1 {

@@ -69,7 +69,7 @@ struct SearchCommand: AsyncParsableCommand {
         let users: [GraphUser]
         do {
             let profile = try session.resolveProfile()
-            let shared = try session.session(for: profile, prompts: .unlock)
+            let shared = try session.session(for: profile, context: .person)
             let accounts = try await shared.accounts()
             guard let signedIn = accounts.first(where: { account == nil || $0.account == account }) else {
                 throw AuthKitError.notSignedIn(group: profile.group, account: account)

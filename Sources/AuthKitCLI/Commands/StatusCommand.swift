@@ -40,7 +40,7 @@ struct StatusCommand: AsyncParsableCommand {
         do { profile = try session.resolveProfile() } catch { throw failure(error) }
         let accounts: [Account]
         do {
-            accounts = try await session.session(for: profile, prompts: .unlock).accounts()
+            accounts = try await session.session(for: profile, context: .person).accounts()
         } catch {
             if json {
                 // Scripts get an answer on stdout even now; whether anyone is signed in is unknown.
@@ -63,7 +63,7 @@ struct StatusCommand: AsyncParsableCommand {
                 Terminal.printOut("  encrypted store: \(state)")
             }
             if accounts.count > 1 {
-                let shared = try? session.session(for: profile, prompts: .unlock)
+                let shared = try? session.session(for: profile, context: .person)
                 if let shared {
                     let current = await AccountUseCommand.effective(shared, accounts: accounts.map(\.account))
                     Terminal.printOut("  current:        \(current.account ?? "?") (\(current.why); `authkit account use NAME` chooses)")
@@ -71,7 +71,7 @@ struct StatusCommand: AsyncParsableCommand {
             }
             if !accounts.isEmpty, let agent = await Self.agentLine() { Terminal.printOut(agent) }
             // Which other groups hold a sign-in, unless the group was asked for by name.
-            if profile.sources["group"] == nil, let shared = try? session.session(for: profile, prompts: .unlock) {
+            if profile.sources["group"] == nil, let shared = try? session.session(for: profile, context: .person) {
                 let others = await shared.otherSignedInGroups()
                 if !others.isEmpty {
                     Terminal.printOut(
@@ -222,22 +222,8 @@ struct StorageReport: Encodable {
 
     init(_ location: StorageLocation) {
         kind = location.storeName
-        switch location {
-        case .collection(let label, _, let isGroupCollection, let isLocked, _):
-            collection = label
-            groupCollection = isGroupCollection
-            locked = isLocked
-            encrypted = true
-        case .file(_, let path, let isEncrypted, let isLocked):
-            self.path = path
-            encrypted = isEncrypted
-            if isEncrypted { locked = isLocked }
-        case .kernelKeyring(let keyring, let expiry):
-            self.keyring = keyring
-            expirySeconds = expiry
-            memoryOnly = true
-            // Kernel memory no other user can read; not encrypted against root (SECURITY.md).
-            encrypted = false
-        }
+        let facts = location.facts
+        (collection, groupCollection, locked, path) = (facts.collection, facts.groupCollection, facts.locked, facts.path)
+        (encrypted, keyring, expirySeconds, memoryOnly) = (facts.encrypted, facts.keyring, facts.expirySeconds, facts.memoryOnly)
     }
 }

@@ -109,7 +109,7 @@ struct TokenRequest: Equatable {
     private func fetch(_ resolved: Profile?) async throws(AuthKitError) -> (String, Date) {
         let profile: Profile
         if let resolved { profile = resolved } else { profile = try session.resolveProfile() }
-        let shared = try session.session(for: profile, prompts: .unlock)
+        let shared = try session.session(for: profile, context: .person)
         if idToken {
             let token = try await shared.validIDToken(account: account, minimumLifetime: .seconds(minTTL))
             return (token.value, token.expiresAt)

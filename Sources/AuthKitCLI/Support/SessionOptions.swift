@@ -51,9 +51,9 @@ struct SessionOptions: ParsableArguments {
     }
 
     func session(
-        for profile: Profile, prompts: SecretServiceStore.PromptPolicy = .never, program: String? = nil
+        for profile: Profile, context: StoreContext = .background, program: String? = nil
     ) throws(AuthKitError) -> SharedSession {
-        try settings.session(for: profile, prompts: prompts, program: program)
+        try settings.session(for: profile, context: context, program: program)
     }
 }
 
@@ -113,12 +113,12 @@ struct SignInSelector: Equatable {
     /// `program`: the program the token is for, when authkit runs it (`exec`), as the agent's
     /// log names it.
     func session(
-        for profile: Profile, prompts: SecretServiceStore.PromptPolicy = .never, program: String? = nil
+        for profile: Profile, context: StoreContext = .background, program: String? = nil
     ) throws(AuthKitError) -> SharedSession {
         var environment = self.environment
         environment[AgentRoute.programKey] = program
         return try SharedSession(
-            group: profile.group, store: profile.storage.makeStore(prompts: prompts), environment: environment)
+            group: profile.group, store: profile.storage.makeStore(context), environment: environment)
     }
 }
 

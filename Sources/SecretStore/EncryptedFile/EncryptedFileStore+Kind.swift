@@ -6,7 +6,7 @@ extension EncryptedFileStore: StoreKind {
     /// a read is a small file and one X25519 operation.
     public static let agentRecheckInterval: Double? = 0
 
-    public static func make(prompts: SecretServiceStore.PromptPolicy) -> any SecretStore {
+    public static func make(_ context: StoreContext) -> any SecretStore {
         EncryptedFileStore()
     }
 }

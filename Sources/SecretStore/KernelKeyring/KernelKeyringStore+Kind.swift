@@ -5,7 +5,7 @@ extension KernelKeyringStore: StoreKind {
     /// A key read is as fast as the agent's memory: read on every request.
     public static let agentRecheckInterval: Double? = 0
 
-    public static func make(prompts: SecretServiceStore.PromptPolicy) -> any SecretStore {
+    public static func make(_ context: StoreContext) -> any SecretStore {
         KernelKeyringStore()
     }
 }

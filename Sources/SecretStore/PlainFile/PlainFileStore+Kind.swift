@@ -4,7 +4,7 @@ extension PlainFileStore: StoreKind {
     public static let isPlainText = true
     public static let agentRecheckInterval: Double? = nil
 
-    public static func make(prompts: SecretServiceStore.PromptPolicy) -> any SecretStore {
+    public static func make(_ context: StoreContext) -> any SecretStore {
         PlainFileStore()
     }
 }

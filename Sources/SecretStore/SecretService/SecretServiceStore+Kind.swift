@@ -6,7 +6,7 @@ extension SecretServiceStore: StoreKind {
     /// replace or delete the sign-in.
     public static let agentRecheckInterval: Double? = nil
 
-    public static func make(prompts: PromptPolicy) -> any SecretStore {
-        SecretServiceStore(prompts: prompts)
+    public static func make(_ context: StoreContext) -> any SecretStore {
+        SecretServiceStore(prompts: PromptPolicy(context))
     }
 }

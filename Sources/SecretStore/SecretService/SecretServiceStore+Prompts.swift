@@ -21,6 +21,15 @@ extension SecretServiceStore {
         case unlockAndCreateCollection
 
         var allowsUnlock: Bool { self != .never }
+
+        /// The dialogs a store may cause, in the Secret Service's terms.
+        public init(_ context: StoreContext) {
+            switch context.dialogs {
+            case .none: self = .never
+            case .unlock: self = .unlock
+            case .unlockAndCreateOwn: self = .unlockAndCreateCollection
+            }
+        }
         var allowsCreation: Bool { self == .unlockAndCreateCollection }
     }
 }

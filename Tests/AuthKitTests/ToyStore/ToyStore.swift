@@ -13,7 +13,7 @@ final class ToyStore: SecretStore, StoreKind {
     /// One toy store per process, as the kernel keyring is one per user.
     static let shared = ToyStore()
 
-    static func make(prompts: SecretServiceStore.PromptPolicy) -> any SecretStore { shared }
+    static func make(_ context: StoreContext) -> any SecretStore { shared }
 
     private struct Item {
         var label: String
@@ -35,8 +35,14 @@ final class ToyStore: SecretStore, StoreKind {
         }
     }
 
+    /// The most items the toy keeps; one more is its own failure, in its own words.
+    static let capacity = 64
+
     func save(_ secret: [UInt8], for key: ItemKey, label: String) async throws(SecretStoreError) -> StorageLocation {
         try ItemSchema.checkSave(secret, for: key)
+        if items.withLock({ $0.count >= Self.capacity && $0[key] == nil }) {
+            throw .store(StoreFailure(store: Self.name, summary: "the toy store is full", hint: "sign somebody out of it"))
+        }
         items.withLock { $0[key] = Item(label: label, secret: secret) }
         return location
     }

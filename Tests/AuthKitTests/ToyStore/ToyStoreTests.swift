@@ -60,5 +60,20 @@ import TestSupport
         #expect(first.value != refreshed.value, "refreshed, and the rotation kept in the toy store")
         #expect(try await harness.refreshCount() == 1)
         #expect(try await session.validAccessToken(minimumLifetime: .seconds(60)).value == refreshed.value)
+
+        // The toy's own failure, in its own words, reaches the caller as a store's error.
+        let filler = toy.makeStore()
+        for index in 0..<ToyStore.capacity {
+            _ = try? await filler.save(
+                Array("x".utf8), for: ItemKey(group: session.group, issuer: "i", clientID: "c", account: "\(index)", kind: "x"))
+        }
+        let full = ItemKey(group: session.group, issuer: "i", clientID: "c", account: "one more", kind: "x")
+        await #expect(
+            throws: SecretStoreError.store(StoreFailure(store: "toy", summary: "the toy store is full", hint: "sign somebody out of it"))
+        ) {
+            try await filler.save(Array("x".utf8), for: full)
+        }
+        _ = try await filler.deleteAll(in: session.group)
+        #expect(AuthKitError.storage(.store(StoreFailure(store: "toy", summary: "the toy store is full"))).category == .storage)
     }
 }
