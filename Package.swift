@@ -97,6 +97,7 @@ let package = Package(
                 "JOSE",
                 "SecretStore",
                 "Age",
+                "StrictJSON",
                 "ChildProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
