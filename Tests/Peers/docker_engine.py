@@ -109,7 +109,7 @@ def main() -> int:
     STATE["provider"] = args.accept_tokens_from.rstrip("/")
     STATE["private"] = set(args.private)
     STATE["record"] = args.record
-    server = werkzeug.serving.make_server("unix://" + args.socket, 0, app, threaded=True, request_handler=peerlib.QuietRequestHandler)
+    server = werkzeug.serving.make_server("unix://" + args.socket, 0, app, threaded=True, request_handler=peerlib.quiet_request_handler())
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     thread.start()
     lifetime = peerlib.Lifetime("docker-engine")

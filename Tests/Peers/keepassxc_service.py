@@ -26,8 +26,7 @@ random, right after a change; then the directory is removed) on SIGTERM/SIGINT, 
 when its parent process exits. KeePassXC itself is started with PR_SET_PDEATHSIG=SIGKILL, so it
 dies even if this peer is killed with SIGKILL.
 
-Standalone on purpose: Tests/Peers/peerlib.py imports werkzeug at module level, so its
-Lifetime class is mirrored here (same contract) instead of imported. Needs Python >= 3.9,
+Its lifetime is peerlib's (Tests/Peers/peerlib.py). Needs Python >= 3.9,
 pykeepass (4.2.0 tested; lxml comes with it) and Debian's keepassxc and dbus-bin (dbus-send).
 
 Usage (inside a private bus):
@@ -50,6 +49,9 @@ import tempfile
 import threading
 import time
 from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peerlib  # noqa: E402
 
 log = logging.getLogger("keepassxc-peer")
 
@@ -93,64 +95,6 @@ ConfirmDeleteItem={confirm_delete}
 ConfirmAccessItem={confirm_access}
 UnlockBeforeSearch={unlock_before_search}
 """
-
-
-# --------------------------------------------------------------------------- lifetime
-class Lifetime:
-    """Until when the peer runs: SIGTERM/SIGINT, end of stdin (unless ignored), parent gone.
-
-    The same contract as Tests/Peers/peerlib.py's Lifetime (mirrored: peerlib needs werkzeug).
-    """
-
-    def __init__(self) -> None:
-        self._stop = threading.Event()
-        self.reason = "?"
-
-    def stop(self, reason: str) -> None:
-        if not self._stop.is_set():
-            self.reason = reason
-        self._stop.set()
-
-    def start_watching(self, watch_stdin: bool) -> None:
-        signal.signal(signal.SIGTERM, lambda *_: self.stop("SIGTERM"))
-        signal.signal(signal.SIGINT, lambda *_: self.stop("SIGINT"))
-        # A parent may spawn us with these blocked (posix_spawn inherits the signal mask).
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
-        if watch_stdin:
-            threading.Thread(target=self._watch_stdin, daemon=True).start()
-        threading.Thread(target=self._watch_parent, args=(os.getppid(),), daemon=True).start()
-
-    @property
-    def stopping(self) -> bool:
-        return self._stop.is_set()
-
-    def wait(self, timeout: float) -> bool:
-        return self._stop.wait(timeout)
-
-    def _watch_stdin(self) -> None:
-        # os.read on the descriptor, not sys.stdin.buffer: a daemon thread blocked inside the
-        # buffered reader holds its lock, and the interpreter then spends 1 s at exit waiting
-        # for it (measured: peer exit 1.1 s after SIGTERM instead of 0.1 s).
-        try:
-            while os.read(sys.stdin.fileno(), 4096):
-                pass
-        except (OSError, ValueError):
-            pass
-        self.stop("stdin closed")
-
-    def _watch_parent(self, parent: int) -> None:
-        while not self._stop.is_set():
-            if os.getppid() != parent:
-                self.stop("parent exited")
-                return
-            time.sleep(0.5)
-
-
-def announce(line: dict[str, Any]) -> None:
-    """Prints the ready line, then never writes to stdout again."""
-    sys.stdout.write(json.dumps(line) + "\n")
-    sys.stdout.flush()
-    sys.stdout = open(os.devnull, "w")
 
 
 # --------------------------------------------------------------------------- D-Bus (dbus-send)
@@ -298,7 +242,7 @@ def main() -> int:
         print(f"keepassxc peer: {BUS_NAME} is already owned on this bus; refusing (use a private dbus-run-session)", file=sys.stderr)
         return 2
 
-    lifetime = Lifetime()
+    lifetime = peerlib.Lifetime("keepassxc peer")
     lifetime.start_watching(watch_stdin=not args.ignore_stdin)
 
     started = time.monotonic()
@@ -366,7 +310,7 @@ def main() -> int:
         ready_secs = time.monotonic() - launch
         log.info("keepassxc %d ready in %.2fs: %s", proc.pid, ready_secs, collection)
 
-        announce({
+        lifetime.announce({
             "ready": True,
             "peer": "keepassxc",
             "pid": os.getpid(),

@@ -19,8 +19,6 @@ import threading
 import time
 from typing import Any, Callable
 
-import werkzeug.serving
-
 LOOPBACK = "127.0.0.1"
 
 log = logging.getLogger("peer")
@@ -51,14 +49,19 @@ def setup_logging(path: str | None) -> None:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
 
 
-class QuietRequestHandler(werkzeug.serving.WSGIRequestHandler):
-    """werkzeug's handler without its access log (which would print query strings)."""
+def quiet_request_handler() -> Any:
+    """werkzeug's handler without its access log (which would print query strings). werkzeug
+    is imported here, not at the top: peers that serve no HTTP (KeePassXC's) use the rest."""
+    import werkzeug.serving
 
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        return
+    class QuietRequestHandler(werkzeug.serving.WSGIRequestHandler):
+        def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+            return
 
-    def log(self, type: str, message: str, *args: Any) -> None:
-        log.info("http %s: %s", type, message % args if args else message)
+        def log(self, type: str, message: str, *args: Any) -> None:
+            log.info("http %s: %s", type, message % args if args else message)
+
+    return QuietRequestHandler
 
 
 class Lifetime:
@@ -70,7 +73,8 @@ class Lifetime:
         self.reason = "?"
 
     def stop(self, reason: str) -> None:
-        self.reason = reason
+        if not self._stop.is_set():
+            self.reason = reason
         self._stop.set()
 
     def start_watching(self, watch_stdin: bool = True) -> None:
@@ -89,19 +93,24 @@ class Lifetime:
         # A parent may stop reading stdout after the ready line.
         sys.stdout = open(os.devnull, "w")
 
-    def wait(self) -> str:
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until the peer is to stop (True), or `timeout` seconds (False)."""
+        if timeout is not None:
+            return self._stop.wait(timeout)
         while not self._stop.wait(0.5):
             pass
         log.info("%s stopping (%s)", self.name, self.reason)
-        return self.reason
+        return True
 
     @property
     def stopping(self) -> bool:
         return self._stop.is_set()
 
     def _watch_stdin(self) -> None:
+        # os.read on the descriptor, not sys.stdin.buffer: a daemon thread blocked inside the
+        # buffered reader holds its lock, and the interpreter then spends a second at exit.
         try:
-            while sys.stdin.buffer.read1(4096):
+            while os.read(sys.stdin.fileno(), 4096):
                 pass
         except (OSError, ValueError):
             pass
@@ -120,8 +129,10 @@ class Peer:
 
     def __init__(self, name: str, app: Any, port: int = 0, ssl_context: Any = None):
         self.name = name
+        import werkzeug.serving
+
         self.server = werkzeug.serving.make_server(
-            LOOPBACK, port, app, threaded=True, request_handler=QuietRequestHandler, ssl_context=ssl_context
+            LOOPBACK, port, app, threaded=True, request_handler=quiet_request_handler(), ssl_context=ssl_context
         )
         # Many concurrent token requests (the refresh race) must all be accepted.
         self.server.socket.listen(128)
@@ -138,6 +149,7 @@ class Peer:
         self.lifetime.announce(line)
         log.info("%s ready on %s", self.name, self.base_url)
         self.lifetime.wait()
+        log.info("%s stopping (%s)", self.name, self.lifetime.reason)
         self.server.shutdown()
         self.server.server_close()
         return 0

@@ -34,12 +34,7 @@ import Testing
     }
 
     func authkit(_ arguments: [String], stdin: String? = nil) throws -> ProcessResult {
-        let binary = TestPaths.product("authkit")
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            Issue.record("\(binary.path) is missing: build it first (swift build --build-tests), or run ./scripts/test")
-            throw CancellationError()
-        }
-        let result = try ProcessRunner.run(binary, arguments, stdin: stdin, timeout: 30)
+        let result = try Authkit.run(arguments, environment: ProcessInfo.processInfo.environment, stdin: stdin)
         #expect(!result.timedOut)
         return result
     }

@@ -29,10 +29,7 @@ import Testing
         }
 
         func authkit(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> ProcessResult {
-            let environment = environment.merging(extra) { _, new in new }
-            let result = try await offThePool {
-                try ProcessRunner.run(TestPaths.product("authkit"), arguments, environment: environment, timeout: 30)
-            }
+            let result = try await Authkit.run(arguments, environment: environment.merging(extra) { _, new in new })
             #expect(!result.timedOut)
             return result
         }

@@ -3,15 +3,6 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// `authkit` as built next to the test bundle.
-func authkitExecutable() throws -> URL {
-    let url = TestPaths.product("authkit")
-    try #require(
-        FileManager.default.isExecutableFile(atPath: url.path),
-        "the authkit program (\(url.path)) is missing: run ./scripts/test (it builds everything first)")
-    return url
-}
-
 /// One group's shared sign-in in a private keyring, made by `authkit login`.
 final class KeyringSignIn: Sendable {
     let keyring: PrivateSecretService
@@ -23,13 +14,13 @@ final class KeyringSignIn: Sendable {
     /// Signs in; with `stale` the access token lives 1 s (stale at once for `--min-ttl 60`),
     /// after which the provider issues hour-long ones again.
     init(stale: Bool = true) async throws {
-        authkit = try authkitExecutable()
-        keyring = try await offPool {
+        authkit = try Authkit.executable()
+        keyring = try await offThePool {
             // gnome-keyring gets 15 s to come up; on a machine under heavy load that can fall
             // short once, so it gets one more go.
             do { return try PrivateSecretService() } catch { return try PrivateSecretService() }
         }
-        provider = try await offPool { try OIDCTestProvider.start() }
+        provider = try await offThePool { try OIDCTestProvider.start() }
         if stale { try await provider.configure(["access_token_ttl": 1]) }
         let client = try #require(provider.publicClient)
         let login = try await exec(
@@ -69,12 +60,12 @@ final class KeyringSignIn: Sendable {
     func exec(_ arguments: [String], extra: [String: String] = [:], timeout: TimeInterval = 60, scanStdout: Bool = true) async throws
         -> ProcessResult
     {
-        try await offPool { try self.run(arguments, extra: extra, timeout: timeout, scanStdout: scanStdout) }
+        try await offThePool { try self.run(arguments, extra: extra, timeout: timeout, scanStdout: scanStdout) }
     }
 
     /// `authkit token` for the group, off the cooperative pool.
     func execToken(timeout: TimeInterval = 60) async throws -> ProcessResult {
-        try await offPool { try self.token(timeout: timeout) }
+        try await offThePool { try self.token(timeout: timeout) }
     }
 
     /// `authkit token` for the group: stdout is the token (the one output allowed to hold it).

@@ -38,7 +38,7 @@ final class SignInHarness: Sendable {
         options: OIDCTestProvider.Options = OIDCTestProvider.Options(),
         transport: any HTTPTransport = CurlHTTPTransport()
     ) async throws -> SignInHarness {
-        try await offPool { try SignInHarness(implementation, options: options, transport: transport) }
+        try await offThePool { try SignInHarness(implementation, options: options, transport: transport) }
     }
 
     deinit {
@@ -53,13 +53,13 @@ final class SignInHarness: Sendable {
     /// The scripted browser's redirect back for `url`, not followed (off the cooperative pool).
     func finalRedirect(for url: URL, user: String = "ada") async throws -> URL {
         let browser = ScriptedBrowser(user: user, for: provider)
-        return try await offPool { try browser.finalRedirect(for: url) }
+        return try await offThePool { try browser.finalRedirect(for: url) }
     }
 
     /// Approves (or denies) a device sign-in on the provider's page (off the cooperative pool).
     func approveDevice(_ authorization: DeviceAuthorization, user: String = "ada", deny: Bool = false) async throws -> ProcessResult {
         let browser = ScriptedBrowser(user: user, deny: deny, for: provider)
-        return try await offPool {
+        return try await offThePool {
             try browser.approveDevice(verificationURI: authorization.verificationURI, userCode: authorization.userCode)
         }
     }
@@ -153,15 +153,6 @@ final class SignInHarness: Sendable {
                     sourceLocation: sourceLocation)
             }
         }
-    }
-}
-
-/// Runs blocking test-support work (starting peers, the scripted browser, child processes) on
-/// a thread of its own: on the cooperative pool (two threads on two cores) it would starve
-/// every other test's tasks, including the sign-in it is meant to drive.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
     }
 }
 

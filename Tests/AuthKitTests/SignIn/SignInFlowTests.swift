@@ -444,7 +444,7 @@ struct SignInFlowTests {
         let redirect = try await harness.finalRedirect(for: url)
         let secrets = try await harness.provider.issuedSecrets()
         let provider = harness.provider
-        try await offPool { provider.stop() }
+        try await offThePool { provider.stop() }
         Self.expectRedirect(try await TestHTTP.get(redirect), to: "signed-in")
         let error = try expectFailure(await running.value)
         guard case .tokenEndpoint(.transport(let transport)) = error else {
