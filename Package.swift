@@ -21,7 +21,7 @@ let package = Package(
     targets: [
         // System libraries. Debian: libssl-dev (OpenSSL 3).
         // OpenSSL 3's headers. libcrypto itself is not linked: CCryptoLoader opens it on first
-        // use (docs/architecture.md, "Why libcrypto is opened on first use").
+        // use (docs/decisions.md, "Why libcrypto is opened on first use").
         .systemLibrary(
             name: "COpenSSL",
             path: "Sources/COpenSSL",
@@ -35,7 +35,7 @@ let package = Package(
         // headers by scripts/generate-doors, so building needs no -dev package.
         .target(name: "CLibSecret", path: "Sources/CLibSecret", linkerSettings: [.linkedLibrary("dl")]),
         // libcurl, loaded with dlopen on the first HTTP request (never at start-up): see
-        // docs/architecture.md, "Why libcurl through dlopen". Build needs <curl/curl.h> only. Its table
+        // docs/decisions.md, "Why libcurl through dlopen". Build needs <curl/curl.h> only. Its table
         // of libcurl functions (curl_door.c) is written by scripts/generate-doors, like the other doors.
         .target(name: "CCurl", path: "Sources/CCurl", linkerSettings: [.linkedLibrary("dl")]),
 

@@ -1,7 +1,7 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-// What measures (docs/architecture.md, "Layers"): the benchmarks, a package of their own so that
+// What measures (docs/decisions.md, "The shape of the package"): the benchmarks, a package of their own so that
 // a package depending on authkit resolves and builds none of them. They use authkit's library
 // products like any other program; scripts/bench-* build them in release mode.
 let package = Package(

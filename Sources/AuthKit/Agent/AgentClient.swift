@@ -14,6 +14,9 @@ package struct AgentClient: Sendable {
     package let path: String
     /// How long to wait for an answer: a refresh behind it may take the provider's time.
     package var answerTimeout: Duration = .seconds(90)
+    /// The key of a forward `authkit ssh` made (`AUTHKIT_FORWARD_KEY` in its session): a forward
+    /// that is not open yet is opened with it, once, and the request sent again.
+    package var forwardKey: String?
 
     package enum Outcome: Sendable {
         case answer(AgentResponse)
@@ -30,6 +33,7 @@ package struct AgentClient: Sendable {
         guard environment["AUTHKIT_AGENT"] != "off" else { return nil }
         guard let path = Self.socketPath(environment: environment), path.utf8.count < Self.maximumPathBytes else { return nil }
         self.path = path
+        forwardKey = environment["AUTHKIT_FORWARD_KEY"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// `AUTHKIT_AGENT_SOCK`, else `$XDG_RUNTIME_DIR/authkit/agent.sock`.
@@ -46,12 +50,21 @@ package struct AgentClient: Sendable {
 
     /// Sends `request` and reads one answer line, on a thread of its own.
     package func send(_ request: AgentRequest) async -> Outcome {
-        let path = self.path
-        let timeout = answerTimeout
-        return await OwnThread.run { Self.exchange(path: path, request: request, timeout: timeout) }
+        let (path, timeout, key) = (self.path, answerTimeout, forwardKey)
+        return await OwnThread.run { Self.exchange(path: path, request: request, timeout: timeout, forwardKey: key) }
     }
 
-    static func exchange(path: String, request: AgentRequest, timeout: Duration) -> Outcome {
+    /// One request (and, when a forward is not open yet and the key is at hand, its `open` and
+    /// the request again), blocking the calling thread.
+    static func exchange(path: String, request: AgentRequest, timeout: Duration, forwardKey: String? = nil) -> Outcome {
+        let outcome = exchangeOnce(path: path, request: request, timeout: timeout)
+        guard let forwardKey, case .answer(let response) = outcome, response.error?.code == .notOpen,
+            case .answer(let opened) = exchangeOnce(path: path, request: .open(key: forwardKey), timeout: timeout), opened.ok
+        else { return outcome }
+        return exchangeOnce(path: path, request: request, timeout: timeout)
+    }
+
+    private static func exchangeOnce(path: String, request: AgentRequest, timeout: Duration) -> Outcome {
         let fd: Int32
         switch AgentSocket.connect(path) {
         case .success(let connected): fd = connected

@@ -164,6 +164,8 @@ actor AgentCore {
                 journal?.send(event, message: Self.message(event))
             case .close(let connection):
                 channels[connection]?.close(promise: nil)
+            case .warn(let message):
+                logger.warning("\(message)")
             case .stop:
                 logger.info("agent stopping on request")
                 onStop?()

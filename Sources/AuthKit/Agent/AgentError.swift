@@ -37,7 +37,7 @@ extension AgentFailure {
         switch code {
         case .notSignedIn: return .notSignedIn(group: self.group ?? group, account: account)
         case .loginRequired: return .loginRequired(account: account ?? "?", reason: message)
-        case .refused, .badRequest, .failed: return .agent(AgentError(summary: message, hint: hint, category: category.kind))
+        case .refused, .notOpen, .badRequest, .failed: return .agent(AgentError(summary: message, hint: hint, category: category.kind))
         }
     }
 }

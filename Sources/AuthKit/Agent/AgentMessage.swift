@@ -20,6 +20,10 @@ package enum AgentRequest: Sendable, Equatable {
     case log(since: Int, group: String?)
     /// How many tokens were served and refused per group, and the last asker; its own socket only.
     case stats
+    /// A forward that waits for its far side (`authkit ssh`) serves nothing until this comes
+    /// with the key it was opened with, from the far side once it checked that only its account
+    /// can reach the socket.
+    case open(key: String)
 
     /// The operation's name on the wire.
     package var operation: Wire.Operation {
@@ -32,6 +36,7 @@ package enum AgentRequest: Sendable, Equatable {
         case .stop: .stop
         case .log: .log
         case .stats: .stats
+        case .open: .open
         }
     }
 
@@ -41,14 +46,14 @@ package enum AgentRequest: Sendable, Equatable {
         case .token(let request), .idToken(let request): request.group
         case .rejected(let group, _, _), .forget(let group): group
         case .log(_, let group): group
-        case .hello, .stop, .stats: nil
+        case .hello, .stop, .stats, .open: nil
         }
     }
 
     /// The request line's members as JSON has them: every member optional, read strictly.
     package struct Wire: Codable, Sendable, Equatable {
         package enum Operation: String, Codable, Sendable {
-            case hello, token, idToken = "id_token", rejected, forget, stop, log, stats
+            case hello, token, idToken = "id_token", rejected, forget, stop, log, stats, open
         }
 
         package var version = AgentMessage.version
@@ -63,9 +68,10 @@ package enum AgentRequest: Sendable, Equatable {
         package var token: String?
         package var program: String?
         package var since: Int?
+        package var key: String?
 
         enum CodingKeys: String, CodingKey {
-            case version = "v", op, group, storage, account, scopes, minTTL = "min_ttl", token, program, since
+            case version = "v", op, group, storage, account, scopes, minTTL = "min_ttl", token, program, since, key
         }
     }
 
@@ -83,6 +89,9 @@ package enum AgentRequest: Sendable, Equatable {
         case .stop: self = .stop
         case .stats: self = .stats
         case .log: self = .log(since: wire.since ?? 0, group: wire.group)
+        case .open:
+            guard let key = wire.key, !key.isEmpty else { throw .badRequest("open needs the forward's key") }
+            self = .open(key: key)
         case .forget: self = .forget(group: try group("forget"))
         case .rejected:
             guard let token = wire.token, !token.isEmpty else { throw .badRequest("rejected needs the token that was refused") }
@@ -116,6 +125,7 @@ package enum AgentRequest: Sendable, Equatable {
             wire.storage = storage
             wire.token = token
         case .forget(let group): wire.group = group
+        case .open(let key): wire.key = key
         case .log(let since, let group):
             wire.since = since
             wire.group = group
@@ -202,6 +212,8 @@ package struct AgentFailure: Codable, Sendable, Equatable, Error {
         case loginRequired = "login_required"
         /// The socket does not serve this.
         case refused
+        /// A forward that waits for its far side's `open` (``AgentRequest/open(key:)``).
+        case notOpen = "not_open"
         case badRequest = "bad_request"
         /// Anything else; ``category`` says which kind.
         case failed

@@ -20,6 +20,10 @@ package struct AgentPolicy: Sendable, Equatable {
     /// Each new connection's first token waits for a yes at the terminal that opened the socket
     /// (`authkit agent forward --confirm`, as `ssh-add -c`).
     package var confirm = false
+    /// A forward whose far side must open it first (`authkit ssh`): nothing is served until an
+    /// `open` request brings this key, sent by the far side once it checked that the socket is
+    /// its account's alone.
+    package var openKey: String?
 
     package static let owner = AgentPolicy(groups: nil, extraScopes: nil, idTokens: true)
 
@@ -36,7 +40,7 @@ package struct AgentPolicy: Sendable, Equatable {
         var account: String?
         var scopes: [String] = []
         switch request {
-        case .hello: return .success(nil)
+        case .hello, .open: return .success(nil)
         case .forget, .stop, .log, .stats:
             guard groups == nil else { return .failure(.refused("a forwarded agent socket only hands out tokens")) }
             return .success(nil)

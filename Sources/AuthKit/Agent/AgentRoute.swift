@@ -114,7 +114,9 @@ package struct AgentRoute: Sendable {
             AgentTokenRequest(
                 group: group, storage: storage, account: account ?? environment["AUTHKIT_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 },
                 scopes: scopes ?? [], minTTL: seconds(minimumLifetime)))
-        guard case .answer(let response) = AgentClient.exchange(path: client.path, request: request, timeout: client.answerTimeout)
+        guard
+            case .answer(let response) = AgentClient.exchange(
+                path: client.path, request: request, timeout: client.answerTimeout, forwardKey: client.forwardKey)
         else { return nil }
         if !response.ok, let failure = response.error { return .failure(cleaned(failure).error(group: group)) }
         return checked(response).map { .success($0) }

@@ -75,16 +75,18 @@ package struct AgentStateMachine: Sendable {
         case journal(AgentEvent)
         /// Close the connection (after a malformed request).
         case close(Connection)
+        /// Tell the person who started the agent or forward (its log, at warning level).
+        case warn(String)
         /// Stop serving.
         case stop
     }
 
-    private struct Held {
+    struct Held {
         var token: Token
         var readAt: Double
     }
 
-    private struct Waiter {
+    struct Waiter {
         var connection: Connection
         var minTTL: Int
     }
@@ -92,19 +94,21 @@ package struct AgentStateMachine: Sendable {
     package let policy: AgentPolicy
     package let recheckInterval: Double
     package let pid: Int32
-    private var held: [Key: Held] = [:]
-    private var waiting: [Key: [Waiter]] = [:]
+    var held: [Key: Held] = [:]
+    var waiting: [Key: [Waiter]] = [:]
     /// The `min_ttl` of the fetch under way for a key.
-    private var fetching: [Key: Int] = [:]
+    var fetching: [Key: Int] = [:]
     /// Bumped by `forget` and `rejected` while a fetch of the group is under way: a fetch that
     /// began before may have read what the store no longer holds, so its answer is not kept or
     /// handed out; it is fetched again. A group leaves the map with its last fetch.
-    private var generations: [String: Int] = [:]
-    private var fetchGeneration: [Key: Int] = [:]
+    var generations: [String: Int] = [:]
+    var fetchGeneration: [Key: Int] = [:]
     /// A forwarded socket: when each served group's token was last marked stale (monotonic).
-    private var lastRejection: [String: Double] = [:]
+    var lastRejection: [String: Double] = [:]
     /// A forwarded socket: when a fetch it caused last refreshed each served group (monotonic).
-    private var lastRefresh: [String: Double] = [:]
+    var lastRefresh: [String: Double] = [:]
+    /// False for a forward that waits for its far side's `open` (``AgentPolicy/openKey``).
+    var isOpen: Bool
     /// What a person allowed a connection (a group, a kind of token), and the request of each
     /// connection waiting for the answer.
     var allowed: Set<Grant> = []
@@ -146,6 +150,7 @@ package struct AgentStateMachine: Sendable {
         self.policy = policy
         self.recheckInterval = recheckInterval
         self.pid = pid
+        self.isOpen = policy.openKey == nil
     }
 
     /// How many tokens are held (for `status`).
@@ -174,6 +179,23 @@ package struct AgentStateMachine: Sendable {
             }
         }
         switch request {
+        case .token, .idToken, .rejected:
+            guard isOpen else {
+                let failure = AgentFailure(
+                    code: .notOpen,
+                    message: "this forward is not open yet: its far side has not checked that only its account can reach the socket",
+                    hint: "run authkit through `authkit ssh`, whose session opens it (AUTHKIT_FORWARD_KEY)", category: .usage)
+                return [
+                    .reply(connection, .failure(failure)),
+                    record(.refused, request, connection: connection, now: now, reason: failure.message),
+                ]
+            }
+        default:
+            break
+        }
+        switch request {
+        case .open(let key):
+            return open(key, connection: connection)
         case .hello:
             var response = AgentResponse(ok: true)
             response.agent = AuthKitVersion.current
@@ -254,54 +276,6 @@ package struct AgentStateMachine: Sendable {
         return now.monotonic - entry.readAt < interval && Double(entry.token.expiresAt) - now.wall >= Double(minTTL)
     }
 
-    /// The outcome of a ``Action/fetch(_:minTTL:)``.
-    package mutating func fetched(_ key: Key, _ result: Result<Token, AgentFailure>, now: Now) -> [Action] {
-        let asked = fetching.removeValue(forKey: key) ?? 0
-        let began = fetchGeneration.removeValue(forKey: key) ?? 0
-        if began != generations[key.group, default: 0], let waiters = waiting[key], !waiters.isEmpty {
-            // The sign-in changed while this fetch ran (a logout, a rejected token): ask again.
-            let longest = waiters.map(\.minTTL).max() ?? asked
-            fetching[key] = longest
-            fetchGeneration[key] = generations[key.group, default: 0]
-            return [.fetch(key, minTTL: longest)]
-        }
-        if !fetchGeneration.keys.contains(where: { $0.group == key.group }) { generations[key.group] = nil }
-        let waiters = waiting.removeValue(forKey: key) ?? []
-        switch result {
-        case .failure(let failure):
-            held[key] = nil
-            return waiters.flatMap { waiter -> [Action] in
-                let kind: AgentEvent.Kind = failure.code == .refused ? .refused : .failed
-                return [
-                    .reply(waiter.connection, .failure(failure)),
-                    failedEvent(kind, key: key, connection: waiter.connection, now: now, reason: failure.message),
-                ]
-            }
-        case .success(let token):
-            store(token, for: key, now: now)
-            if policy.isRestricted && token.refreshed { lastRefresh[key.group] = now.monotonic }
-            var actions: [Action] = []
-            var later: [Waiter] = []
-            for waiter in waiters {
-                // Served: the token the session gave for the min_ttl asked (the caller judges a
-                // provider whose tokens live shorter). Waiters who asked more fetch again.
-                if waiter.minTTL <= asked || Double(token.expiresAt) - now.wall >= Double(waiter.minTTL) {
-                    actions.append(.reply(waiter.connection, Self.answer(token)))
-                    actions.append(served(token, key: key, connection: waiter.connection, now: now))
-                } else {
-                    later.append(waiter)
-                }
-            }
-            if let longest = later.map(\.minTTL).max() {
-                waiting[key] = later
-                fetching[key] = longest
-                fetchGeneration[key] = generations[key.group, default: 0]
-                actions.append(.fetch(key, minTTL: longest))
-            }
-            return actions
-        }
-    }
-
     /// A connection went away: it waits for nothing any more.
     package mutating func closed(_ connection: Connection) {
         allowed = allowed.filter { $0.connection != connection }
@@ -320,7 +294,7 @@ package struct AgentStateMachine: Sendable {
             + awaitingConfirmation.count + askers.count + onceGrants.count
     }
 
-    private mutating func store(_ token: Token, for key: Key, now: Now) {
+    mutating func store(_ token: Token, for key: Key, now: Now) {
         if held.count >= Self.maximumHeld {
             held = held.filter { Double($0.value.token.expiresAt) > now.wall }
             if held.count >= Self.maximumHeld { held.removeAll() }

@@ -59,13 +59,16 @@ struct SSHCommand: AsyncParsableCommand {
     func run() async throws {
         let words = arguments.first == "--" ? Array(arguments.dropFirst()) : arguments
         guard let (options, destination, command) = Self.split(words) else { throw ExitStatus.usage }
-        let policy = try await forward.policy()
+        var policy = try await forward.policy()
         let environment = ProcessInfo.processInfo.environment
-        let local: String, remote: String
+        let local: String, remote: String, key: String
         let server: AgentServer
         do throws(AgentServer.Failure) {
             local = try AgentServer.privateDirectory(environment: environment) + "/" + AgentServer.randomName(prefix: "ssh-") + ".sock"
             remote = "/tmp/" + (try AgentServer.randomName(prefix: "authkit-agent-")) + ".sock"
+            // Nothing is served until the far side, its check passed, opens the forward with it.
+            key = try (1...4).map { _ throws(AgentServer.Failure) in try AgentServer.randomName(prefix: "") }.joined()
+            policy.openKey = key
             // Quiet in the session's terminal: only what went wrong (AUTHKIT_LOG=info for more).
             server = try await AgentService.start(
                 path: local, policy: policy, environment: environment, logLevel: .warning,
@@ -77,7 +80,7 @@ struct SSHCommand: AsyncParsableCommand {
         let ssh = environment["AUTHKIT_SSH"].flatMap { $0.isEmpty ? nil : $0 } ?? "ssh"
         var argv = [ssh, "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes", "-R", "\(remote):\(local)"]
         if command.isEmpty && isatty(0) == 1 { argv.append("-t") }
-        argv += options + [destination, Self.remoteCommand(socket: remote, command: command, destination: destination)]
+        argv += options + [destination, Self.remoteCommand(socket: remote, key: key, command: command, destination: destination)]
         var spawnOptions = ChildProcess.Options(argv)
         spawnOptions.stdin = .inherit
         spawnOptions.stdout = .inherit
@@ -126,8 +129,11 @@ struct SSHCommand: AsyncParsableCommand {
         return (options, words[index], Array(words[(index + 1)...]))
     }
 
-    /// What the remote shell runs: the socket checked and exported, the command (or a login
-    /// shell), and the socket's file removed when it ends.
+    /// What the remote shell runs: the socket checked, then exported with the forward's `key`
+    /// (the first authkit there that uses the socket opens the forward with it; until then it
+    /// serves nothing, so another account that reached a socket sshd made too wide, in the moment
+    /// before the check, got nothing), the command (or a login shell), and the socket's file
+    /// removed when it ends.
     ///
     /// The socket must be this account's alone (no permission for group or others, no ACL):
     /// sshd makes it with its StreamLocalBindMask, which an administrator may have opened up.
@@ -138,7 +144,7 @@ struct SSHCommand: AsyncParsableCommand {
     /// `~/.local/bin`, where a user installs authkit without root, is put first on the remote
     /// PATH as a login shell would (a command ssh runs reads no profile); a command that fails
     /// where no authkit is found says how to put it there.
-    static func remoteCommand(socket: String, command: [String], destination: String = "HOST") -> String {
+    static func remoteCommand(socket: String, key: String, command: [String], destination: String = "HOST") -> String {
         let run = command.isEmpty ? #""${SHELL:-/bin/sh}" -l"# : command.joined(separator: " ")
         let path = #"case ":$PATH:" in *":$HOME/.local/bin:"*) ;; *) PATH="$HOME/.local/bin:$PATH"; export PATH;; esac"#
         let missing = Voice.error(
@@ -156,7 +162,7 @@ struct SSHCommand: AsyncParsableCommand {
             "set -- $(LC_ALL=C ls -ld \(socket) 2>/dev/null); case $1 in s???------|s???------.) ;; "
             + "*) printf '%s\\n' \(Setup.shellQuoted(refusal)) >&2; rm -f \(socket); exit 255;; esac"
         return
-            "\(check); \(path); AUTHKIT_AGENT_SOCK=\(socket); export AUTHKIT_AGENT_SOCK; \(run); authkit_status=$?; rm -f \(socket); "
-            + "\(notFound); exit $authkit_status"
+            "\(check); \(path); AUTHKIT_AGENT_SOCK=\(socket) AUTHKIT_FORWARD_KEY=\(key); export AUTHKIT_AGENT_SOCK AUTHKIT_FORWARD_KEY; "
+            + "\(run); authkit_status=$?; rm -f \(socket); \(notFound); exit $authkit_status"
     }
 }

@@ -48,6 +48,8 @@ enum HelpTopics {
               AUTHKIT_AGENT_SOCK     the agent's socket (default
                                      $XDG_RUNTIME_DIR/authkit/agent.sock); authkit ssh
                                      sets it to the forwarded one
+              AUTHKIT_FORWARD_KEY    set by authkit ssh in the remote session: opens its
+                                     forward once the socket was checked
               AUTHKIT_AGENT          off: never ask the agent
               AUTHKIT_ASKPASS        for the agent: a program that asks a person (as
                                      SSH_ASKPASS) when a group's confirm needs a yes

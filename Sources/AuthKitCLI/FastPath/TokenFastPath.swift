@@ -3,7 +3,7 @@
 /// ArgumentParser builds the whole command tree through reflection before it parses, and
 /// each dynamic cast that involves scans every protocol conformance in the binary: about
 /// 11 million instructions, a third of a `secret-tool lookup`, on every `authkit token`
-/// (measured with callgrind; docs/architecture.md). The token command is the one scripts
+/// (measured with callgrind; docs/decisions.md). The token command is the one scripts
 /// run in loops, so its few options are parsed here directly. Anything else — `--help`, an
 /// unknown or malformed option, a value out of range — returns nil and ArgumentParser parses
 /// as usual, so its help and error messages stay the only ones. `TokenFastPathTests`

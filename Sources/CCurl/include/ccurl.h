@@ -6,7 +6,7 @@
  *
  * libcurl is opened with dlopen on the first request, never at process start-up: the
  * `authkit token` hot path must not pay for loading libcurl and its ~15 dependencies
- * (docs/architecture.md, "Why libcurl through dlopen"). Only the header is needed to build.
+ * (docs/decisions.md, "Why libcurl through dlopen"). Only the header is needed to build.
  */
 
 #include <stddef.h>

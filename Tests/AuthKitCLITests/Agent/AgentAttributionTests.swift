@@ -232,7 +232,7 @@ import Glibc
         journaled["AUTHKIT_JOURNAL_SOCKET"] = journal.socket
         let environment = journaled
         let command =
-            "env -i PATH=/usr/bin:/bin HOME=/tmp AUTHKIT_AGENT_SOCK=\"$AUTHKIT_AGENT_SOCK\" \(reachable.url.path) token --group \(world.group)"
+            "env -i PATH=/usr/bin:/bin HOME=/tmp AUTHKIT_AGENT_SOCK=\"$AUTHKIT_AGENT_SOCK\" AUTHKIT_FORWARD_KEY=\"$AUTHKIT_FORWARD_KEY\" \(reachable.url.path) token --group \(world.group)"
         let arguments = ["ssh", "--group", world.group, "--"] + server.clientOptions + [server.destination, command]
         let remote = try await offThePool {
             try ProcessRunner.run(TestPaths.product("authkit"), arguments, environment: environment, timeout: 60)

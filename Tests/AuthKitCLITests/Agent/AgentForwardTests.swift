@@ -323,7 +323,7 @@ import Glibc
         defer { reachable.remove() }
         let authkit = reachable.url.path
         let remoteEnvironment =
-            "env -i PATH=/usr/bin:/bin HOME=\(home.path) XDG_CONFIG_HOME=\(home.path)/config AUTHKIT_AGENT_SOCK=\"$AUTHKIT_AGENT_SOCK\""
+            "env -i PATH=/usr/bin:/bin HOME=\(home.path) XDG_CONFIG_HOME=\(home.path)/config AUTHKIT_AGENT_SOCK=\"$AUTHKIT_AGENT_SOCK\" AUTHKIT_FORWARD_KEY=\"$AUTHKIT_FORWARD_KEY\""
         func ssh(_ command: String, forward: Bool = true) async throws -> ProcessResult {
             let arguments =
                 forward
@@ -396,5 +396,54 @@ import Glibc
                 environment: world.environment, timeout: 60)
         }
         #expect(after.stdout.isEmpty, "the refused socket is removed: \(after.stdout)\(after.stderr)")
+    }
+
+    /// sshd made the forwarded socket open to every account (StreamLocalBindMask 0000): another
+    /// account that connects in the moment before the remote side's check gets nothing — the
+    /// forward serves only once that side, its check passed, opened it with the session's key.
+    @Test func anotherAccountRacingTheCheckGetsNothing() async throws {
+        if let reason = TestSSHServer.unavailableReason ?? UnprivilegedUser.unavailableReason {
+            Issue.record(Comment(rawValue: "cannot run: \(reason)"))
+            return
+        }
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn()
+        let server = try await offThePool { try TestSSHServer(streamLocalBindMask: "0000") }
+        defer { server.stop() }
+        let racer = """
+            import glob, json, socket, sys, time
+            group, seen, deadline = sys.argv[1], set(), time.time() + float(sys.argv[2])
+            print("ready", flush=True)
+            while time.time() < deadline:
+                for path in glob.glob("/tmp/authkit-agent-*.sock"):
+                    try:
+                        s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(path)
+                        s.sendall(json.dumps({"v": 1, "op": "token", "group": group}).encode() + b"\\n")
+                        answer = json.loads(s.makefile().readline() or "{}")
+                        seen.add("served" if answer.get("ok") else (answer.get("error") or {}).get("code", "?"))
+                    except OSError:
+                        pass
+                    except ValueError as error:
+                        seen.add(type(error).__name__)
+            print(json.dumps(sorted(seen)), flush=True)
+            """
+        let attacker = try TestProcess(
+            URL(fileURLWithPath: "/usr/sbin/runuser"),
+            ["-u", UnprivilegedUser.name, "--", "/usr/bin/python3", "-c", racer, world.group, "8"],
+            environment: ["PATH": "/usr/bin:/bin"])
+        #expect(try await offThePool { attacker.firstStdoutLine(timeout: 30) } == "ready")
+        for _ in 0..<4 {
+            let arguments = ["ssh", "--group", world.group, "--"] + server.clientOptions + [server.destination, "echo ran"]
+            let session = try await offThePool {
+                try ProcessRunner.run(TestPaths.product("authkit"), arguments, environment: world.environment, timeout: 60)
+            }
+            world.recordExternal("authkit", ["ssh", "echo ran"], session)
+            #expect(session.status == 255 && !session.stdout.contains("ran"), "\(session.stderr)")
+        }
+        let report = try await offThePool { attacker.finish(timeout: 60) }
+        #expect(!report.stdout.contains("served"), "another account got a token: \(report.stdout)")
+        world.recordExternal("racer", [], report)
+        try await world.assertNoSecretsLeaked()
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The start-up tricks that stay (docs/architecture.md, "The start-up of `authkit token`" and
+/// The start-up tricks that stay (docs/decisions.md, "The start-up of `authkit token`" and
 /// "The agent's figures"): libcrypto, libcurl and libsecret are opened on first use, so a
 /// command that needs none of them (`authkit token` answered by the agent) never loads them.
 /// None may creep back into the link.

@@ -15,7 +15,7 @@ import Testing
             group: "g", storage: .kernelKeyring, account: "ada", scopes: ["a", "b"], minTTL: 300, program: "/usr/bin/curl")
         let requests: [AgentRequest] = [
             .hello, .token(token), .idToken(AgentTokenRequest(group: "g")), .rejected(group: "g", storage: nil, token: "at-1"),
-            .forget(group: "g"), .stop, .log(since: 7, group: nil), .log(since: 0, group: "g"), .stats,
+            .forget(group: "g"), .stop, .log(since: 7, group: nil), .log(since: 0, group: "g"), .stats, .open(key: "k"),
         ]
         for request in requests {
             let line = AgentMessage.encode(request)
@@ -32,7 +32,7 @@ import Testing
             (#"{"v":1,"op":"forget"}"#, "needs a group"), (#"{"v":1,"op":"rejected","group":"g"}"#, "needs the token"),
             (#"{"v":1,"op":"rejected","token":"t"}"#, "needs a group"), (#"{"v":1,"op":"token","group":"g","min_ttl":-1}"#, "min_ttl"),
             (#"{"v":1,"op":"token","group":"g","min_ttl":86401}"#, "min_ttl"), (#"{"v":2,"op":"hello"}"#, "protocol version 2"),
-            (#"{"v":1,"op":"steal"}"#, "not a protocol message"),
+            (#"{"v":1,"op":"open"}"#, "needs the forward's key"), (#"{"v":1,"op":"steal"}"#, "not a protocol message"),
             (#"{"v":1,"op":"token","group":"g","storage":"floppy"}"#, "not a protocol message"),
         ])
     func badRequests(_ line: String, _ words: String) {

@@ -316,6 +316,41 @@ struct AgentPolicyTests {
         #expect(machine.receiveActions(request, from: 1, now: now) == [.fetch(key, minTTL: 300)])
     }
 
+    /// `authkit ssh`'s forward serves nothing until its far side opens it with the session's key:
+    /// before, a token is `not_open`; the right key closes every connection made before it
+    /// (another account's, in the moment before the far side's check) and then serves; a wrong
+    /// key ends the forward.
+    @Test("a forward that waits for its far side serves nothing before the open, and ends on a wrong key")
+    func forwardOpensOnlyWithItsKey() {
+        var policy = Self.policy
+        policy.openKey = "k3y"
+        var machine = Machine(policy: policy, pid: 1)
+        let now = AgentStateMachineTests.now
+        for connection in 1...3 { machine.opened(connection, asker: .test(Int32(40 + connection))) }
+        let token = Array(#"{"v":1,"op":"token","group":"g"}"#.utf8)
+        guard case .reply(1, let early) = machine.receiveActions(token, from: 1, now: now).first else {
+            Issue.record("no answer")
+            return
+        }
+        #expect(early.error?.code == .notOpen)
+        #expect(
+            machine.receiveActions(Array(#"{"v":1,"op":"open","key":"k3y"}"#.utf8), from: 3, now: now) == [
+                .reply(3, AgentResponse(ok: true)), .close(1), .close(2),
+            ])
+        machine.closed(1)
+        machine.closed(2)
+        let key = Machine.Key(storage: .kernelKeyring, group: "g", account: nil, scopes: [], idToken: false)
+        #expect(machine.receiveActions(token, from: 3, now: now) == [.fetch(key, minTTL: 60)])
+
+        var wrong = Machine(policy: policy, pid: 1)
+        let actions = wrong.receiveActions(Array(#"{"v":1,"op":"open","key":"guess"}"#.utf8), from: 1, now: now)
+        #expect(actions.last == .stop && actions.contains { if case .warn = $0 { return true } else { return false } }, "\(actions)")
+        // A socket without a key (agent forward, the agent's own) has nothing to open.
+        var plain = Machine(policy: Self.policy, pid: 1)
+        #expect(
+            plain.receiveActions(Array(#"{"v":1,"op":"open","key":"x"}"#.utf8), from: 1, now: now) == [.reply(1, AgentResponse(ok: true))])
+    }
+
     @Test("requests naming ever-new groups keep the machine's memory bounded, on a forward and on the owner's socket")
     func boundedState() {
         var forward = Machine(policy: Self.policy, pid: 1)
