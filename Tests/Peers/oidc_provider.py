@@ -9,8 +9,69 @@ missing or a wrong code_verifier are rejected), redirect URIs matched exactly (a
 loopback IP literals, RFC 8252 §7.3), codes single-use (a replay revokes what the code
 issued), refresh tokens rotated, token parameters only in a form-encoded body.
 
+DPoP (RFC 9449) and PAR (RFC 9126) are off unless a flag or POST /_test/config turns them
+on; off, the provider behaves as it always did (a DPoP header is ignored, as by a server
+without DPoP: the answer is a Bearer token; /par is 404; request_uri and dpop_jkt mean nothing).
+
+--dpop (config `dpop`): discovery advertises dpop_signing_alg_values_supported (ES256, ES384,
+RS256, PS256, EdDSA) and every DPoP header is checked (RFC 9449 section 4.3) at the token
+endpoint, /userinfo, /revoke and /par: exactly one header; a compact JWS with typ dpop+jwt;
+alg one of the advertised (never none, never HS*); a jwk header that is a public key (no d,
+p, q, dp, dq, qi, oth, k) of the alg's type (RSA at least 2048 bits) and verifies the
+signature; jti unique (a replay cache keyed by jti, five minutes); htm the request's method;
+htu the endpoint's own URL, scheme://host:port/path (normalized; a query or fragment in htu
+is refused); iat within +-`dpop_iat_window` seconds (default 60); at /userinfo, ath =
+base64url(SHA-256(access token)). A bad proof: 400 invalid_dpop_proof at the token endpoint,
+/par and /revoke; 401 with `WWW-Authenticate: DPoP error="invalid_dpop_proof"` at /userinfo.
+A token request with a valid proof is answered token_type DPoP, its access token bound to the
+proof key's RFC 7638 thumbprint (jkt, kept in the token record: access tokens are opaque, so
+there is no JWT to carry cnf), and for a public client its refresh token too (section 5).
+Refreshing a bound refresh token needs a proof with the same key: another key is 400
+invalid_dpop_proof; no proof at all is 400 invalid_grant (RFC 9449 section 5 names no error:
+without a proof there is nothing to call an invalid proof, and the grant is not usable by a
+Bearer request); the refreshed tokens stay bound. A dpop_jkt parameter at /authorize or /par
+(43 base64url characters, else invalid_request) binds the code: the token request needs a
+proof with that key, else 400 invalid_grant (none or another key alike). Without a proof the
+answer is token_type Bearer, as always. /userinfo takes a bound token only as
+`Authorization: DPoP <token>` with a valid proof of the bound key (another key:
+invalid_dpop_proof); a bound token as Bearer is 401 invalid_token (challenges `Bearer
+error="invalid_token"` and `DPoP algs=...`), an unbound one as DPoP is 401 invalid_token.
+/revoke takes requests with or without a proof (a present one is checked, never a nonce).
+
+--dpop-nonce (config `dpop_nonce`, implies dpop): the token endpoint and /userinfo require the
+current server nonce in every proof (sections 8 and 9). One nonce at a time, replaced after
+`dpop_nonce_uses` (default 3) accepted proofs carrying it; missing or not current: 400
+{"error": "use_dpop_nonce"} at the token endpoint, 401 `WWW-Authenticate: DPoP
+error="use_dpop_nonce"` at /userinfo, each with `DPoP-Nonce: <current>`. Every answer to a
+request with a proof at those endpoints carries `DPoP-Nonce` with the nonce now current
+(successes too, so a rotation reaches the client). /par and /revoke never check a nonce.
+
+--par (config `par`): discovery advertises pushed_authorization_request_endpoint (ISSUER/par)
+and require_pushed_authorization_requests. POST /par authenticates the client as the token
+endpoint does (a public client: client_id in the form), takes the authorization request's
+parameters in a form body (each once; no request_uri, no request object; a client_id other
+than the authenticated client's is invalid_request), validates them as /authorize would
+(registered redirect URI, PKCE, nonce, scope) and answers 201 {"request_uri":
+"urn:ietf:params:oauth:request_uri:<random>", "expires_in": `par_expires_in` (60)}; errors
+are JSON, never redirects. A DPoP proof at /par binds the code like dpop_jkt (RFC 9449 section
+10.1); a dpop_jkt that differs from the proof's key is 400 invalid_dpop_proof. /authorize with
+request_uri takes the pushed parameters; its query may carry only client_id (required, the
+pusher's) and request_uri: anything else sent again outside the push (redirect_uri, scope,
+state, ...) is refused with invalid_request on the provider's page, as are an unknown, expired
+or used request_uri (invalid_request_uri). A request_uri may be shown again (a reload) until
+the sign-in form is answered; then it is used up.
+--par-required (config `par_required`, implies par): advertised as
+require_pushed_authorization_requests: true; /authorize without request_uri is refused with
+invalid_request on the provider's page (its redirect_uri is not trusted).
+
 Everything under /_test/ is a control API for tests (README.md, "Control API"); it is
-what makes this a test peer and not a provider to deploy.
+what makes this a test peer and not a provider to deploy. GET /_test/dpop lists the proofs
+received (never a token value) and counts the refused replays, GET /_test/par the pushed
+requests (parameter names only); /_test/issued gives each token's token_type, bound and jkt.
+DPoP faults: dpop_nonce_rotate (the next proof's nonce refused with use_dpop_nonce and a new
+nonce, even if current), dpop_token_type_bearer (a proved token request answered Bearer with
+unbound tokens: a downgrade), dpop_token_type_dpop_unasked (a request without proof answered
+token_type DPoP), dpop_refuse_proof (the next proved request refused with invalid_dpop_proof).
 """
 
 from __future__ import annotations
@@ -24,6 +85,7 @@ import html
 import json
 import logging
 import os
+import re
 import secrets
 import socket
 import sys
@@ -49,6 +111,7 @@ from authlib.oauth2.rfc6749 import (  # noqa: E402
     InvalidRequestError,
     grants,
 )
+from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload  # noqa: E402
 from authlib.oauth2.rfc7009 import RevocationEndpoint  # noqa: E402
 from authlib.oauth2.rfc7636 import CodeChallenge  # noqa: E402
 from authlib.oauth2.rfc7636.challenge import CODE_CHALLENGE_PATTERN, CODE_VERIFIER_PATTERN  # noqa: E402
@@ -58,8 +121,10 @@ from authlib.oauth2.rfc8628 import (  # noqa: E402
     DeviceCredentialDict,
 )
 from authlib.oidc.core import OpenIDCode  # noqa: E402
+from joserfc import jws as jose_jws  # noqa: E402
 from joserfc import jwt as jose_jwt  # noqa: E402
-from joserfc.jwk import ECKey, OKPKey, RSAKey  # noqa: E402
+from joserfc.errors import BadSignatureError, JoseError  # noqa: E402
+from joserfc.jwk import ECKey, JWKRegistry, OKPKey, RSAKey  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peerlib  # noqa: E402
@@ -69,6 +134,26 @@ log = logging.getLogger("oidc-provider")
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 MICROSOFT_TENANT_ALIASES = ("common", "organizations", "consumers")
 ALL_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+
+# DPoP (RFC 9449): the algorithms advertised and accepted, the key type each needs, and the
+# JWK members that only a private (or symmetric) key has.
+DPOP_ALGS = ["ES256", "ES384", "RS256", "PS256", "EdDSA"]
+DPOP_KEY_TYPES = {
+    "ES256": ("EC", {"P-256"}),
+    "ES384": ("EC", {"P-384"}),
+    "RS256": ("RSA", None),
+    "PS256": ("RSA", None),
+    "EdDSA": ("OKP", {"Ed25519", "Ed448"}),
+}
+JWK_PRIVATE_MEMBERS = {"d", "p", "q", "dp", "dq", "qi", "oth", "k"}
+JWK_THUMBPRINT_MEMBERS = {"EC": ("crv", "kty", "x", "y"), "RSA": ("e", "kty", "n"), "OKP": ("crv", "kty", "x")}
+DPOP_JTI_SECONDS = 300  # how long a proof's jti is remembered (its iat window is far shorter)
+DPOP_MAX_PROOF_LENGTH = 8192
+BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+JKT_PATTERN = re.compile(r"[A-Za-z0-9_-]{43}")  # base64url of a SHA-256 digest
+PAR_REQUEST_URI_PREFIX = "urn:ietf:params:oauth:request_uri:"
+# Parameters of a pushed request that authenticate the client and are not kept with it.
+CLIENT_AUTH_PARAMETERS = {"client_secret", "client_assertion", "client_assertion_type"}
 
 # ---------------------------------------------------------------------------------------------
 # Keys
@@ -258,6 +343,8 @@ class TokenRecord:
     original_sub: str
     revoked: bool = False
     rotated: bool = False
+    token_type: str = "Bearer"  # as answered (a fault may answer DPoP for an unbound token)
+    jkt: str | None = None  # RFC 9449: thumbprint of the DPoP key the token is bound to
 
     def check_client(self, client: Client) -> bool:
         return self.client_id == client.get_client_id()
@@ -293,6 +380,7 @@ class CodeRecord:
     expires_at: float
     family: str
     used: bool = False
+    dpop_jkt: str | None = None  # RFC 9449 section 10: the token request must prove this key
 
     # authlib's AuthorizationCodeMixin / OIDC mixin surface
     def get_redirect_uri(self) -> str:
@@ -314,6 +402,31 @@ class CodeRecord:
         return None
 
 
+@dataclass
+class PushedRequest:
+    """An authorization request pushed to /par (RFC 9126), until /authorize uses it up."""
+
+    request_uri: str
+    client_id: str
+    params: dict[str, str]
+    expires_at: float
+    used: bool = False
+    shown: int = 0  # GETs of /authorize that presented it (a reload shows it again)
+
+    @property
+    def expired(self) -> bool:
+        return time.time() >= self.expires_at
+
+
+@dataclass
+class DPoPProof:
+    """A DPoP proof the provider accepted (never the proof itself)."""
+
+    jkt: str
+    jti: str
+    endpoint: str
+
+
 DEFAULT_CONFIG: dict[str, Any] = {
     "access_token_ttl": 3600,
     "id_token_ttl": 3600,
@@ -326,6 +439,15 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "require_nonce": True,
     "device_interval": 5,
     "device_expires_in": 600,
+    # DPoP (RFC 9449): off by default; dpop_nonce implies dpop
+    "dpop": False,
+    "dpop_nonce": False,
+    "dpop_nonce_uses": 3,
+    "dpop_iat_window": 60,
+    # PAR (RFC 9126): off by default; par_required implies par
+    "par": False,
+    "par_required": False,
+    "par_expires_in": 60,
     "scopes_supported": [
         "openid",
         "profile",
@@ -367,6 +489,13 @@ FAULT_KINDS = {
     "patch_json",
     # device grant
     "device_slow_down",
+    # DPoP: the next proof's nonce refused (use_dpop_nonce) with a new nonce, even if current;
+    # a proved token request answered Bearer with unbound tokens (a downgrade); a request
+    # without proof answered token_type DPoP; the next proved request refused (invalid_dpop_proof)
+    "dpop_nonce_rotate",
+    "dpop_token_type_bearer",
+    "dpop_token_type_dpop_unasked",
+    "dpop_refuse_proof",
 }
 
 ENDPOINT_NAMES = {
@@ -378,6 +507,7 @@ ENDPOINT_NAMES = {
     "revocation",
     "device_authorization",
     "device",
+    "par",
 }
 
 
@@ -404,6 +534,31 @@ class State:
         self.seen_secrets: list[dict[str, Any]] = []
         self.faults: list[dict[str, Any]] = []
         self.nonces: set[str] = set()
+        self.pushed: dict[str, PushedRequest] = {}
+        self.dpop_proofs: list[dict[str, Any]] = []  # what /_test/dpop shows
+        self.dpop_jtis: dict[str, float] = {}  # jti -> until when it is remembered
+        self.dpop_replays = 0
+        self.dpop_nonce = secrets.token_urlsafe(24)
+        self.dpop_nonce_uses = 0  # accepted proofs that carried the current nonce
+        self.dpop_nonce_rotations = 0
+
+    # --- DPoP and PAR switches ----------------------------------------------------------------
+
+    def dpop_on(self) -> bool:
+        return bool(self.config["dpop"] or self.config["dpop_nonce"])
+
+    def dpop_nonce_required(self) -> bool:
+        return bool(self.config["dpop_nonce"])
+
+    def par_on(self) -> bool:
+        return bool(self.config["par"] or self.config["par_required"])
+
+    def rotate_dpop_nonce(self, reason: str) -> None:
+        with self.lock:
+            self.dpop_nonce = secrets.token_urlsafe(24)
+            self.dpop_nonce_uses = 0
+            self.dpop_nonce_rotations += 1
+        log.info("DPoP nonce replaced (%s)", reason)
 
     # --- issuer ---------------------------------------------------------------------------
 
@@ -474,6 +629,7 @@ class State:
                         "client_id": code.client_id,
                         "sub": code.user.sub,
                         "active": not code.used and time.time() < code.expires_at,
+                        "dpop_jkt": code.dpop_jkt,
                     }
                 )
             for token in self.tokens.values():
@@ -489,6 +645,9 @@ class State:
                         "active": token.active,
                         "revoked": token.revoked,
                         "rotated": token.rotated,
+                        "token_type": token.token_type,
+                        "bound": token.jkt is not None,
+                        "jkt": token.jkt,
                     }
                 )
             items.extend(dict(t) for t in self.id_tokens)
@@ -522,6 +681,301 @@ class State:
 STATE = State()
 
 # ---------------------------------------------------------------------------------------------
+# DPoP proofs (RFC 9449)
+
+
+class DPoPError(Exception):
+    """A refused proof: `invalid_dpop_proof`, or `use_dpop_nonce` (the client retries with the
+    nonce in DPoP-Nonce). Descriptions are ASCII without quotes: they go into WWW-Authenticate."""
+
+    def __init__(self, error: str, description: str) -> None:
+        super().__init__(description)
+        self.error = error
+        self.description = description
+
+
+def invalid_proof(description: str) -> DPoPError:
+    return DPoPError("invalid_dpop_proof", description)
+
+
+class InvalidDPoPProofError(OAuth2Error):
+    """The token endpoint's answer to a proof that is valid but for the wrong key."""
+
+    error = "invalid_dpop_proof"
+    status_code = 400
+
+
+def dpop_jws_registry() -> jose_jws.JWSRegistry:
+    """joserfc's JWS checks for proofs: the advertised algorithms only, and room for an RSA
+    jwk in the header (joserfc's default header limit, 512 bytes, is too small for one)."""
+    registry = jose_jws.JWSRegistry(algorithms=DPOP_ALGS, strict_check_header=False)
+    registry.max_header_length = DPOP_MAX_PROOF_LENGTH
+    return registry
+
+
+DPOP_JWS_REGISTRY = dpop_jws_registry()
+
+
+def b64url_decode(part: str) -> bytes:
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def jwk_thumbprint(jwk: dict[str, Any]) -> str:
+    """RFC 7638: SHA-256 over the required members, sorted, no white space."""
+    members = JWK_THUMBPRINT_MEMBERS[jwk["kty"]]
+    for name in members:
+        if not isinstance(jwk.get(name), str) or not jwk[name]:
+            raise invalid_proof(f"the jwk header lacks its member {name}")
+    canonical = json.dumps({name: jwk[name] for name in members}, separators=(",", ":"), sort_keys=True)
+    return b64url(hashlib.sha256(canonical.encode("utf-8")).digest())
+
+
+def access_token_hash(access_token: str) -> str:
+    """The ath claim: base64url(SHA-256(ASCII access token)), RFC 9449 section 4.2."""
+    return b64url(hashlib.sha256(access_token.encode("ascii", "replace")).digest())
+
+
+def normalized_http_uri(uri: str) -> str | None:
+    """scheme://host[:port]/path with RFC 3986 section 6.2.2/6.2.3 normalization (case of scheme
+    and host, default port dropped, empty path as /); None for a URI that is no http(s) URL or
+    that has a query, a fragment or user information (htu has none of these)."""
+    if "?" in uri or "#" in uri:
+        return None
+    try:
+        parts = urlsplit(uri)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname or parts.username is not None:
+        return None
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    if port is not None and port != {"http": 80, "https": 443}[scheme]:
+        host += f":{port}"
+    return f"{scheme}://{host}{parts.path or '/'}"
+
+
+def record_proof(entry: dict[str, Any]) -> None:
+    with STATE.lock:
+        entry["seq"] = len(STATE.dpop_proofs) + 1
+        STATE.dpop_proofs.append(entry)
+    if entry.get("accepted"):
+        log.info("DPoP proof accepted at %s", entry["endpoint"])
+    else:
+        log.info("DPoP proof %s at %s: %s", "ignored" if entry.get("ignored") else "refused", entry["endpoint"], entry.get("reason"))
+
+
+def dpop_proof_for_request(
+    endpoint: str, *, access_token: str | None = None, nonce_endpoint: bool = False
+) -> DPoPProof | None:
+    """The request's DPoP proof, checked (RFC 9449 section 4.3): None when there is no DPoP
+    header or DPoP is off (the header is then ignored, as a server without DPoP does);
+    DPoPError when it is refused. Every proof is recorded for /_test/dpop, without token values.
+    `access_token`: a resource request's token, whose hash the proof's ath must be.
+    `nonce_endpoint`: the token endpoint and /userinfo, where dpop_nonce requires the nonce."""
+    raw = flask.request.headers.get("DPoP")
+    if raw is None:
+        return None
+    entry: dict[str, Any] = {
+        "endpoint": endpoint,
+        "at": time.time(),
+        "htm": None,
+        "htu": None,
+        "iat": None,
+        "jti": None,
+        "nonce_sent": False,
+        "ath_present": False,
+        "jkt": None,
+        "accepted": False,
+        "ignored": False,
+        "reason": None,
+    }
+    if not STATE.dpop_on():
+        entry["ignored"] = True
+        entry["reason"] = "DPoP is off: the header is ignored"
+        record_proof(entry)
+        return None
+    with STATE.lock:
+        try:
+            proof = check_dpop_proof(raw, entry, endpoint, access_token, nonce_endpoint)
+        except DPoPError as error:
+            entry["reason"] = error.description if error.error == "invalid_dpop_proof" else f"{error.error}: {error.description}"
+            record_proof(entry)
+            raise
+        entry["accepted"] = True
+        record_proof(entry)
+        return proof
+
+
+def check_dpop_proof(
+    raw: str, entry: dict[str, Any], endpoint: str, access_token: str | None, nonce_endpoint: bool
+) -> DPoPProof:
+    # werkzeug joins repeated headers with commas; a compact JWS has none.
+    if "," in raw:
+        raise invalid_proof("exactly one DPoP header is allowed")
+    token = raw.strip()
+    if len(token) > DPOP_MAX_PROOF_LENGTH:
+        raise invalid_proof("the DPoP proof is too long")
+    parts = token.split(".")
+    if len(parts) != 3 or not all(BASE64URL.fullmatch(part) for part in parts):
+        raise invalid_proof("the DPoP proof is not a compact JWS (three base64url parts)")
+    try:
+        header = json.loads(b64url_decode(parts[0]))
+        claims = json.loads(b64url_decode(parts[1]))
+    except (ValueError, UnicodeDecodeError):
+        raise invalid_proof("the DPoP proof's header or payload is not JSON") from None
+    if not isinstance(header, dict) or not isinstance(claims, dict):
+        raise invalid_proof("the DPoP proof's header and payload must be JSON objects")
+    for name in ("htm", "htu", "jti"):
+        if isinstance(claims.get(name), str):
+            entry[name] = claims[name]
+    if isinstance(claims.get("iat"), (int, float)) and not isinstance(claims.get("iat"), bool):
+        entry["iat"] = claims["iat"]
+    entry["nonce_sent"] = "nonce" in claims
+    entry["ath_present"] = "ath" in claims
+
+    # The header: typ, alg, jwk (a public key of the alg's type).
+    if header.get("typ") != "dpop+jwt":
+        raise invalid_proof("the DPoP proof's typ must be dpop+jwt")
+    alg = header.get("alg")
+    if not isinstance(alg, str) or alg not in DPOP_ALGS:
+        shown = alg if isinstance(alg, str) and alg.isascii() and '"' not in alg else "?"
+        raise invalid_proof(f"alg {shown} is not accepted: the proof must be signed with one of {' '.join(DPOP_ALGS)}")
+    if "crit" in header:
+        raise invalid_proof("the DPoP proof's header has crit, which this provider does not support")
+    jwk = header.get("jwk")
+    if not isinstance(jwk, dict):
+        raise invalid_proof("the DPoP proof's header lacks a jwk object")
+    private = sorted(JWK_PRIVATE_MEMBERS & set(jwk))
+    if private:
+        raise invalid_proof(f"the jwk header must be a public key; it has private members ({', '.join(private)})")
+    kty, curves = DPOP_KEY_TYPES[alg]
+    if jwk.get("kty") != kty:
+        raise invalid_proof(f"alg {alg} needs a jwk of kty {kty}")
+    if curves is not None and jwk.get("crv") not in curves:
+        raise invalid_proof(f"alg {alg} needs a jwk with crv {' or '.join(sorted(curves))}")
+    entry["jkt"] = jkt = jwk_thumbprint(jwk)
+    try:
+        key = JWKRegistry.import_key(dict(jwk))
+    except (JoseError, ValueError, TypeError):
+        raise invalid_proof("the jwk header is not a valid public key") from None
+    if kty == "RSA" and len(b64url_decode(jwk["n"]).lstrip(b"\0")) * 8 < 2048:
+        raise invalid_proof("an RSA key of a DPoP proof needs at least 2048 bits")
+    try:
+        jose_jws.deserialize_compact(token, key, algorithms=[alg], registry=DPOP_JWS_REGISTRY)
+    except BadSignatureError:
+        raise invalid_proof("the DPoP proof's signature does not verify with its jwk header") from None
+    except (JoseError, ValueError, TypeError) as error:
+        reason = getattr(error, "error", None) or type(error).__name__
+        raise invalid_proof(f"the DPoP proof is not a valid JWS ({reason})") from None
+
+    # The claims.
+    jti, htm, htu, iat = claims.get("jti"), claims.get("htm"), claims.get("htu"), entry["iat"]
+    if not isinstance(jti, str) or not jti or len(jti) > 512:
+        raise invalid_proof("the DPoP proof lacks a jti string")
+    if not isinstance(htm, str) or not isinstance(htu, str):
+        raise invalid_proof("the DPoP proof lacks htm or htu")
+    if iat is None:
+        raise invalid_proof("the DPoP proof lacks a numeric iat")
+    if htm != flask.request.method:
+        raise invalid_proof(f"htm must be {flask.request.method}, the request's method")
+    expected = normalized_http_uri(STATE.base_url + flask.request.path)
+    presented = normalized_http_uri(htu)
+    if presented is None:
+        raise invalid_proof("htu must be an http(s) URL without query and fragment")
+    if presented != expected:
+        raise invalid_proof(f"htu must be {expected}, the URL of this endpoint")
+    window = float(STATE.config["dpop_iat_window"])
+    skew = float(iat) - time.time()
+    if abs(skew) > window:
+        raise invalid_proof(f"iat is {int(skew)} s from the provider's clock (allowed: {int(window)} s either way)")
+    now = time.time()
+    for seen, until in list(STATE.dpop_jtis.items()):
+        if until <= now:
+            del STATE.dpop_jtis[seen]
+    if jti in STATE.dpop_jtis:
+        STATE.dpop_replays += 1
+        raise invalid_proof("the DPoP proof's jti was used before (a replayed proof)")
+    STATE.dpop_jtis[jti] = now + DPOP_JTI_SECONDS
+    if access_token is not None:
+        ath = claims.get("ath")
+        if not isinstance(ath, str):
+            raise invalid_proof("the DPoP proof lacks ath, the hash of the access token")
+        if not hmac.compare_digest(ath, access_token_hash(access_token)):
+            raise invalid_proof("ath is not the hash of the access token sent")
+
+    # The nonce (sections 8 and 9): checked last, so use_dpop_nonce means everything else held.
+    if nonce_endpoint:
+        named_only = endpoint == "token_preflight"
+        # The wording of RFC 9449's examples (sections 8 and 9).
+        requires = ("Resource" if endpoint == "userinfo" else "Authorization") + " server requires nonce in DPoP proof"
+        if STATE.take_fault("dpop_nonce_rotate", endpoint, named_only=named_only):
+            STATE.rotate_dpop_nonce("test fault")
+            raise DPoPError("use_dpop_nonce", requires + " (test fault: a new nonce)")
+        if STATE.dpop_nonce_required():
+            nonce = claims.get("nonce")
+            if nonce is None:
+                raise DPoPError("use_dpop_nonce", requires)
+            if not isinstance(nonce, str) or not hmac.compare_digest(nonce, STATE.dpop_nonce):
+                raise DPoPError("use_dpop_nonce", "the DPoP proof's nonce is not the current one")
+    if STATE.take_fault("dpop_refuse_proof", endpoint, named_only=endpoint == "token_preflight"):
+        raise invalid_proof("the DPoP proof was refused (test fault)")
+    if nonce_endpoint and STATE.dpop_nonce_required():
+        STATE.dpop_nonce_uses += 1
+        if STATE.dpop_nonce_uses >= max(1, int(STATE.config["dpop_nonce_uses"])):
+            STATE.rotate_dpop_nonce(f"used {STATE.dpop_nonce_uses} times")
+    return DPoPProof(jkt=jkt, jti=jti, endpoint=endpoint)
+
+
+def dpop_nonce_headers(nonce_endpoint: bool = True) -> dict[str, str]:
+    """DPoP-Nonce (the nonce now current) on every answer to a request with a proof at an
+    endpoint that requires nonces, successes too, so that a rotation reaches the client."""
+    if nonce_endpoint and STATE.dpop_on() and STATE.dpop_nonce_required() and "DPoP" in flask.request.headers:
+        with STATE.lock:
+            return {"DPoP-Nonce": STATE.dpop_nonce}
+    return {}
+
+
+def dpop_token_error(error: DPoPError, nonce_endpoint: bool = True) -> flask.Response:
+    """The token endpoint's (and /par's, /revoke's) answer to a refused proof: 400 JSON."""
+    headers = {"Pragma": "no-cache"}
+    if error.error == "use_dpop_nonce":
+        with STATE.lock:
+            headers["DPoP-Nonce"] = STATE.dpop_nonce
+    else:
+        headers.update(dpop_nonce_headers(nonce_endpoint))
+    return json_response({"error": error.error, "error_description": error.description}, 400, headers)
+
+
+def dpop_challenge(error: str | None = None, description: str | None = None) -> str:
+    """A DPoP challenge (RFC 9449 section 7.1) with the algorithms accepted."""
+    params = []
+    if error:
+        params.append(f'error="{error}"')
+    if description:
+        params.append('error_description="' + description.replace('"', "'").replace("\\", "/") + '"')
+    params.append(f'algs="{" ".join(DPOP_ALGS)}"')
+    return "DPoP " + ", ".join(params)
+
+
+def dpop_resource_error(error: str, description: str) -> flask.Response:
+    """A resource's (/userinfo's) answer to a refused DPoP request: 401 with a DPoP challenge."""
+    headers = {"WWW-Authenticate": dpop_challenge(error, description)}
+    if error == "use_dpop_nonce":
+        with STATE.lock:
+            headers["DPoP-Nonce"] = STATE.dpop_nonce
+    else:
+        headers.update(dpop_nonce_headers())
+    return json_response({"error": error, "error_description": description}, 401, headers)
+
+
+# ---------------------------------------------------------------------------------------------
 # Token generation and id_tokens
 
 
@@ -530,10 +984,21 @@ def random_token(nbytes: int = 32) -> str:
 
 
 def generate_bearer_token(grant_type, client, user=None, scope=None, expires_in=None, include_refresh_token=True):
-    """Opaque random access and refresh tokens (not JWTs: a client must not read them)."""
+    """Opaque random access and refresh tokens (not JWTs: a client must not read them);
+    token_type DPoP and bound to the proof's key when the request carried a DPoP proof."""
     ttl = int(STATE.config["access_token_ttl"])
+    proof: DPoPProof | None = flask.g.get("dpop")
+    token_type, bind = "Bearer", None
+    if proof is not None:
+        if STATE.take_fault("dpop_token_type_bearer", "token", grant_type):
+            log.info("DPoP-proved token request answered Bearer with unbound tokens (test fault)")
+        else:
+            token_type, bind = "DPoP", proof.jkt
+    elif STATE.take_fault("dpop_token_type_dpop_unasked", "token", grant_type):
+        token_type = "DPoP"
+    flask.g.dpop_bind = bind
     token: dict[str, Any] = {
-        "token_type": "Bearer",
+        "token_type": token_type,
         "access_token": random_token(),
         "expires_in": ttl,
     }
@@ -666,6 +1131,7 @@ def save_token(token: dict[str, Any], request) -> None:
         family = credential["family"] if credential is not None else uuid.uuid4().hex
         auth_time, original_sub = int(now), user.sub
     scope = token.get("scope", "")
+    bind: str | None = flask.g.get("dpop_bind")
     with STATE.lock:
         STATE.tokens[token["access_token"]] = TokenRecord(
             kind="access_token",
@@ -678,6 +1144,8 @@ def save_token(token: dict[str, Any], request) -> None:
             family=family,
             auth_time=auth_time,
             original_sub=original_sub,
+            token_type=token["token_type"],
+            jkt=bind,
         )
         if "refresh_token" in token:
             ttl = STATE.config["refresh_token_ttl"]
@@ -692,6 +1160,10 @@ def save_token(token: dict[str, Any], request) -> None:
                 family=family,
                 auth_time=auth_time,
                 original_sub=original_sub,
+                token_type=token["token_type"],
+                # RFC 9449 section 5: a public client's refresh token is bound to the key too (a
+                # confidential client's is bound to its authentication already).
+                jkt=bind if client.is_public else None,
             )
 
 
@@ -788,6 +1260,31 @@ class ProviderOpenIDCode(OpenIDCode):
 class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = ALL_AUTH_METHODS
 
+    def validate_authorization_request(self):
+        redirect_uri = super().validate_authorization_request()
+        jkt = self.request.payload.data.get("dpop_jkt")
+        if STATE.dpop_on() and jkt is not None:
+            if len(self.request.payload.datalist.get("dpop_jkt", [])) > 1:
+                raise InvalidRequestError("Multiple 'dpop_jkt' in request", redirect_uri=redirect_uri, state=self.request.payload.state)
+            if not JKT_PATTERN.fullmatch(jkt):
+                raise InvalidRequestError(
+                    "Invalid 'dpop_jkt': the base64url SHA-256 JWK thumbprint (RFC 7638) of the DPoP key",
+                    redirect_uri=redirect_uri,
+                    state=self.request.payload.state,
+                )
+        return redirect_uri
+
+    def validate_token_request(self):
+        super().validate_token_request()
+        code: CodeRecord = self.request.authorization_code
+        if code.dpop_jkt is not None:
+            # RFC 9449 section 10: the code is bound to the key named by dpop_jkt.
+            proof: DPoPProof | None = flask.g.get("dpop")
+            if proof is None:
+                raise InvalidGrantError("The authorization code is bound to a DPoP key (dpop_jkt): the token request needs a DPoP proof with that key")
+            if proof.jkt != code.dpop_jkt:
+                raise InvalidGrantError("The DPoP proof's key is not the one the authorization code is bound to (dpop_jkt)")
+
     def save_authorization_code(self, code, request):
         data = request.payload.data
         client: Client = request.client
@@ -804,6 +1301,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
             auth_time=int(time.time()),
             expires_at=time.time() + int(STATE.config["authorization_code_ttl"]),
             family=uuid.uuid4().hex,
+            dpop_jkt=data.get("dpop_jkt") if STATE.dpop_on() else None,
         )
         with STATE.lock:
             STATE.codes[code] = record
@@ -833,6 +1331,18 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
 
 class RefreshTokenGrant(grants.RefreshTokenGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = ALL_AUTH_METHODS
+
+    def validate_token_request(self):
+        super().validate_token_request()
+        record: TokenRecord = self.request.refresh_token
+        if record.jkt is not None:
+            # RFC 9449 section 5: a bound refresh token is used only with a proof of its key.
+            # Nothing is used up when this fails.
+            proof: DPoPProof | None = flask.g.get("dpop")
+            if proof is None:
+                raise InvalidGrantError("The refresh token is bound to a DPoP key: the refresh request needs a DPoP proof with that key")
+            if proof.jkt != record.jkt:
+                raise InvalidDPoPProofError("The DPoP proof's key is not the one the refresh token is bound to")
 
     def authenticate_refresh_token(self, refresh_token):
         with STATE.lock:
@@ -949,7 +1459,18 @@ class ProviderRevocationEndpoint(RevocationEndpoint):
 # ---------------------------------------------------------------------------------------------
 # Flask application
 
-server = AuthorizationServer()
+class ProviderAuthorizationServer(AuthorizationServer):
+    def create_oauth2_request(self, request):
+        """The request's own parameters, or those pushed to /par (RFC 9126) when /authorize
+        names a request_uri or /par validates what was pushed (flask.g.authorization_parameters)."""
+        oauth_request = super().create_oauth2_request(request)
+        pushed = flask.g.get("authorization_parameters")
+        if pushed is not None:
+            oauth_request.payload = BasicOAuth2Payload(dict(pushed))
+        return oauth_request
+
+
+server = ProviderAuthorizationServer()
 app = flask.Flask(__name__)
 app.config["OAUTH2_SCOPES_SUPPORTED"] = DEFAULT_CONFIG["scopes_supported"]
 
@@ -1032,7 +1553,7 @@ def discovery_document() -> dict[str, Any]:
     prefix = STATE.prefix_for_request(tenant)
     with STATE.lock:
         algs = list(dict.fromkeys(k.alg for k in STATE.keys + STATE.decoys))
-    return {
+    document = {
         "issuer": STATE.issuer_for_request(tenant),
         "authorization_endpoint": prefix + "/authorize",
         "token_endpoint": prefix + "/token",
@@ -1057,6 +1578,12 @@ def discovery_document() -> dict[str, Any]:
             STATE.config["authorization_response_iss_parameter_supported"]
         ),
     }
+    if STATE.dpop_on():
+        document["dpop_signing_alg_values_supported"] = list(DPOP_ALGS)
+    if STATE.par_on():
+        document["pushed_authorization_request_endpoint"] = prefix + "/par"
+        document["require_pushed_authorization_requests"] = bool(STATE.config["par_required"])
+    return document
 
 
 def route(rule: str, **options):
@@ -1127,8 +1654,22 @@ def install_routes() -> None:
         if response := reject_query_parameters():
             return response
         note_client_secret()
+        try:
+            # Revocation takes requests with or without a proof; one that comes is checked.
+            dpop_proof_for_request("revocation")
+        except DPoPError as error:
+            return dpop_token_error(error, nonce_endpoint=False)
         with STATE.lock:
             return server.create_endpoint_response("revocation")
+
+    @route("/par", methods=["POST"])
+    def par():
+        mark("par")
+        if not STATE.par_on():
+            return json_response({"error": "not_found"}, 404)
+        if response := apply_transport_faults("par"):
+            return response
+        return handle_par()
 
     @route("/device_authorization", methods=["POST"])
     def device_authorization():
@@ -1151,6 +1692,8 @@ def install_routes() -> None:
         if response := apply_transport_faults("userinfo"):
             return response
         header = flask.request.headers.get("Authorization", "")
+        if STATE.dpop_on() and header[:5].lower() == "dpop ":
+            return handle_dpop_userinfo(header[5:].strip())
         value = header[7:] if header[:7].lower() == "bearer " else ""
         with STATE.lock:
             record = STATE.tokens.get(value)
@@ -1158,11 +1701,42 @@ def install_routes() -> None:
             return json_response(
                 {"error": "invalid_token"}, 401, {"WWW-Authenticate": 'Bearer error="invalid_token"'}
             )
-        user = next((u for u in STATE.users.values() if u.sub == record.sub), None)
-        claims = {"sub": record.sub}
-        if user:
-            claims.update(user.claims)
-        return json_response(claims)
+        if record.jkt is not None:
+            # RFC 9449 section 7.1: a DPoP-bound token is never accepted as a bearer token.
+            description = "The access token is DPoP-bound: send it as Authorization: DPoP with a DPoP proof"
+            response = json_response({"error": "invalid_token", "error_description": description}, 401)
+            response.headers["WWW-Authenticate"] = f'Bearer error="invalid_token", error_description="{description}"'
+            response.headers.add("WWW-Authenticate", dpop_challenge())
+            return response
+        return userinfo_answer(record)
+
+
+def userinfo_answer(record: TokenRecord, headers: dict[str, str] | None = None) -> flask.Response:
+    user = next((u for u in STATE.users.values() if u.sub == record.sub), None)
+    claims = {"sub": record.sub}
+    if user:
+        claims.update(user.claims)
+    return json_response(claims, headers=headers)
+
+
+def handle_dpop_userinfo(access_token: str) -> flask.Response:
+    """/userinfo with `Authorization: DPoP <token>` (RFC 9449 section 7): a valid proof whose
+    ath is the token's hash, of the key the token is bound to, with the nonce if required."""
+    try:
+        proof = dpop_proof_for_request("userinfo", access_token=access_token, nonce_endpoint=True)
+    except DPoPError as error:
+        return dpop_resource_error(error.error, error.description)
+    if proof is None:
+        return dpop_resource_error("invalid_dpop_proof", "A DPoP access token needs a DPoP proof (the DPoP header)")
+    with STATE.lock:
+        record = STATE.tokens.get(access_token)
+    if record is None or record.kind != "access_token" or not record.active:
+        return dpop_resource_error("invalid_token", "The access token is not valid")
+    if record.jkt is None:
+        return dpop_resource_error("invalid_token", "The access token is not DPoP-bound: send it as a Bearer token")
+    if not hmac.compare_digest(record.jkt, proof.jkt):
+        return dpop_resource_error("invalid_dpop_proof", "The DPoP proof's key is not the one the access token is bound to")
+    return userinfo_answer(record, dpop_nonce_headers())
 
 
 def reject_query_parameters() -> flask.Response | None:
@@ -1192,19 +1766,26 @@ def handle_token(grant_type: str | None) -> flask.Response:
     if response := reject_query_parameters():
         return response
     note_client_secret()
+    endpoint = flask.request.environ.get("peer.endpoint") or "token"
     # One token request at a time: a code or a refresh token is consumed atomically, so two
     # racing requests cannot both succeed (and the refresh race counts true requests).
     with STATE.lock:
+        try:
+            # Checked before the grant: a refused proof uses nothing up.
+            flask.g.dpop = dpop_proof_for_request(endpoint, nonce_endpoint=True)
+        except DPoPError as error:
+            return dpop_token_error(error)
+        nonce_headers = dpop_nonce_headers()
         request = server.create_oauth2_request(None)
         try:
             grant = server.get_token_grant(request)
         except OAuth2Error as error:
-            return server.handle_error_response(request, error)
+            return with_headers(server.handle_error_response(request, error), nonce_headers)
         try:
             grant.validate_token_request()
             status, body, headers = grant.create_token_response()
         except OAuth2Error as error:
-            return server.handle_error_response(request, error)
+            return with_headers(server.handle_error_response(request, error), nonce_headers)
     if STATE.take_fault("close", "token", grant_type, after=True):
         # The grant was processed (a refresh token rotated) but the answer is lost.
         drop_connection()
@@ -1221,8 +1802,73 @@ def handle_token(grant_type: str | None) -> flask.Response:
         text = json.dumps(body)
         extra = json.dumps({fault.get("member", "access_token"): fault.get("value", "second-value")})
         text = text[:-1] + ", " + extra[1:]
-        return flask.Response(text, status=status, mimetype="application/json", headers={"Pragma": "no-cache", "Cache-Control": "no-store"})
-    return json_response(body, status, {"Pragma": "no-cache"})
+        return flask.Response(text, status=status, mimetype="application/json", headers={"Pragma": "no-cache", "Cache-Control": "no-store", **nonce_headers})
+    return json_response(body, status, {"Pragma": "no-cache", **nonce_headers})
+
+
+def with_headers(response: flask.Response, headers: dict[str, str]) -> flask.Response:
+    for key, value in headers.items():
+        response.headers[key] = value
+    return response
+
+
+# --- pushed authorization requests (RFC 9126) -----------------------------------------------------
+
+
+def par_error(error: OAuth2Error, request) -> flask.Response:
+    """A JSON error answer (never a redirect: nothing was validated for one)."""
+    error.redirect_uri = None
+    error.state = None
+    return server.handle_error_response(request, error)
+
+
+def handle_par() -> flask.Response:
+    if response := reject_query_parameters():
+        return response
+    note_client_secret()
+    form = flask.request.form
+    with STATE.lock:
+        request = server.create_oauth2_request(None)
+        try:
+            client: Client = server.authenticate_client(request, ALL_AUTH_METHODS, "par")
+        except OAuth2Error as error:
+            return par_error(error, request)
+        repeated = sorted(name for name in form if len(form.getlist(name)) > 1)
+        if repeated:
+            return par_error(InvalidRequestError(f"Multiple '{repeated[0]}' in request"), request)
+        if "request_uri" in form:
+            return par_error(InvalidRequestError("request_uri must not be pushed (RFC 9126 section 2.1)"), request)
+        if "request" in form:
+            return par_error(InvalidRequestError("Request objects are not supported: push the parameters themselves"), request)
+        params = {name: value for name, value in form.items() if name not in CLIENT_AUTH_PARAMETERS}
+        if params.setdefault("client_id", client.client_id) != client.client_id:
+            return par_error(InvalidRequestError("client_id is not the client that authenticated"), request)
+        try:
+            proof = dpop_proof_for_request("par")
+        except DPoPError as error:
+            return dpop_token_error(error, nonce_endpoint=False)
+        if proof is not None:
+            # RFC 9449 section 10.1: a proof at the PAR endpoint binds the code like dpop_jkt.
+            if "dpop_jkt" in params and params["dpop_jkt"] != proof.jkt:
+                return dpop_token_error(
+                    DPoPError("invalid_dpop_proof", "dpop_jkt is not the thumbprint of the DPoP proof's key"), nonce_endpoint=False
+                )
+            params["dpop_jkt"] = proof.jkt
+        # Validated as /authorize validates it, from the pushed parameters.
+        flask.g.authorization_parameters = params
+        try:
+            server.get_consent_grant(end_user=None)
+        except OAuth2Error as error:
+            return par_error(error, request)
+        finally:
+            flask.g.authorization_parameters = None
+        request_uri = PAR_REQUEST_URI_PREFIX + random_token()
+        expires_in = int(STATE.config["par_expires_in"])
+        STATE.pushed[request_uri] = PushedRequest(
+            request_uri=request_uri, client_id=client.client_id, params=params, expires_at=time.time() + expires_in
+        )
+    log.info("authorization request pushed by %s: %s", client.client_id, ",".join(sorted(params)))
+    return json_response({"request_uri": request_uri, "expires_in": expires_in}, 201)
 
 
 HELD = threading.Event()
@@ -1251,7 +1897,7 @@ def error_page(status: int, error: str, description: str) -> flask.Response:
     return flask.Response(PAGE.format(title="Sign-in error", body=body), status=status, mimetype="text/html")
 
 
-def login_form(params: dict[str, str], client: Client, message: str = "") -> str:
+def login_form(params: dict[str, str], client: Client, message: str = "", scope: str | None = None) -> str:
     hidden = "\n".join(
         f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
         for k, v in params.items()
@@ -1259,7 +1905,7 @@ def login_form(params: dict[str, str], client: Client, message: str = "") -> str
     )
     users = ", ".join(html.escape(u) for u in STATE.users)
     note = f"<p class='error'>{html.escape(message)}</p>" if message else ""
-    scopes = html.escape(params.get("scope", ""))
+    scopes = html.escape(params.get("scope", "") if scope is None else scope)
     return f"""{note}
 <p>The application <code>{html.escape(client.client_id)}</code> asks for: <code>{scopes}</code></p>
 <form method="post" action="{html.escape(flask.request.path)}" id="login">
@@ -1301,8 +1947,61 @@ def error_redirect(error: OAuth2Error) -> flask.Response:
     return error_page(400, error.error or "invalid_request", error.description or "")
 
 
+def pushed_request_for_authorize() -> tuple[PushedRequest | None, flask.Response | None]:
+    """With PAR on: the pushed request /authorize names (RFC 9126 section 4), or the page that
+    refuses the request. Errors are shown on the provider's page: before a pushed request is
+    found there is no redirect URI to trust."""
+    values = flask.request.values
+    request_uri = values.get("request_uri")
+    if request_uri is None:
+        if STATE.config["par_required"]:
+            return None, error_page(
+                400,
+                "invalid_request",
+                "This provider requires pushed authorization requests (RFC 9126): push the request to the "
+                "pushed_authorization_request_endpoint and send only client_id and request_uri here.",
+            )
+        return None, None
+    sent = set(values) - ({"username", "decision"} if flask.request.method == "POST" else set())
+    repeated = sorted(name for name in ("client_id", "request_uri") if len(values.getlist(name)) > 1)
+    if repeated:
+        return None, error_page(400, "invalid_request", f"Multiple '{repeated[0]}' in request.")
+    extra = sorted(sent - {"client_id", "request_uri"})
+    if extra:
+        return None, error_page(
+            400,
+            "invalid_request",
+            "With request_uri the authorization request carries only client_id and request_uri (RFC 9126 section 4); "
+            f"sent outside the pushed request: {', '.join(extra)}.",
+        )
+    client_id = values.get("client_id")
+    if not client_id:
+        return None, error_page(400, "invalid_request", "client_id is required with request_uri.")
+    with STATE.lock:
+        pushed = STATE.pushed.get(request_uri)
+        if pushed is None:
+            return None, error_page(400, "invalid_request_uri", "This request_uri was not issued by this provider's PAR endpoint.")
+        if pushed.client_id != client_id:
+            return None, error_page(400, "invalid_request", "client_id is not the client that pushed this request.")
+        if pushed.used:
+            return None, error_page(400, "invalid_request_uri", "This request_uri was used already: push the request again.")
+        if pushed.expired:
+            return None, error_page(400, "invalid_request_uri", "This request_uri has expired: push the request again.")
+        if flask.request.method == "GET":
+            pushed.shown += 1
+    return pushed, None
+
+
 def handle_authorize() -> flask.Response:
     params = {k: v for k, v in flask.request.values.items()}
+    pushed: PushedRequest | None = None
+    if STATE.par_on():
+        pushed, refusal = pushed_request_for_authorize()
+        if refusal is not None:
+            return refusal
+    # The authorization request's parameters: the pushed ones, or the request's own.
+    flask.g.authorization_parameters = pushed.params if pushed else None
+    authorization = dict(pushed.params) if pushed else params
     is_post = flask.request.method == "POST"
     user: User | None = None
     if is_post:
@@ -1314,15 +2013,22 @@ def handle_authorize() -> flask.Response:
         return error_redirect(error)
     client: Client = grant.client
     redirect_uri = grant.redirect_uri
-    state = flask.request.values.get("state")
+    state = authorization.get("state")
+    shown_scope = authorization.get("scope", "")
 
     if not is_post:
-        return flask.Response(PAGE.format(title="Sign in", body=login_form(params, client)), mimetype="text/html")
+        page = PAGE.format(title="Sign in", body=login_form(params, client, scope=shown_scope))
+        return flask.Response(page, mimetype="text/html")
 
     decision = flask.request.form.get("decision", "approve")
     if decision == "approve" and user is None:
-        page = PAGE.format(title="Sign in", body=login_form(params, client, "Unknown user."))
+        page = PAGE.format(title="Sign in", body=login_form(params, client, "Unknown user.", scope=shown_scope))
         return flask.Response(page, status=401, mimetype="text/html")
+    if pushed is not None:
+        with STATE.lock:
+            if pushed.used:
+                return error_page(400, "invalid_request_uri", "This request_uri was used already: push the request again.")
+            pushed.used = True  # answered: single use from here (RFC 9126 section 4)
     if fault := STATE.take_fault("authorize_error"):
         error = OAuth2Error(
             description=fault.get("error_description", "The provider refused the request (test fault)"),
@@ -1396,6 +2102,51 @@ def test_log():
 def test_issued():
     flask.request.environ["peer.unlogged"] = True
     return json_response(STATE.issued())
+
+
+@app.route("/_test/dpop", methods=["GET", "DELETE"])
+def test_dpop():
+    """The DPoP proofs received (never a token value; jti and the key's thumbprint are not
+    secrets), counts, and the nonce's state without its value. DELETE forgets the proofs."""
+    flask.request.environ["peer.unlogged"] = True
+    with STATE.lock:
+        if flask.request.method == "DELETE":
+            STATE.dpop_proofs = []
+            STATE.dpop_replays = 0
+        proofs = [dict(p) for p in STATE.dpop_proofs]
+        counts = {
+            "received": len(proofs),
+            "accepted": sum(1 for p in proofs if p["accepted"]),
+            "refused": sum(1 for p in proofs if not p["accepted"] and not p["ignored"]),
+            "ignored": sum(1 for p in proofs if p["ignored"]),
+            "use_dpop_nonce": sum(1 for p in proofs if (p["reason"] or "").startswith("use_dpop_nonce")),
+            "replays_refused": STATE.dpop_replays,
+        }
+        nonce = {
+            "required": STATE.dpop_on() and STATE.dpop_nonce_required(),
+            "uses_of_current": STATE.dpop_nonce_uses,
+            "rotations": STATE.dpop_nonce_rotations,
+        }
+        return json_response({"proofs": proofs, "counts": counts, "nonce": nonce, "enabled": STATE.dpop_on()})
+
+
+@app.route("/_test/par", methods=["GET"])
+def test_par():
+    """The pushed authorization requests: parameter names only, whether used, expired, shown."""
+    flask.request.environ["peer.unlogged"] = True
+    with STATE.lock:
+        requests = [
+            {
+                "client_id": r.client_id,
+                "params": sorted(r.params),
+                "dpop_jkt": r.params.get("dpop_jkt"),
+                "used": r.used,
+                "expired": r.expired,
+                "shown": r.shown,
+            }
+            for r in STATE.pushed.values()
+        ]
+        return json_response({"requests": requests, "enabled": STATE.par_on()})
 
 
 @app.route("/_test/rotate-keys", methods=["POST"])
@@ -1515,6 +2266,8 @@ class LoggingMiddleware:
                         "params": names,
                         "basic_auth": environ.get("HTTP_AUTHORIZATION", "").lower().startswith("basic "),
                         "bearer": environ.get("HTTP_AUTHORIZATION", "").lower().startswith("bearer "),
+                        "dpop": "HTTP_DPOP" in environ,
+                        "dpop_scheme": environ.get("HTTP_AUTHORIZATION", "").lower().startswith("dpop "),
                         "at": started,
                         "ms": int((time.time() - started) * 1000),
                     }
@@ -1566,6 +2319,10 @@ def ready_info() -> dict[str, Any]:
         "alg": STATE.keys[0].alg,
         "kid": STATE.keys[0].kid,
         "control": STATE.base_url + "/_test",
+        "dpop": STATE.dpop_on(),
+        "dpop_nonce": STATE.dpop_on() and STATE.dpop_nonce_required(),
+        "par": STATE.par_on(),
+        "par_required": STATE.par_on() and bool(STATE.config["par_required"]),
     }
 
 
@@ -1587,6 +2344,36 @@ def main() -> int:
     parser.add_argument("--no-iss-parameter", action="store_true", help="neither advertise nor send RFC 9207's iss")
     parser.add_argument("--no-refresh-rotation", action="store_true", help="keep refresh tokens valid after use")
     parser.add_argument("--email-domain", default="example.test")
+    parser.add_argument(
+        "--dpop",
+        action="store_true",
+        help="DPoP (RFC 9449): advertise dpop_signing_alg_values_supported, check every DPoP proof, answer a "
+        "proved token request with token_type DPoP and key-bound tokens (config dpop)",
+    )
+    parser.add_argument(
+        "--dpop-nonce",
+        action="store_true",
+        help="implies --dpop; the token endpoint and /userinfo require the current server nonce in proofs "
+        "(use_dpop_nonce, DPoP-Nonce), replaced after --dpop-nonce-uses accepted proofs (config dpop_nonce)",
+    )
+    parser.add_argument(
+        "--dpop-nonce-uses",
+        type=int,
+        default=DEFAULT_CONFIG["dpop_nonce_uses"],
+        help="accepted proofs per nonce before a new one (config dpop_nonce_uses, default 3)",
+    )
+    parser.add_argument(
+        "--par",
+        action="store_true",
+        help="PAR (RFC 9126): POST /par, advertised as pushed_authorization_request_endpoint; /authorize takes "
+        "request_uri (config par)",
+    )
+    parser.add_argument(
+        "--par-required",
+        action="store_true",
+        help="implies --par; advertise require_pushed_authorization_requests and refuse /authorize without "
+        "request_uri (config par_required)",
+    )
     args = parser.parse_args()
     peerlib.setup_logging(args.log)
 
@@ -1602,6 +2389,11 @@ def main() -> int:
         device_interval=args.device_interval,
         authorization_response_iss_parameter_supported=not args.no_iss_parameter,
         refresh_token_rotation=not args.no_refresh_rotation,
+        dpop=args.dpop or args.dpop_nonce,
+        dpop_nonce=args.dpop_nonce,
+        dpop_nonce_uses=args.dpop_nonce_uses,
+        par=args.par or args.par_required,
+        par_required=args.par_required,
     )
     INITIAL_CONFIG.clear()
     INITIAL_CONFIG.update(copy.deepcopy(STATE.config))

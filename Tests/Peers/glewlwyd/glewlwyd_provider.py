@@ -2,6 +2,12 @@
 """Debian's glewlwyd (a full OpenID provider in C) on 127.0.0.1, unprivileged, from a script.
 
     python glewlwyd/glewlwyd_provider.py [--port 0] [--log FILE] [--ignore-stdin]
+        [--dpop] [--dpop-nonce-counter N] [--dpop-required] [--dpop-iat-duration S] [--dpop-iat-gap S]
+        [--par] [--par-required] [--par-duration S]
+        [--resources URI,URI...] [--resource-scope SCOPE] [--iss-parameter] [--extra-scope NAME]
+        [--glewlwyd-log-level ERROR|WARNING|INFO|DEBUG] [--keep-workdir]
+    python glewlwyd/glewlwyd_provider.py register-redirect --api BASE_URL/api [--admin admin:password]
+        [--client-id authkit-test-public] URI [URI...]
 
 Builds a throw-away instance in a private temporary directory: a SQLite database from
 Debian's own schema (/usr/share/dbconfig-common/data/glewlwyd/install/sqlite3, which also
@@ -18,7 +24,36 @@ small race another process could win, reported as "did not start".
 Known deviations (README.md, "glewlwyd"): redirect URIs must match exactly, port included
 (no RFC 8252 §7.3 any-port rule), so the scripted browser registers the exact loopback
 redirect through the admin API before signing in (AUTHKIT_TEST_GLEWLWYD_ADMIN); a wrong
-code_verifier is answered 403 `invalid_code`, not 400 `invalid_grant`; no RFC 9207 `iss`.
+code_verifier is answered 403 `invalid_code`, not 400 `invalid_grant`; no RFC 9207 `iss`
+unless --iss-parameter; the OIDC `nonce` is required for scope=openid.
+
+Switches (all off by default: without them the instance is the one described above). The
+oidc plugin parameters each one sets, as glewlwyd 2.7.5 spells them (also in the ready
+line's `plugin_parameters`):
+
+  --dpop                  oauth-dpop-allowed=true, oauth-dpop-iat-duration (--dpop-iat-duration, 60),
+                          oauth-dpop-iat-gap-duration (--dpop-iat-gap, 0)
+  --dpop-nonce-counter N  oauth-dpop-nonce-mandatory=true, oauth-dpop-nonce-counter=N (implies --dpop):
+                          one nonce per client, good for N+1 successful proofs
+  --dpop-required         oauth-dpop-dpop_bound_access_tokens-property="dpop_bound_access_tokens" and
+                          that property "true" on the public client: /par and /token without a DPoP
+                          proof are refused for it (implies --dpop). With nonces and --par-required a
+                          fresh client can never learn its first nonce (/par gives none)
+  --par                   oauth-par-allowed=true, oauth-par-request_uri-prefix=
+                          "urn:ietf:params:oauth:request_uri:", oauth-par-duration (--par-duration, 90)
+  --par-required          also oauth-par-required=true (implies --par)
+  --resources A,B         resource-allowed=true, resource-scope={SCOPE: [A, B]} (SCOPE from
+                          --resource-scope, default openid), resource-client-property="resource",
+                          resource-scope-and-client-property=false (RFC 8707)
+  --iss-parameter         oauth-as-iss-id=true (RFC 9207 iss in the authorization response)
+  --extra-scope NAME      a further scope (no password needed) given to the clients and users
+  --glewlwyd-log-level L  glewlwyd's own log level (DEBUG names the reason of each DPoP refusal)
+
+`register-redirect` adds exact redirect URIs to a client of a running instance through the
+admin API (the ready line's `register_redirect` is that command line, to which a test appends
+`[--client-id ID] URI`). With PAR the redirect URI is checked at /par, so a test registers its
+loopback URI (port included) before the push. Prints one JSON line; exit 0 when every URI is
+registered (already or now), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -37,6 +72,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -50,6 +86,11 @@ ADMIN = ("admin", "password")
 USER_PASSWORD = "password"
 USERS = [("ada", "Ada Lovelace", "ada@example.test"), ("grace", "Grace Hopper", "grace@example.test")]
 PLUGIN = "oidc"
+PUBLIC_CLIENT = "authkit-test-public"
+CONFIDENTIAL_CLIENT = "authkit-test-confidential"
+PAR_PREFIX = "urn:ietf:params:oauth:request_uri:"
+DPOP_BOUND_PROPERTY = "dpop_bound_access_tokens"
+RESOURCE_CLIENT_PROPERTY = "resource"
 
 CONFIG = """port={port}
 bind_address="127.0.0.1"
@@ -57,7 +98,7 @@ external_url="http://127.0.0.1:{port}"
 login_url="login.html"
 api_prefix="api"
 log_mode="file"
-log_level="INFO"
+log_level="{log_level}"
 log_file="{workdir}/glewlwyd.log"
 cookie_secure=0
 session_expiration=3600
@@ -127,8 +168,59 @@ def rsa_key_pair() -> tuple[str, str]:
     return private, public
 
 
-def configure(admin: Admin, issuer: str, redirect_uris: list[str], confidential_secret: str, access_token_ttl: int) -> None:
+def feature_parameters(args: argparse.Namespace) -> dict:
+    """The oidc plugin parameters the switches add (empty without switches)."""
+    extra: dict = {}
+    if args.dpop or args.dpop_nonce_counter or args.dpop_required:
+        extra["oauth-dpop-allowed"] = True
+        extra["oauth-dpop-iat-duration"] = args.dpop_iat_duration
+        extra["oauth-dpop-iat-gap-duration"] = args.dpop_iat_gap
+        if args.dpop_nonce_counter:
+            extra["oauth-dpop-nonce-mandatory"] = True
+            extra["oauth-dpop-nonce-counter"] = args.dpop_nonce_counter
+        if args.dpop_required:
+            extra["oauth-dpop-dpop_bound_access_tokens-property"] = DPOP_BOUND_PROPERTY
+    if args.par or args.par_required:
+        extra["oauth-par-allowed"] = True
+        extra["oauth-par-required"] = bool(args.par_required)
+        extra["oauth-par-request_uri-prefix"] = PAR_PREFIX
+        extra["oauth-par-duration"] = args.par_duration
+    if args.resources:
+        extra["resource-allowed"] = True
+        extra["resource-scope"] = {args.resource_scope: args.resources}
+        extra["resource-client-property"] = RESOURCE_CLIENT_PROPERTY
+        extra["resource-scope-and-client-property"] = False
+    if args.iss_parameter:
+        extra["oauth-as-iss-id"] = True
+    return extra
+
+
+def configure(
+    admin: Admin,
+    issuer: str,
+    redirect_uris: list[str],
+    confidential_secret: str,
+    access_token_ttl: int,
+    extra: dict | None = None,
+    dpop_required: bool = False,
+    extra_scope: str | None = None,
+) -> None:
+    extra = extra or {}
+    scopes = ["openid", "offline_access"] + ([extra_scope] if extra_scope else [])
     admin.must("POST", "/auth/", {"username": ADMIN[0], "password": ADMIN[1]})
+    if extra_scope:
+        admin.must(
+            "POST",
+            "/scope/",
+            {"name": extra_scope, "display_name": extra_scope, "description": "test scope", "password_required": False, "scheme": {}},
+        )
+    if dpop_required:
+        # The client database backend stores only the properties its data-format lists, and
+        # reads a changed data-format only after a reset of the module instance.
+        module = json.loads(admin.must("GET", "/mod/client/database"))
+        module["parameters"]["data-format"][DPOP_BOUND_PROPERTY] = {"multiple": False, "read": True, "write": True}
+        admin.must("PUT", "/mod/client/database", module)
+        admin.must("PUT", "/mod/client/database/reset")
     private, public = rsa_key_pair()
     admin.must(
         "POST",
@@ -166,31 +258,35 @@ def configure(admin: Admin, issuer: str, redirect_uris: list[str], confidential_
                 "introspection-revocation-allow-target-client": True,
                 "introspection-revocation-auth-scope": [],
                 "jwks-show": True,
-                "allowed-scope": ["openid", "offline_access"],
+                "allowed-scope": scopes,
                 "name-claim": "mandatory",
                 "email-claim": "mandatory",
                 "scope-claim": "no",
                 "secret-type": "pairwise",
                 "device-authorization-expiration": 600,
                 "device-authorization-interval": 5,
+                **extra,
             },
         },
     )
     base_client = {
         "redirect_uri": redirect_uris,
         "authorization_type": ["code", "refresh_token", "device_authorization"],
-        "scope": ["openid", "offline_access"],
+        "scope": scopes,
         "enabled": True,
     }
-    admin.must("POST", "/client/", {"client_id": "authkit-test-public", "name": "authkit (public)", "confidential": False, **base_client})
+    public_extra: dict = {DPOP_BOUND_PROPERTY: "true"} if dpop_required else {}
+    admin.must("POST", "/client/", {"client_id": PUBLIC_CLIENT, "name": "authkit (public)", "confidential": False, **base_client, **public_extra})
     admin.must(
         "POST",
         "/client/",
         {
-            "client_id": "authkit-test-confidential",
+            "client_id": CONFIDENTIAL_CLIENT,
             "name": "authkit (confidential)",
             "confidential": True,
             "password": confidential_secret,
+            # Without this property glewlwyd refuses every secret method: 403 unauthorized_client.
+            "token_endpoint_auth_method": ["client_secret_basic", "client_secret_post"],
             **base_client,
         },
     )
@@ -198,15 +294,57 @@ def configure(admin: Admin, issuer: str, redirect_uris: list[str], confidential_
         admin.must(
             "POST",
             "/user/",
-            {"username": username, "name": name, "email": email, "password": USER_PASSWORD, "scope": ["openid", "offline_access", "g_profile"], "enabled": True},
+            {"username": username, "name": name, "email": email, "password": USER_PASSWORD, "scope": scopes + ["g_profile"], "enabled": True},
         )
 
 
+def register_redirect(argv: list[str]) -> int:
+    """`register-redirect`: adds exact redirect URIs to a client of a running instance."""
+    parser = argparse.ArgumentParser(prog="glewlwyd_provider.py register-redirect", description=register_redirect.__doc__)
+    parser.add_argument("--api", required=True, help="the instance's API, BASE_URL/api (ready line: admin_api)")
+    parser.add_argument("--admin", default=f"{ADMIN[0]}:{ADMIN[1]}", help="user:password (ready line: admin)")
+    parser.add_argument("--client-id", default=PUBLIC_CLIENT)
+    parser.add_argument("uris", nargs="+", metavar="URI")
+    args = parser.parse_args(argv)
+    name, _, password = args.admin.partition(":")
+    admin = Admin(args.api.rstrip("/"))
+    try:
+        admin.must("POST", "/auth/", {"username": name, "password": password})
+        path = "/client/" + urllib.parse.quote(args.client_id, safe="")
+        client = json.loads(admin.must("GET", path))
+        registered = list(client.get("redirect_uri") or [])
+        added = [uri for uri in dict.fromkeys(args.uris) if uri not in registered]
+        if added:
+            client["redirect_uri"] = registered + added
+            client.pop("source", None)  # read-only; a PUT carrying it is refused
+            admin.must("PUT", path, client)
+    except (OSError, ValueError, RuntimeError) as error:
+        print(f"register-redirect: {error}", file=sys.stderr)
+        return 1
+    print(json.dumps({"client_id": args.client_id, "added": added, "redirect_uris": registered + added}))
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["register-redirect"]:
+        return register_redirect(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     peerlib.add_common_arguments(parser)
     parser.add_argument("--access-token-ttl", type=int, default=3600)
     parser.add_argument("--keep-workdir", action="store_true", help="leave the temporary instance directory behind (debugging)")
+    parser.add_argument("--glewlwyd-log-level", default="INFO", choices=["ERROR", "WARNING", "INFO", "DEBUG"], help="glewlwyd's own log level")
+    parser.add_argument("--dpop", action="store_true", help="oauth-dpop-allowed (RFC 9449)")
+    parser.add_argument("--dpop-nonce-counter", type=int, default=0, metavar="N", help="nonces mandatory; a nonce serves N+1 successful proofs per client")
+    parser.add_argument("--dpop-required", action="store_true", help="the public client must use DPoP at /par and the token endpoint")
+    parser.add_argument("--dpop-iat-duration", type=int, default=60, metavar="S", help="oldest accepted proof iat (seconds back)")
+    parser.add_argument("--dpop-iat-gap", type=int, default=0, metavar="S", help="newest accepted proof iat (seconds ahead)")
+    parser.add_argument("--par", action="store_true", help="oauth-par-allowed (RFC 9126)")
+    parser.add_argument("--par-required", action="store_true", help="oauth-par-required: /auth only with a pushed request_uri")
+    parser.add_argument("--par-duration", type=int, default=90, metavar="S", help="request_uri lifetime until its first use")
+    parser.add_argument("--resources", type=lambda v: [u for u in v.split(",") if u], default=[], metavar="URI,...", help="allowed RFC 8707 resources")
+    parser.add_argument("--resource-scope", default="openid", help="the scope the --resources are listed under")
+    parser.add_argument("--iss-parameter", action="store_true", help="oauth-as-iss-id: RFC 9207 iss in the redirect")
+    parser.add_argument("--extra-scope", metavar="NAME", help="one more scope for the clients and users")
     args = parser.parse_args()
     peerlib.setup_logging(args.log)
     if not os.access(GLEWLWYD, os.X_OK) or not os.path.exists(SCHEMA):
@@ -223,7 +361,7 @@ def main() -> int:
             db.executescript(schema.read())
         port = args.port or free_port()
         with open(os.path.join(workdir, "glewlwyd.conf"), "w", encoding="utf-8") as f:
-            f.write(CONFIG.format(port=port, workdir=workdir))
+            f.write(CONFIG.format(port=port, workdir=workdir, log_level=args.glewlwyd_log_level))
         process = subprocess.Popen(
             [GLEWLWYD, "-c", os.path.join(workdir, "glewlwyd.conf")],
             stdin=subprocess.DEVNULL,
@@ -250,7 +388,9 @@ def main() -> int:
         issuer = f"{base}/api/{PLUGIN}"
         secret = secrets.token_urlsafe(24)
         redirect_uris = ["http://127.0.0.1/callback", "http://127.0.0.1/"]
-        configure(admin, issuer, redirect_uris, secret, args.access_token_ttl)
+        extra = feature_parameters(args)
+        configure(admin, issuer, redirect_uris, secret, args.access_token_ttl, extra, bool(args.dpop_required), args.extra_scope)
+        admin_credentials = f"{ADMIN[0]}:{ADMIN[1]}"
         log.info("glewlwyd %s ready on %s (instance %s)", process.pid, base, workdir)
         lifetime.announce(
             {
@@ -263,13 +403,20 @@ def main() -> int:
                 "issuer": issuer,
                 "discovery_url": issuer + "/.well-known/openid-configuration",
                 "clients": [
-                    {"client_id": "authkit-test-public", "client_secret": None, "token_endpoint_auth_method": "none", "redirect_uris": redirect_uris, "pkce_required": True},
-                    {"client_id": "authkit-test-confidential", "client_secret": secret, "token_endpoint_auth_method": "client_secret_basic", "redirect_uris": redirect_uris, "pkce_required": False},
+                    {"client_id": PUBLIC_CLIENT, "client_secret": None, "token_endpoint_auth_method": "none", "redirect_uris": redirect_uris, "pkce_required": True},
+                    {"client_id": CONFIDENTIAL_CLIENT, "client_secret": secret, "token_endpoint_auth_method": "client_secret_basic", "redirect_uris": redirect_uris, "pkce_required": False},
                 ],
                 "users": [{"username": u, "name": n, "email": e, "password": USER_PASSWORD} for u, n, e in USERS],
                 # For the scripted browser: glewlwyd matches redirect URIs exactly, port included.
-                "admin": f"{ADMIN[0]}:{ADMIN[1]}",
-                "browser_environment": {"AUTHKIT_TEST_GLEWLWYD_ADMIN": f"{ADMIN[0]}:{ADMIN[1]}"},
+                "admin": admin_credentials,
+                "browser_environment": {"AUTHKIT_TEST_GLEWLWYD_ADMIN": admin_credentials},
+                # With PAR the redirect URI is checked at /par, before any browser: append
+                # ["--client-id", ID,] URI to this command line and run it first.
+                "admin_api": base + "/api",
+                "register_redirect": [sys.executable, os.path.abspath(__file__), "register-redirect", "--api", base + "/api", "--admin", admin_credentials],
+                "plugin_parameters": extra,
+                "par_endpoint": issuer + "/par" if extra.get("oauth-par-allowed") else None,
+                "glewlwyd_log": os.path.join(workdir, "glewlwyd.log") if args.keep_workdir else None,
             }
         )
         while not lifetime.stopping:
