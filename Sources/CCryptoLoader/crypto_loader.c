@@ -15,17 +15,24 @@
 #include <openssl/crypto.h>
 #include <openssl/kdf.h>
 #include <openssl/rand.h>
+#include <openssl/provider.h>
+#include <openssl/encoder.h>
+#include <openssl/decoder.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 
 struct ak_crypto_functions {
     __typeof__(BN_bn2binpad) *BN_bn2binpad;
+    __typeof__(BN_free) *BN_free;
+    __typeof__(CRYPTO_free) *CRYPTO_free;
     __typeof__(CRYPTO_memcmp) *CRYPTO_memcmp;
     __typeof__(EC_GROUP_free) *EC_GROUP_free;
     __typeof__(EC_GROUP_get0_order) *EC_GROUP_get0_order;
     __typeof__(EC_GROUP_new_by_curve_name) *EC_GROUP_new_by_curve_name;
     __typeof__(ERR_clear_error) *ERR_clear_error;
+    __typeof__(ERR_error_string_n) *ERR_error_string_n;
+    __typeof__(ERR_get_error) *ERR_get_error;
     __typeof__(EVP_CIPHER_CTX_ctrl) *EVP_CIPHER_CTX_ctrl;
     __typeof__(EVP_CIPHER_CTX_free) *EVP_CIPHER_CTX_free;
     __typeof__(EVP_CIPHER_CTX_new) *EVP_CIPHER_CTX_new;
@@ -53,6 +60,7 @@ struct ak_crypto_functions {
     __typeof__(EVP_PKEY_CTX_free) *EVP_PKEY_CTX_free;
     __typeof__(EVP_PKEY_CTX_new_from_name) *EVP_PKEY_CTX_new_from_name;
     __typeof__(EVP_PKEY_CTX_new_from_pkey) *EVP_PKEY_CTX_new_from_pkey;
+    __typeof__(EVP_PKEY_CTX_set_params) *EVP_PKEY_CTX_set_params;
     __typeof__(EVP_PKEY_CTX_set_rsa_mgf1_md) *EVP_PKEY_CTX_set_rsa_mgf1_md;
     __typeof__(EVP_PKEY_CTX_set_rsa_padding) *EVP_PKEY_CTX_set_rsa_padding;
     __typeof__(EVP_PKEY_CTX_set_rsa_pss_saltlen) *EVP_PKEY_CTX_set_rsa_pss_saltlen;
@@ -63,20 +71,36 @@ struct ak_crypto_functions {
     __typeof__(EVP_PKEY_free) *EVP_PKEY_free;
     __typeof__(EVP_PKEY_fromdata) *EVP_PKEY_fromdata;
     __typeof__(EVP_PKEY_fromdata_init) *EVP_PKEY_fromdata_init;
+    __typeof__(EVP_PKEY_generate) *EVP_PKEY_generate;
+    __typeof__(EVP_PKEY_get_bn_param) *EVP_PKEY_get_bn_param;
+    __typeof__(EVP_PKEY_get_octet_string_param) *EVP_PKEY_get_octet_string_param;
     __typeof__(EVP_PKEY_get_raw_public_key) *EVP_PKEY_get_raw_public_key;
+    __typeof__(EVP_PKEY_keygen_init) *EVP_PKEY_keygen_init;
     __typeof__(EVP_PKEY_new_raw_private_key_ex) *EVP_PKEY_new_raw_private_key_ex;
     __typeof__(EVP_PKEY_new_raw_public_key_ex) *EVP_PKEY_new_raw_public_key_ex;
     __typeof__(EVP_PKEY_public_check) *EVP_PKEY_public_check;
+    __typeof__(EVP_PKEY_sign) *EVP_PKEY_sign;
+    __typeof__(EVP_PKEY_sign_init) *EVP_PKEY_sign_init;
     __typeof__(EVP_PKEY_verify) *EVP_PKEY_verify;
     __typeof__(EVP_PKEY_verify_init) *EVP_PKEY_verify_init;
     __typeof__(EVP_Q_mac) *EVP_Q_mac;
     __typeof__(EVP_sha256) *EVP_sha256;
+    __typeof__(OSSL_DECODER_CTX_free) *OSSL_DECODER_CTX_free;
+    __typeof__(OSSL_DECODER_CTX_new_for_pkey) *OSSL_DECODER_CTX_new_for_pkey;
+    __typeof__(OSSL_DECODER_from_data) *OSSL_DECODER_from_data;
+    __typeof__(OSSL_ENCODER_CTX_free) *OSSL_ENCODER_CTX_free;
+    __typeof__(OSSL_ENCODER_CTX_new_for_pkey) *OSSL_ENCODER_CTX_new_for_pkey;
+    __typeof__(OSSL_ENCODER_to_data) *OSSL_ENCODER_to_data;
+    __typeof__(OSSL_LIB_CTX_free) *OSSL_LIB_CTX_free;
+    __typeof__(OSSL_LIB_CTX_new) *OSSL_LIB_CTX_new;
     __typeof__(OSSL_PARAM_construct_BN) *OSSL_PARAM_construct_BN;
     __typeof__(OSSL_PARAM_construct_end) *OSSL_PARAM_construct_end;
     __typeof__(OSSL_PARAM_construct_octet_string) *OSSL_PARAM_construct_octet_string;
     __typeof__(OSSL_PARAM_construct_uint32) *OSSL_PARAM_construct_uint32;
     __typeof__(OSSL_PARAM_construct_uint64) *OSSL_PARAM_construct_uint64;
     __typeof__(OSSL_PARAM_construct_utf8_string) *OSSL_PARAM_construct_utf8_string;
+    __typeof__(OSSL_PROVIDER_load) *OSSL_PROVIDER_load;
+    __typeof__(OSSL_PROVIDER_unload) *OSSL_PROVIDER_unload;
     __typeof__(RAND_bytes) *RAND_bytes;
 };
 struct ak_crypto_functions ak_crypto;
@@ -93,6 +117,14 @@ static void load(void) {
     }
     if ((ak_crypto.BN_bn2binpad = (__typeof__(BN_bn2binpad) *)dlsym(library, "BN_bn2binpad")) == NULL) {
         snprintf(failure, sizeof failure, "libcrypto.so.3 has no BN_bn2binpad");
+        return;
+    }
+    if ((ak_crypto.BN_free = (__typeof__(BN_free) *)dlsym(library, "BN_free")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no BN_free");
+        return;
+    }
+    if ((ak_crypto.CRYPTO_free = (__typeof__(CRYPTO_free) *)dlsym(library, "CRYPTO_free")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no CRYPTO_free");
         return;
     }
     if ((ak_crypto.CRYPTO_memcmp = (__typeof__(CRYPTO_memcmp) *)dlsym(library, "CRYPTO_memcmp")) == NULL) {
@@ -113,6 +145,14 @@ static void load(void) {
     }
     if ((ak_crypto.ERR_clear_error = (__typeof__(ERR_clear_error) *)dlsym(library, "ERR_clear_error")) == NULL) {
         snprintf(failure, sizeof failure, "libcrypto.so.3 has no ERR_clear_error");
+        return;
+    }
+    if ((ak_crypto.ERR_error_string_n = (__typeof__(ERR_error_string_n) *)dlsym(library, "ERR_error_string_n")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no ERR_error_string_n");
+        return;
+    }
+    if ((ak_crypto.ERR_get_error = (__typeof__(ERR_get_error) *)dlsym(library, "ERR_get_error")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no ERR_get_error");
         return;
     }
     if ((ak_crypto.EVP_CIPHER_CTX_ctrl = (__typeof__(EVP_CIPHER_CTX_ctrl) *)dlsym(library, "EVP_CIPHER_CTX_ctrl")) == NULL) {
@@ -223,6 +263,10 @@ static void load(void) {
         snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_CTX_new_from_pkey");
         return;
     }
+    if ((ak_crypto.EVP_PKEY_CTX_set_params = (__typeof__(EVP_PKEY_CTX_set_params) *)dlsym(library, "EVP_PKEY_CTX_set_params")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_CTX_set_params");
+        return;
+    }
     if ((ak_crypto.EVP_PKEY_CTX_set_rsa_mgf1_md = (__typeof__(EVP_PKEY_CTX_set_rsa_mgf1_md) *)dlsym(library, "EVP_PKEY_CTX_set_rsa_mgf1_md")) == NULL) {
         snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_CTX_set_rsa_mgf1_md");
         return;
@@ -263,8 +307,24 @@ static void load(void) {
         snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_fromdata_init");
         return;
     }
+    if ((ak_crypto.EVP_PKEY_generate = (__typeof__(EVP_PKEY_generate) *)dlsym(library, "EVP_PKEY_generate")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_generate");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_get_bn_param = (__typeof__(EVP_PKEY_get_bn_param) *)dlsym(library, "EVP_PKEY_get_bn_param")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_get_bn_param");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_get_octet_string_param = (__typeof__(EVP_PKEY_get_octet_string_param) *)dlsym(library, "EVP_PKEY_get_octet_string_param")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_get_octet_string_param");
+        return;
+    }
     if ((ak_crypto.EVP_PKEY_get_raw_public_key = (__typeof__(EVP_PKEY_get_raw_public_key) *)dlsym(library, "EVP_PKEY_get_raw_public_key")) == NULL) {
         snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_get_raw_public_key");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_keygen_init = (__typeof__(EVP_PKEY_keygen_init) *)dlsym(library, "EVP_PKEY_keygen_init")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_keygen_init");
         return;
     }
     if ((ak_crypto.EVP_PKEY_new_raw_private_key_ex = (__typeof__(EVP_PKEY_new_raw_private_key_ex) *)dlsym(library, "EVP_PKEY_new_raw_private_key_ex")) == NULL) {
@@ -277,6 +337,14 @@ static void load(void) {
     }
     if ((ak_crypto.EVP_PKEY_public_check = (__typeof__(EVP_PKEY_public_check) *)dlsym(library, "EVP_PKEY_public_check")) == NULL) {
         snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_public_check");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_sign = (__typeof__(EVP_PKEY_sign) *)dlsym(library, "EVP_PKEY_sign")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_sign");
+        return;
+    }
+    if ((ak_crypto.EVP_PKEY_sign_init = (__typeof__(EVP_PKEY_sign_init) *)dlsym(library, "EVP_PKEY_sign_init")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_PKEY_sign_init");
         return;
     }
     if ((ak_crypto.EVP_PKEY_verify = (__typeof__(EVP_PKEY_verify) *)dlsym(library, "EVP_PKEY_verify")) == NULL) {
@@ -293,6 +361,38 @@ static void load(void) {
     }
     if ((ak_crypto.EVP_sha256 = (__typeof__(EVP_sha256) *)dlsym(library, "EVP_sha256")) == NULL) {
         snprintf(failure, sizeof failure, "libcrypto.so.3 has no EVP_sha256");
+        return;
+    }
+    if ((ak_crypto.OSSL_DECODER_CTX_free = (__typeof__(OSSL_DECODER_CTX_free) *)dlsym(library, "OSSL_DECODER_CTX_free")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_DECODER_CTX_free");
+        return;
+    }
+    if ((ak_crypto.OSSL_DECODER_CTX_new_for_pkey = (__typeof__(OSSL_DECODER_CTX_new_for_pkey) *)dlsym(library, "OSSL_DECODER_CTX_new_for_pkey")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_DECODER_CTX_new_for_pkey");
+        return;
+    }
+    if ((ak_crypto.OSSL_DECODER_from_data = (__typeof__(OSSL_DECODER_from_data) *)dlsym(library, "OSSL_DECODER_from_data")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_DECODER_from_data");
+        return;
+    }
+    if ((ak_crypto.OSSL_ENCODER_CTX_free = (__typeof__(OSSL_ENCODER_CTX_free) *)dlsym(library, "OSSL_ENCODER_CTX_free")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_ENCODER_CTX_free");
+        return;
+    }
+    if ((ak_crypto.OSSL_ENCODER_CTX_new_for_pkey = (__typeof__(OSSL_ENCODER_CTX_new_for_pkey) *)dlsym(library, "OSSL_ENCODER_CTX_new_for_pkey")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_ENCODER_CTX_new_for_pkey");
+        return;
+    }
+    if ((ak_crypto.OSSL_ENCODER_to_data = (__typeof__(OSSL_ENCODER_to_data) *)dlsym(library, "OSSL_ENCODER_to_data")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_ENCODER_to_data");
+        return;
+    }
+    if ((ak_crypto.OSSL_LIB_CTX_free = (__typeof__(OSSL_LIB_CTX_free) *)dlsym(library, "OSSL_LIB_CTX_free")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_LIB_CTX_free");
+        return;
+    }
+    if ((ak_crypto.OSSL_LIB_CTX_new = (__typeof__(OSSL_LIB_CTX_new) *)dlsym(library, "OSSL_LIB_CTX_new")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_LIB_CTX_new");
         return;
     }
     if ((ak_crypto.OSSL_PARAM_construct_BN = (__typeof__(OSSL_PARAM_construct_BN) *)dlsym(library, "OSSL_PARAM_construct_BN")) == NULL) {
@@ -319,6 +419,14 @@ static void load(void) {
         snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_PARAM_construct_utf8_string");
         return;
     }
+    if ((ak_crypto.OSSL_PROVIDER_load = (__typeof__(OSSL_PROVIDER_load) *)dlsym(library, "OSSL_PROVIDER_load")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_PROVIDER_load");
+        return;
+    }
+    if ((ak_crypto.OSSL_PROVIDER_unload = (__typeof__(OSSL_PROVIDER_unload) *)dlsym(library, "OSSL_PROVIDER_unload")) == NULL) {
+        snprintf(failure, sizeof failure, "libcrypto.so.3 has no OSSL_PROVIDER_unload");
+        return;
+    }
     if ((ak_crypto.RAND_bytes = (__typeof__(RAND_bytes) *)dlsym(library, "RAND_bytes")) == NULL) {
         snprintf(failure, sizeof failure, "libcrypto.so.3 has no RAND_bytes");
         return;
@@ -337,6 +445,18 @@ int ak_BN_bn2binpad(const BIGNUM *a, unsigned char *to, int tolen) {
     if (ak_crypto_load(NULL, 0) != 0) { return 0; }
     __typeof__(&BN_bn2binpad) real = ak_crypto.BN_bn2binpad;
     return real(a, to, tolen);
+}
+
+void ak_BN_free(BIGNUM *a) {
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&BN_free) real = ak_crypto.BN_free;
+    real(a);
+}
+
+void ak_CRYPTO_free(void *ptr, const char *file, int line) {
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&CRYPTO_free) real = ak_crypto.CRYPTO_free;
+    real(ptr, file, line);
 }
 
 int ak_CRYPTO_memcmp(const void *in_a, const void *in_b, size_t len) {
@@ -367,6 +487,18 @@ void ak_ERR_clear_error(void) {
     if (ak_crypto_load(NULL, 0) != 0) { return; }
     __typeof__(&ERR_clear_error) real = ak_crypto.ERR_clear_error;
     real();
+}
+
+void ak_ERR_error_string_n(unsigned long e, char *buf, size_t len) {
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&ERR_error_string_n) real = ak_crypto.ERR_error_string_n;
+    real(e, buf, len);
+}
+
+unsigned long ak_ERR_get_error(void) {
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&ERR_get_error) real = ak_crypto.ERR_get_error;
+    return real();
 }
 
 int ak_EVP_CIPHER_CTX_ctrl(EVP_CIPHER_CTX *ctx, int type, int arg, void *ptr) {
@@ -531,6 +663,12 @@ EVP_PKEY_CTX * ak_EVP_PKEY_CTX_new_from_pkey(OSSL_LIB_CTX *libctx, EVP_PKEY *pke
     return real(libctx, pkey, propquery);
 }
 
+int ak_EVP_PKEY_CTX_set_params(EVP_PKEY_CTX *ctx, const OSSL_PARAM *params) {
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_CTX_set_params) real = ak_crypto.EVP_PKEY_CTX_set_params;
+    return real(ctx, params);
+}
+
 int ak_EVP_PKEY_CTX_set_rsa_mgf1_md(EVP_PKEY_CTX *ctx, const EVP_MD *md) {
     if (ak_crypto_load(NULL, 0) != 0) { return 0; }
     __typeof__(&EVP_PKEY_CTX_set_rsa_mgf1_md) real = ak_crypto.EVP_PKEY_CTX_set_rsa_mgf1_md;
@@ -591,10 +729,34 @@ int ak_EVP_PKEY_fromdata_init(EVP_PKEY_CTX *ctx) {
     return real(ctx);
 }
 
+int ak_EVP_PKEY_generate(EVP_PKEY_CTX *ctx, EVP_PKEY **ppkey) {
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_generate) real = ak_crypto.EVP_PKEY_generate;
+    return real(ctx, ppkey);
+}
+
+int ak_EVP_PKEY_get_bn_param(const EVP_PKEY *pkey, const char *key_name, BIGNUM **bn) {
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_get_bn_param) real = ak_crypto.EVP_PKEY_get_bn_param;
+    return real(pkey, key_name, bn);
+}
+
+int ak_EVP_PKEY_get_octet_string_param(const EVP_PKEY *pkey, const char *key_name, unsigned char *buf, size_t max_buf_sz, size_t *out_sz) {
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_get_octet_string_param) real = ak_crypto.EVP_PKEY_get_octet_string_param;
+    return real(pkey, key_name, buf, max_buf_sz, out_sz);
+}
+
 int ak_EVP_PKEY_get_raw_public_key(const EVP_PKEY *pkey, unsigned char *pub, size_t *len) {
     if (ak_crypto_load(NULL, 0) != 0) { return 0; }
     __typeof__(&EVP_PKEY_get_raw_public_key) real = ak_crypto.EVP_PKEY_get_raw_public_key;
     return real(pkey, pub, len);
+}
+
+int ak_EVP_PKEY_keygen_init(EVP_PKEY_CTX *ctx) {
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_keygen_init) real = ak_crypto.EVP_PKEY_keygen_init;
+    return real(ctx);
 }
 
 EVP_PKEY * ak_EVP_PKEY_new_raw_private_key_ex(OSSL_LIB_CTX *libctx, const char *keytype, const char *propq, const unsigned char *priv, size_t len) {
@@ -612,6 +774,18 @@ EVP_PKEY * ak_EVP_PKEY_new_raw_public_key_ex(OSSL_LIB_CTX *libctx, const char *k
 int ak_EVP_PKEY_public_check(EVP_PKEY_CTX *ctx) {
     if (ak_crypto_load(NULL, 0) != 0) { return 0; }
     __typeof__(&EVP_PKEY_public_check) real = ak_crypto.EVP_PKEY_public_check;
+    return real(ctx);
+}
+
+int ak_EVP_PKEY_sign(EVP_PKEY_CTX *ctx, unsigned char *sig, size_t *siglen, const unsigned char *tbs, size_t tbslen) {
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_sign) real = ak_crypto.EVP_PKEY_sign;
+    return real(ctx, sig, siglen, tbs, tbslen);
+}
+
+int ak_EVP_PKEY_sign_init(EVP_PKEY_CTX *ctx) {
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&EVP_PKEY_sign_init) real = ak_crypto.EVP_PKEY_sign_init;
     return real(ctx);
 }
 
@@ -636,6 +810,54 @@ unsigned char * ak_EVP_Q_mac(OSSL_LIB_CTX *libctx, const char *name, const char 
 const EVP_MD * ak_EVP_sha256(void) {
     if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
     __typeof__(&EVP_sha256) real = ak_crypto.EVP_sha256;
+    return real();
+}
+
+void ak_OSSL_DECODER_CTX_free(OSSL_DECODER_CTX *ctx) {
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&OSSL_DECODER_CTX_free) real = ak_crypto.OSSL_DECODER_CTX_free;
+    real(ctx);
+}
+
+OSSL_DECODER_CTX * ak_OSSL_DECODER_CTX_new_for_pkey(EVP_PKEY **pkey, const char *input_type, const char *input_struct, const char *keytype, int selection, OSSL_LIB_CTX *libctx, const char *propquery) {
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&OSSL_DECODER_CTX_new_for_pkey) real = ak_crypto.OSSL_DECODER_CTX_new_for_pkey;
+    return real(pkey, input_type, input_struct, keytype, selection, libctx, propquery);
+}
+
+int ak_OSSL_DECODER_from_data(OSSL_DECODER_CTX *ctx, const unsigned char **pdata, size_t *pdata_len) {
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&OSSL_DECODER_from_data) real = ak_crypto.OSSL_DECODER_from_data;
+    return real(ctx, pdata, pdata_len);
+}
+
+void ak_OSSL_ENCODER_CTX_free(OSSL_ENCODER_CTX *ctx) {
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&OSSL_ENCODER_CTX_free) real = ak_crypto.OSSL_ENCODER_CTX_free;
+    real(ctx);
+}
+
+OSSL_ENCODER_CTX * ak_OSSL_ENCODER_CTX_new_for_pkey(const EVP_PKEY *pkey, int selection, const char *output_type, const char *output_struct, const char *propquery) {
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&OSSL_ENCODER_CTX_new_for_pkey) real = ak_crypto.OSSL_ENCODER_CTX_new_for_pkey;
+    return real(pkey, selection, output_type, output_struct, propquery);
+}
+
+int ak_OSSL_ENCODER_to_data(OSSL_ENCODER_CTX *ctx, unsigned char **pdata, size_t *pdata_len) {
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&OSSL_ENCODER_to_data) real = ak_crypto.OSSL_ENCODER_to_data;
+    return real(ctx, pdata, pdata_len);
+}
+
+void ak_OSSL_LIB_CTX_free(OSSL_LIB_CTX * arg0) {
+    if (ak_crypto_load(NULL, 0) != 0) { return; }
+    __typeof__(&OSSL_LIB_CTX_free) real = ak_crypto.OSSL_LIB_CTX_free;
+    real(arg0);
+}
+
+OSSL_LIB_CTX * ak_OSSL_LIB_CTX_new(void) {
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&OSSL_LIB_CTX_new) real = ak_crypto.OSSL_LIB_CTX_new;
     return real();
 }
 
@@ -673,6 +895,18 @@ OSSL_PARAM ak_OSSL_PARAM_construct_utf8_string(const char *key, char *buf, size_
     if (ak_crypto_load(NULL, 0) != 0) { OSSL_PARAM none = {0}; return none; }
     __typeof__(&OSSL_PARAM_construct_utf8_string) real = ak_crypto.OSSL_PARAM_construct_utf8_string;
     return real(key, buf, bsize);
+}
+
+OSSL_PROVIDER * ak_OSSL_PROVIDER_load(OSSL_LIB_CTX * arg0, const char *name) {
+    if (ak_crypto_load(NULL, 0) != 0) { return NULL; }
+    __typeof__(&OSSL_PROVIDER_load) real = ak_crypto.OSSL_PROVIDER_load;
+    return real(arg0, name);
+}
+
+int ak_OSSL_PROVIDER_unload(OSSL_PROVIDER *prov) {
+    if (ak_crypto_load(NULL, 0) != 0) { return 0; }
+    __typeof__(&OSSL_PROVIDER_unload) real = ak_crypto.OSSL_PROVIDER_unload;
+    return real(prov);
 }
 
 int ak_RAND_bytes(unsigned char *buf, int num) {

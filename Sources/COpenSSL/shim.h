@@ -11,9 +11,17 @@
 #include <openssl/obj_mac.h>
 #include <openssl/crypto.h>
 #include <openssl/opensslv.h>
+#include <openssl/provider.h>
+#include <openssl/encoder.h>
+#include <openssl/decoder.h>
 
 /* EVP_PKEY_PUBLIC_KEY is an expression macro, which Swift does not import. */
 static inline int authkit_evp_pkey_public_key_selection(void) {
     return EVP_PKEY_PUBLIC_KEY;
+}
+
+/* EVP_PKEY_KEYPAIR likewise. */
+static inline int authkit_evp_pkey_keypair_selection(void) {
+    return EVP_PKEY_KEYPAIR;
 }
 #endif

@@ -42,4 +42,35 @@ enum ECDSASignature {
         if needsPad { output.append(0) }
         output.append(contentsOf: UnsafeBufferPointer(rebasing: value[start...]))
     }
+
+    /// The raw JWS form (`r ‖ s`, each the curve's length) of a DER `SEQUENCE { INTEGER r,
+    /// INTEGER s }` as OpenSSL signs, or nil when it is not that.
+    static func raw(fromDER der: [UInt8], curve: ECCurve) -> [UInt8]? {
+        var index = 0
+        func length() -> Int? {
+            guard index < der.count else { return nil }
+            let first = Int(der[index])
+            index += 1
+            if first < 0x80 { return first }
+            guard first == 0x81, index < der.count else { return nil }
+            index += 1
+            return Int(der[index - 1])
+        }
+        func integer() -> [UInt8]? {
+            guard index < der.count, der[index] == 0x02 else { return nil }
+            index += 1
+            guard let count = length(), count > 0, index + count <= der.count else { return nil }
+            var value = Array(der[index..<(index + count)])
+            index += count
+            while value.count > 1, value[0] == 0 { value.removeFirst() }
+            guard value.count <= curve.coordinateLength else { return nil }
+            return [UInt8](repeating: 0, count: curve.coordinateLength - value.count) + value
+        }
+        guard der.first == 0x30 else { return nil }
+        index = 1
+        guard let total = length(), index + total == der.count, let r = integer(), let s = integer(), index == der.count else {
+            return nil
+        }
+        return r + s
+    }
 }

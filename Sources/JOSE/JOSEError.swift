@@ -55,6 +55,9 @@ public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidKeySet(String)
     /// OpenSSL failed for a reason that is not the input's fault (allocation, provider).
     case cryptoFailure(String)
+    /// A signing key cannot be made, read or used (a stored key that does not hold together, a
+    /// TPM that is gone); the reason names no secret.
+    case signingKey(String)
 
     // MARK: Claims
 
@@ -95,7 +98,7 @@ public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
             return .malformed
         case .forbiddenAlgorithm, .unsupportedAlgorithm, .algorithmNotAllowed, .algorithmKeyMismatch,
             .unknownKeyID, .ambiguousKeyID, .keyNotUsable, .noSuitableKey, .badSignature, .unusableKey, .invalidKeySet,
-            .cryptoFailure:
+            .cryptoFailure, .signingKey:
             return .signatureOrKey
         case .invalidClaim, .missingClaim, .wrongIssuer, .invalidTenantID, .wrongAudience,
             .authorizedPartyMismatch, .expired, .notYetValid, .issuedInFuture, .nonceMismatch:
@@ -161,6 +164,8 @@ public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the key set is unusable: \(reason)"
         case .cryptoFailure(let reason):
             return "OpenSSL failed: \(reason)"
+        case .signingKey(let reason):
+            return "the signing key cannot be used: \(reason)"
         case .missingClaim(let name):
             return "the token has no \(name) claim, which an id_token must carry"
         case .wrongIssuer(let expected):

@@ -34,6 +34,8 @@ public struct JWK: Sendable, Hashable, CustomStringConvertible {
     let publicKey: PublicKey
     /// The public key material in a canonical form, for equality.
     private let material: [UInt8]
+    /// The key's required members in RFC 7638's form: sorted, no whitespace.
+    private let thumbprintInput: String
 
     /// Reads a key from its JSON; throws ``JOSEError/unusableKey(_:)`` with the reason when it
     /// cannot be used for verification.
@@ -53,8 +55,9 @@ public struct JWK: Sendable, Hashable, CustomStringConvertible {
 
     private init(
         keyType: KeyType, keyID: String?, curve: String?, algorithm: JWSAlgorithm?, use: String?,
-        bitLength: Int, publicKey: PublicKey, material: [UInt8]
+        bitLength: Int, publicKey: PublicKey, material: [UInt8], thumbprintInput: String
     ) {
+        self.thumbprintInput = thumbprintInput
         self.keyType = keyType
         self.keyID = keyID
         self.curve = curve
@@ -63,6 +66,19 @@ public struct JWK: Sendable, Hashable, CustomStringConvertible {
         self.bitLength = bitLength
         self.publicKey = publicKey
         self.material = material
+    }
+
+    /// The key's JWK SHA-256 thumbprint (RFC 7638), base64url: what a DPoP-bound token's `jkt`
+    /// names (RFC 9449 §6.1).
+    public func thumbprint() throws(JOSEError) -> String {
+        try SHA256.base64URLDigest(of: thumbprintInput)
+    }
+
+    /// The key's public members as a JWK (`kty`, `crv`, `x`, `y`, or `kty`, `n`, `e`): what a DPoP
+    /// proof's header carries (RFC 9449 §4.2).
+    public var publicMembers: JSONObject {
+        guard case .object(let object)? = try? JSONValue(parsing: Array(thumbprintInput.utf8)) else { return JSONObject() }
+        return object
     }
 
     /// The algorithms this key verifies: its `alg` when it names one, otherwise every
@@ -164,7 +180,8 @@ public struct JWK: Sendable, Hashable, CustomStringConvertible {
             material += exponent
             return JWK(
                 keyType: .rsa, keyID: keyID, curve: nil, algorithm: algorithm, use: use, bitLength: bits,
-                publicKey: publicKey, material: material)
+                publicKey: publicKey, material: material,
+                thumbprintInput: #"{"e":""# + Base64URL.encode(exponent) + #"","kty":"RSA","n":""# + Base64URL.encode(modulus) + #""}"#)
 
         case .ec:
             guard let crvValue = object["crv"] else { throw .malformedMember("crv") }
@@ -185,7 +202,9 @@ public struct JWK: Sendable, Hashable, CustomStringConvertible {
             let bits = curve == .p521 ? 521 : curve.coordinateLength * 8
             return JWK(
                 keyType: .ec, keyID: keyID, curve: crv, algorithm: algorithm, use: use, bitLength: bits,
-                publicKey: publicKey, material: x + y)
+                publicKey: publicKey, material: x + y,
+                thumbprintInput: #"{"crv":""# + crv + #"","kty":"EC","x":""# + Base64URL.encode(x) + #"","y":""# + Base64URL.encode(y)
+                    + #""}"#)
 
         case .okp:
             guard let crvValue = object["crv"] else { throw .malformedMember("crv") }
@@ -202,7 +221,8 @@ public struct JWK: Sendable, Hashable, CustomStringConvertible {
             }
             return JWK(
                 keyType: .okp, keyID: keyID, curve: crv, algorithm: algorithm, use: use, bitLength: 255,
-                publicKey: publicKey, material: x)
+                publicKey: publicKey, material: x,
+                thumbprintInput: #"{"crv":""# + crv + #"","kty":"OKP","x":""# + Base64URL.encode(x) + #""}"#)
         }
     }
 

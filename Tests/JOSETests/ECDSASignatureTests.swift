@@ -40,4 +40,25 @@ import Testing
         #expect(ECCurve.p384.order.count == 48 && ECCurve.p384.order.suffix(4) == [0xCC, 0xC5, 0x29, 0x73])
         #expect(ECCurve.p521.order.count == 66 && ECCurve.p521.order.first == 0x01)
     }
+
+    @Test func readsDERBackToTheRawForm() throws {
+        let r = [UInt8](repeating: 0, count: 31) + [0x01]
+        let s = [0x80] + [UInt8](repeating: 0x11, count: 31)
+        let encoded = try #require(der(r + s, .p256))
+        #expect(ECDSASignature.raw(fromDER: encoded, curve: .p256) == r + s)
+        var value = ECCurve.p521.order
+        value[value.count - 1] -= 1
+        #expect(ECDSASignature.raw(fromDER: try #require(der(value + value, .p521)), curve: .p521) == value + value)
+    }
+
+    @Test func refusesWhatIsNotASignatureSequence() throws {
+        let encoded = try #require(der([UInt8](repeating: 7, count: 64), .p256))
+        #expect(ECDSASignature.raw(fromDER: [], curve: .p256) == nil)
+        #expect(ECDSASignature.raw(fromDER: encoded + [0], curve: .p256) == nil)  // trailing byte
+        #expect(ECDSASignature.raw(fromDER: Array(encoded.dropLast()), curve: .p256) == nil)  // cut short
+        #expect(ECDSASignature.raw(fromDER: [0x31] + encoded.dropFirst(), curve: .p256) == nil)  // a SET
+        // An integer longer than the curve's coordinates.
+        let long = [0x30, 0x25, 0x02, 0x21, 0x01] + [UInt8](repeating: 1, count: 32) + [0x02, 0x00]
+        #expect(ECDSASignature.raw(fromDER: long, curve: .p256) == nil)
+    }
 }

@@ -122,4 +122,17 @@ import Testing
         #expect(first != (try JWK(json: JSONValue(parsing: try TestSigner(TestKeys.p384).jwk()))))
         #expect("\(first)".contains("P-256") && "\(first)".contains("test-key"))
     }
+
+    @Test func thumbprintsAsRFC7638Does() throws {
+        // RFC 7638 §3.1's example RSA key (its alg and kid are not part of the thumbprint).
+        let rsa = try JWK(
+            json: JSONValue(
+                parsing:
+                    #"{"kty":"RSA","n":"0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw","e":"AQAB","alg":"RS256","kid":"2011-04-29"}"#
+            ))
+        #expect(try rsa.thumbprint() == "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs")
+        #expect(Array(rsa.publicMembers.map(\.key)) == ["e", "kty", "n"])
+        let ed = try JWK(json: JSONValue(parsing: try TestSigner(TestKeys.ed25519).jwk(alg: "EdDSA")))
+        #expect(Array(ed.publicMembers.map(\.key)) == ["crv", "kty", "x"])
+    }
 }

@@ -12,13 +12,20 @@
 #include <openssl/crypto.h>
 #include <openssl/kdf.h>
 #include <openssl/rand.h>
+#include <openssl/provider.h>
+#include <openssl/encoder.h>
+#include <openssl/decoder.h>
 
 extern __typeof__(BN_bn2binpad) ak_BN_bn2binpad;
+extern __typeof__(BN_free) ak_BN_free;
+extern __typeof__(CRYPTO_free) ak_CRYPTO_free;
 extern __typeof__(CRYPTO_memcmp) ak_CRYPTO_memcmp;
 extern __typeof__(EC_GROUP_free) ak_EC_GROUP_free;
 extern __typeof__(EC_GROUP_get0_order) ak_EC_GROUP_get0_order;
 extern __typeof__(EC_GROUP_new_by_curve_name) ak_EC_GROUP_new_by_curve_name;
 extern __typeof__(ERR_clear_error) ak_ERR_clear_error;
+extern __typeof__(ERR_error_string_n) ak_ERR_error_string_n;
+extern __typeof__(ERR_get_error) ak_ERR_get_error;
 extern __typeof__(EVP_CIPHER_CTX_ctrl) ak_EVP_CIPHER_CTX_ctrl;
 extern __typeof__(EVP_CIPHER_CTX_free) ak_EVP_CIPHER_CTX_free;
 extern __typeof__(EVP_CIPHER_CTX_new) ak_EVP_CIPHER_CTX_new;
@@ -46,6 +53,7 @@ extern __typeof__(EVP_MD_fetch) ak_EVP_MD_fetch;
 extern __typeof__(EVP_PKEY_CTX_free) ak_EVP_PKEY_CTX_free;
 extern __typeof__(EVP_PKEY_CTX_new_from_name) ak_EVP_PKEY_CTX_new_from_name;
 extern __typeof__(EVP_PKEY_CTX_new_from_pkey) ak_EVP_PKEY_CTX_new_from_pkey;
+extern __typeof__(EVP_PKEY_CTX_set_params) ak_EVP_PKEY_CTX_set_params;
 extern __typeof__(EVP_PKEY_CTX_set_rsa_mgf1_md) ak_EVP_PKEY_CTX_set_rsa_mgf1_md;
 extern __typeof__(EVP_PKEY_CTX_set_rsa_padding) ak_EVP_PKEY_CTX_set_rsa_padding;
 extern __typeof__(EVP_PKEY_CTX_set_rsa_pss_saltlen) ak_EVP_PKEY_CTX_set_rsa_pss_saltlen;
@@ -56,19 +64,35 @@ extern __typeof__(EVP_PKEY_derive_set_peer) ak_EVP_PKEY_derive_set_peer;
 extern __typeof__(EVP_PKEY_free) ak_EVP_PKEY_free;
 extern __typeof__(EVP_PKEY_fromdata) ak_EVP_PKEY_fromdata;
 extern __typeof__(EVP_PKEY_fromdata_init) ak_EVP_PKEY_fromdata_init;
+extern __typeof__(EVP_PKEY_generate) ak_EVP_PKEY_generate;
+extern __typeof__(EVP_PKEY_get_bn_param) ak_EVP_PKEY_get_bn_param;
+extern __typeof__(EVP_PKEY_get_octet_string_param) ak_EVP_PKEY_get_octet_string_param;
 extern __typeof__(EVP_PKEY_get_raw_public_key) ak_EVP_PKEY_get_raw_public_key;
+extern __typeof__(EVP_PKEY_keygen_init) ak_EVP_PKEY_keygen_init;
 extern __typeof__(EVP_PKEY_new_raw_private_key_ex) ak_EVP_PKEY_new_raw_private_key_ex;
 extern __typeof__(EVP_PKEY_new_raw_public_key_ex) ak_EVP_PKEY_new_raw_public_key_ex;
 extern __typeof__(EVP_PKEY_public_check) ak_EVP_PKEY_public_check;
+extern __typeof__(EVP_PKEY_sign) ak_EVP_PKEY_sign;
+extern __typeof__(EVP_PKEY_sign_init) ak_EVP_PKEY_sign_init;
 extern __typeof__(EVP_PKEY_verify) ak_EVP_PKEY_verify;
 extern __typeof__(EVP_PKEY_verify_init) ak_EVP_PKEY_verify_init;
 extern __typeof__(EVP_Q_mac) ak_EVP_Q_mac;
 extern __typeof__(EVP_sha256) ak_EVP_sha256;
+extern __typeof__(OSSL_DECODER_CTX_free) ak_OSSL_DECODER_CTX_free;
+extern __typeof__(OSSL_DECODER_CTX_new_for_pkey) ak_OSSL_DECODER_CTX_new_for_pkey;
+extern __typeof__(OSSL_DECODER_from_data) ak_OSSL_DECODER_from_data;
+extern __typeof__(OSSL_ENCODER_CTX_free) ak_OSSL_ENCODER_CTX_free;
+extern __typeof__(OSSL_ENCODER_CTX_new_for_pkey) ak_OSSL_ENCODER_CTX_new_for_pkey;
+extern __typeof__(OSSL_ENCODER_to_data) ak_OSSL_ENCODER_to_data;
+extern __typeof__(OSSL_LIB_CTX_free) ak_OSSL_LIB_CTX_free;
+extern __typeof__(OSSL_LIB_CTX_new) ak_OSSL_LIB_CTX_new;
 extern __typeof__(OSSL_PARAM_construct_BN) ak_OSSL_PARAM_construct_BN;
 extern __typeof__(OSSL_PARAM_construct_end) ak_OSSL_PARAM_construct_end;
 extern __typeof__(OSSL_PARAM_construct_octet_string) ak_OSSL_PARAM_construct_octet_string;
 extern __typeof__(OSSL_PARAM_construct_uint32) ak_OSSL_PARAM_construct_uint32;
 extern __typeof__(OSSL_PARAM_construct_uint64) ak_OSSL_PARAM_construct_uint64;
 extern __typeof__(OSSL_PARAM_construct_utf8_string) ak_OSSL_PARAM_construct_utf8_string;
+extern __typeof__(OSSL_PROVIDER_load) ak_OSSL_PROVIDER_load;
+extern __typeof__(OSSL_PROVIDER_unload) ak_OSSL_PROVIDER_unload;
 extern __typeof__(RAND_bytes) ak_RAND_bytes;
 #endif
