@@ -52,6 +52,10 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
     case clientRejected(clientID: String, code: String, description: String?)
     /// The request needs something the stored sign-in lacks (e.g. no Graph URL configured).
     case unsupported(String)
+    /// A sign-in bound to a key (DPoP) could not make or use its proof.
+    case dpop(DPoPError)
+    /// A request to a resource server (``SharedSession/send(_:account:scopes:)``) got no answer.
+    case http(HTTPError)
     /// The authkit agent (`AUTHKIT_AGENT_SOCK`) answered with a failure: its sentence, hint and
     /// category are those of the error it met reading the sign-in.
     case agent(AgentError)
@@ -81,6 +85,14 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             return .configurationRejected
         case .notSignedIn, .loginRequired, .identityChanged:
             return .loginNeeded
+        case .dpop(let error):
+            switch error {
+            case .keyMissing, .keyMismatch: return .loginNeeded
+            case .notOffered: return .configurationRejected
+            case .invalidRequest: return .usage
+            case .keyUnavailable: return .storage
+            case .proofRefused: return .provider
+            }
         case .authorization(let error):
             switch error {
             case .timedOut, .noCallback, .cancelled, .stateMismatch, .missingState: return .loginNeeded
@@ -120,7 +132,7 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             case .issuerMismatch, .invalidIssuer: return .configurationRejected
             default: return .provider
             }
-        case .keys, .idToken, .missingIDToken, .refreshRejected:
+        case .keys, .idToken, .missingIDToken, .refreshRejected, .http:
             return .provider
         }
     }
@@ -173,6 +185,10 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             return "\(summary); \(hint ?? "")"
         case .unsupported(let reason):
             return reason
+        case .dpop(let error):
+            return error.description
+        case .http(let error):
+            return error.description
         case .agent(let error):
             return error.description
         }

@@ -199,6 +199,11 @@ int ak_http_perform(const ak_http_request *request, ak_http_result *result) {
     const char *method = request->method ? request->method : "GET";
     if (strcmp(method, "GET") == 0) {
         ak_curl.easy_setopt(handle, CURLOPT_HTTPGET, 1L);
+    } else if (strcmp(method, "HEAD") == 0) {
+        ak_curl.easy_setopt(handle, CURLOPT_NOBODY, 1L);
+    } else if (request->body == NULL && strcmp(method, "POST") != 0) {
+        /* DELETE, OPTIONS …: no body, so no Content-Type of curl's choosing either */
+        ak_curl.easy_setopt(handle, CURLOPT_CUSTOMREQUEST, method);
     } else {
         if (strcmp(method, "POST") != 0) ak_curl.easy_setopt(handle, CURLOPT_CUSTOMREQUEST, method);
         ak_curl.easy_setopt(handle, CURLOPT_POST, 1L);

@@ -35,6 +35,13 @@ public final class OIDCTestProvider: Sendable {
         public var redirectURIs: [String] = []
         /// The mock's `require_nonce`.
         public var requireNonce = false
+        /// DPoP (RFC 9449): proofs checked and tokens bound (authlib: `--dpop`; glewlwyd: `--dpop`).
+        public var dpop = false
+        /// DPoP nonces mandatory (authlib: `--dpop-nonce`; glewlwyd: `--dpop-nonce-counter 2`).
+        public var dpopNonce = false
+        /// Pushed authorization requests (RFC 9126) offered, or required.
+        public var par = false
+        public var parRequired = false
         public var extraArguments: [String] = []
 
         public init() {}
@@ -115,11 +122,19 @@ public final class OIDCTestProvider: Sendable {
             if !options.issParameter { arguments.append("--no-iss-parameter") }
             if !options.refreshRotation { arguments.append("--no-refresh-rotation") }
             for uri in options.redirectURIs { arguments += ["--redirect-uri", uri] }
+            if options.dpop { arguments.append("--dpop") }
+            if options.dpopNonce { arguments.append("--dpop-nonce") }
+            if options.par { arguments.append("--par") }
+            if options.parRequired { arguments.append("--par-required") }
         case .mock:
             if let ttl = options.accessTokenTTL { arguments += ["--access-token-ttl", String(ttl)] }
             if options.requireNonce { arguments.append("--require-nonce") }
         case .glewlwyd:
             if let ttl = options.accessTokenTTL { arguments += ["--access-token-ttl", String(ttl)] }
+            if options.dpop { arguments.append("--dpop") }
+            if options.dpopNonce { arguments += ["--dpop-nonce-counter", "2"] }
+            if options.par { arguments.append("--par") }
+            if options.parRequired { arguments.append("--par-required") }
         }
         arguments += options.extraArguments
         let (name, script): (String, String) =
@@ -130,6 +145,18 @@ public final class OIDCTestProvider: Sendable {
             }
         return try OIDCTestProvider(
             implementation: implementation, process: PeerProcess(name: name, script: script, arguments: arguments, readyTimeout: 60))
+    }
+
+    /// glewlwyd matches loopback redirect URIs port included: registers `uri` for the client
+    /// (default: the public one) before a pushed authorization request names it (glewlwyd only).
+    public func registerRedirect(_ uri: String, clientID: String? = nil) async throws {
+        let argv = process.ready["register_redirect"].array.compactMap(\.string)
+        guard let program = argv.first else { throw HarnessError("\(process.name) cannot register redirect URIs") }
+        var arguments = Array(argv.dropFirst())
+        if let clientID { arguments += ["--client-id", clientID] }
+        arguments.append(uri)
+        let result = try await ProcessRunner.run(URL(fileURLWithPath: program), arguments, timeout: 30)
+        guard result.status == 0 else { throw HarnessError("register-redirect \(uri): \(result.stderr)") }
     }
 
     /// Stops the provider (also done when the value is released).
@@ -167,6 +194,10 @@ public final class OIDCTestProvider: Sendable {
         if let alg { body["alg"] = .string(alg) }
         return try await process.control("POST", "/_test/rotate-keys", json: .object(body))["kid"].string ?? ""
     }
+
+    /// The DPoP proofs the provider saw (`GET /_test/dpop`; authlib provider only): never a
+    /// token or nonce value.
+    public func dpopLog() async throws -> PeerJSON { try await process.control("GET", "/_test/dpop") }
 
     /// Adds a fault (authlib provider only).
     public func setFault(_ fault: ProviderFault) async throws {
@@ -271,6 +302,16 @@ public struct ProviderFault: Sendable {
         ProviderFault(kind: "patch_json", ["endpoint": .string(endpoint), "patch": .object(patch)], count: count)
     }
     public static let deviceSlowDown = ProviderFault(kind: "device_slow_down")
+    /// The next proof's nonce is refused (`use_dpop_nonce`, a new nonce), even if current.
+    public static let dpopNonceRotate = ProviderFault(kind: "dpop_nonce_rotate")
+    /// A proved token request answered `Bearer` with unbound tokens: a downgrade.
+    public static let dpopTokenTypeBearer = ProviderFault(kind: "dpop_token_type_bearer")
+    /// A request without proof answered `token_type` `DPoP`.
+    public static let dpopTokenTypeDPoPUnasked = ProviderFault(kind: "dpop_token_type_dpop_unasked")
+    /// The next proved request (at `endpoint`, when named) refused with `invalid_dpop_proof`.
+    public static func dpopRefuseProof(_ endpoint: String? = nil) -> ProviderFault {
+        ProviderFault(kind: "dpop_refuse_proof", endpoint.map { ["endpoint": .string($0)] } ?? [:])
+    }
 
     // a refreshed id_token breaking one OIDC Core §12.2 rule
     public static let refreshOlderIssuedAt = ProviderFault(kind: "refresh_older_iat")

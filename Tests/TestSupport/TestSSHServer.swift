@@ -95,7 +95,7 @@ public final class TestSSHServer: @unchecked Sendable {
     }
 
     /// A port nobody listens on now (the kernel's choice for port 0).
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

@@ -127,6 +127,12 @@ actor AgentCore {
                     let result = await sessions.fetch(key, minTTL: minTTL)
                     self.fetched(key, result)
                 }
+            case .sign(let connection, let request, let storage):
+                let sessions = self.sessions
+                Task {
+                    let result = await sessions.sign(request, storage: storage)
+                    self.perform(self.machine.signed(connection, result, request: request, now: Self.now()))
+                }
             case .markRejected(let group, let storage, let token, let connection):
                 let sessions = self.sessions
                 Task {
@@ -175,7 +181,7 @@ actor AgentCore {
 
     /// An event in one line, for the journal's MESSAGE.
     static func message(_ event: AgentEvent) -> String {
-        let what = event.token == "id_token" ? "id_token" : "token"
+        let what = event.token == "id_token" ? "id_token" : event.token == "dpop_proof" ? "DPoP proof" : "token"
         let group = event.group ?? "?"
         let who = event.asker ?? "?"
         switch event.kind {

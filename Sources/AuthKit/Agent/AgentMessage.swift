@@ -1,5 +1,11 @@
 import StrictJSON
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// One request to the agent, as the agent acts on it: each operation with the fields it needs,
 /// checked when the line is decoded (docs/agent-protocol.md, protocol version 1). On the wire it
 /// is one line of JSON with `v`, `op` and the operation's members (``Wire``).
@@ -24,6 +30,9 @@ package enum AgentRequest: Sendable, Equatable {
     /// with the key it was opened with, from the far side once it checked that only its account
     /// can reach the socket.
     case open(key: String)
+    /// A DPoP proof (RFC 9449) signed with the key of the group's sign-in, for a request the
+    /// asker makes with its access token: the key never leaves the agent's machine.
+    case proof(AgentProofRequest)
 
     /// The operation's name on the wire.
     package var operation: Wire.Operation {
@@ -37,6 +46,7 @@ package enum AgentRequest: Sendable, Equatable {
         case .log: .log
         case .stats: .stats
         case .open: .open
+        case .proof: .proof
         }
     }
 
@@ -44,6 +54,7 @@ package enum AgentRequest: Sendable, Equatable {
     package var group: String? {
         switch self {
         case .token(let request), .idToken(let request): request.group
+        case .proof(let request): request.token.group
         case .rejected(let group, _, _), .forget(let group): group
         case .log(_, let group): group
         case .hello, .stop, .stats, .open: nil
@@ -53,7 +64,7 @@ package enum AgentRequest: Sendable, Equatable {
     /// The request line's members as JSON has them: every member optional, read strictly.
     package struct Wire: Codable, Sendable, Equatable {
         package enum Operation: String, Codable, Sendable {
-            case hello, token, idToken = "id_token", rejected, forget, stop, log, stats, open
+            case hello, token, idToken = "id_token", rejected, forget, stop, log, stats, open, proof
         }
 
         package var version = AgentMessage.version
@@ -69,9 +80,15 @@ package enum AgentRequest: Sendable, Equatable {
         package var program: String?
         package var since: Int?
         package var key: String?
+        /// `proof`: the request's method and URL, the access token's hash, the server's nonce.
+        package var method: String?
+        package var url: String?
+        package var ath: String?
+        package var nonce: String?
 
         enum CodingKeys: String, CodingKey {
             case version = "v", op, group, storage, account, scopes, minTTL = "min_ttl", token, program, since, key
+            case method, url, ath, nonce
         }
     }
 
@@ -105,6 +122,18 @@ package enum AgentRequest: Sendable, Equatable {
                 group: try group("a token request"), storage: wire.storage, account: wire.account, scopes: wire.scopes ?? [],
                 minTTL: minTTL, program: wire.program)
             self = wire.op == .token ? .token(request) : .idToken(request)
+        case .proof:
+            guard let method = wire.method, let text = wire.url, let url = URL(string: text), let ath = wire.ath else {
+                throw .badRequest("proof needs the request's method, url and ath (the access token's hash)")
+            }
+            let proof: DPoPProof
+            do throws(DPoPError) {
+                proof = try DPoPProof(method: method, url: url, accessTokenHash: ath, nonce: wire.nonce)
+            } catch {
+                throw .badRequest("proof: \(error)")
+            }
+            let base = AgentTokenRequest(group: try group("proof"), storage: wire.storage, account: wire.account, program: wire.program)
+            self = .proof(AgentProofRequest(token: base, proof: proof))
         }
     }
 
@@ -126,6 +155,15 @@ package enum AgentRequest: Sendable, Equatable {
             wire.token = token
         case .forget(let group): wire.group = group
         case .open(let key): wire.key = key
+        case .proof(let request):
+            wire.group = request.token.group
+            wire.storage = request.token.storage
+            wire.account = request.token.account
+            wire.program = request.token.program
+            wire.method = request.proof.method
+            wire.url = request.proof.target
+            wire.ath = request.proof.accessTokenHash
+            wire.nonce = request.proof.nonce
         case .log(let since, let group):
             wire.since = since
             wire.group = group
@@ -165,6 +203,20 @@ package struct AgentTokenRequest: Sendable, Equatable {
     }
 }
 
+/// What a `proof` request asks for: whose sign-in (as a token request names it), and what the
+/// proof says.
+package struct AgentProofRequest: Sendable, Equatable {
+    /// The group, store, account and program, as for an access token (no scopes, no `min_ttl`).
+    package var token: AgentTokenRequest
+    /// The proof's method, URL (without query), access-token hash and nonce.
+    package var proof: DPoPProof
+
+    package init(token: AgentTokenRequest, proof: DPoPProof) {
+        self.token = token
+        self.proof = proof
+    }
+}
+
 /// The agent's answer to one request: a token, the agent's identity, or a failure.
 package struct AgentResponse: Codable, Sendable, Equatable {
     package var version = AgentMessage.version
@@ -175,6 +227,10 @@ package struct AgentResponse: Codable, Sendable, Equatable {
     package var account: String?
     package var scopes: [String]?
     package var refreshed: Bool?
+    /// `DPoP` for a token bound to the sign-in's key (absent: `Bearer`).
+    package var tokenType: String?
+    /// `proof`: the DPoP proof the agent signed.
+    package var proof: String?
     /// `hello`: the agent's version, its process id, and whether this socket is a restricted
     /// (forwarded) one.
     package var agent: String?
@@ -199,6 +255,7 @@ package struct AgentResponse: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case version = "v", ok, token, expiresAt = "expires_at", account, scopes, refreshed, agent, pid, restricted, groups, events, counts
+        case tokenType = "token_type", proof
         case error
     }
 }

@@ -51,6 +51,8 @@ package struct AgentPolicy: Sendable, Equatable {
             (storage, account, scopes) = (query.storage, query.account, query.scopes)
         case .token(let query):
             (storage, account, scopes) = (query.storage, query.account, query.scopes)
+        case .proof(let query):
+            (storage, account) = (query.token.storage, query.token.account)
         case .rejected(_, let named, _):
             storage = named
         }

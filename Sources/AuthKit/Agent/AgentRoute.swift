@@ -45,6 +45,37 @@ package struct AgentRoute: Sendable {
         return IDToken(value: token.value, expiresAt: token.expiresAt, account: token.account, refreshed: token.refreshed)
     }
 
+    /// A DPoP proof signed by the agent with the key of `account`'s sign-in; its failure as the
+    /// error the store would have given; nil when there is no agent to ask.
+    func proof(_ proof: DPoPProof, session: SharedSession, account: String?) async throws(AuthKitError) -> String? {
+        let request = AgentProofRequest(
+            token: AgentTokenRequest(
+                group: session.group.name, storage: storage, account: account ?? Self.environmentAccount(session),
+                program: session.environment[Self.programKey]),
+            proof: proof)
+        switch await client.send(.proof(request)) {
+        case .unavailable(let reason):
+            session.logger.debug("no agent; signing with the key in the store", metadata: ["reason": "\(reason)"])
+            return nil
+        case .answer(let response):
+            guard response.ok else {
+                guard let failure = response.error else { return nil }
+                throw Self.cleaned(failure).error(group: session.group.name)
+            }
+            // A compact JWS of base64url parts, bounded: checked like anything from outside.
+            guard let signed = response.proof, signed.utf8.count <= 8192,
+                signed.split(separator: ".", omittingEmptySubsequences: false).count == 3,
+                signed.utf8.allSatisfy({
+                    $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || (0x30...0x39).contains($0)
+                        || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+                })
+            else {
+                throw .dpop(.keyUnavailable("the agent's answer is not a proof"))
+            }
+            return signed
+        }
+    }
+
     /// `AUTHKIT_ACCOUNT` of the asking process (the agent has its own environment).
     static func environmentAccount(_ session: SharedSession) -> String? {
         session.environment["AUTHKIT_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }
@@ -94,7 +125,7 @@ package struct AgentRoute: Sendable {
         return AccessToken(
             value: value, expiresAt: Date(timeIntervalSince1970: Double(expiresAt)),
             scopes: (response.scopes ?? []).map(ProviderText.displayable), account: ProviderText.displayable(account),
-            refreshed: response.refreshed ?? false)
+            refreshed: response.refreshed ?? false, tokenType: response.tokenType == "DPoP" ? "DPoP" : "Bearer")
     }
 
     /// The agent's answer for `group`'s access token, asked on the calling thread (one

@@ -29,6 +29,16 @@ package actor AgentSessions {
         return session
     }
 
+    /// A proof signed with the key of the sign-in `request` names (never the key itself).
+    func sign(_ request: AgentProofRequest, storage: StorageChoice) async -> Result<String, AgentFailure> {
+        do throws(AuthKitError) {
+            let session = try session(group: request.token.group, storage: storage)
+            return .success(try await ResourceRequest.localProof(request.proof, session: session, account: request.token.account))
+        } catch {
+            return .failure(AgentFailure(error))
+        }
+    }
+
     func fetch(_ key: AgentStateMachine.Key, minTTL: Int) async -> Result<AgentStateMachine.Token, AgentFailure> {
         do throws(AuthKitError) {
             let session = try session(group: key.group, storage: key.storage)
@@ -44,7 +54,7 @@ package actor AgentSessions {
             return .success(
                 AgentStateMachine.Token(
                     value: token.value, expiresAt: Int64(token.expiresAt.timeIntervalSince1970), account: token.account,
-                    scopes: token.scopes, refreshed: token.refreshed))
+                    scopes: token.scopes, refreshed: token.refreshed, tokenType: token.tokenType == "DPoP" ? "DPoP" : nil))
         } catch {
             return .failure(AgentFailure(error))
         }

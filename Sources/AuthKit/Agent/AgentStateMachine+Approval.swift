@@ -6,11 +6,17 @@ extension AgentStateMachine {
     /// `confirm = once` yeses remembered at most (the oldest are dropped first).
     static let maximumOnceGrants = 1024
 
-    /// A token or id_token request that passed the socket's policy: refused, asked about, or
-    /// served.
-    mutating func approve(_ query: AgentTokenRequest, idToken: Bool, storage: StorageChoice, connection: Connection, now: Now) -> [Action] {
+    /// A token, id_token or proof request that passed the socket's policy: refused, asked
+    /// about, or served. A proof is asked about as an access token is: it uses the sign-in.
+    mutating func approve(_ request: AgentRequest, storage: StorageChoice, connection: Connection, now: Now) -> [Action] {
+        let query: AgentTokenRequest
+        switch request {
+        case .token(let token), .idToken(let token): query = token
+        case .proof(let proof): query = proof.token
+        default: return []
+        }
+        let idToken = request.operation == .idToken
         let group = query.group
-        let request: AgentRequest = idToken ? .idToken(query) : .token(query)
         if let program = query.program, askers[connection]?.chain.first?.isAuthkit == true {
             askers[connection]?.program = ProcText.cleaned(program, limit: 128)
         }
@@ -36,11 +42,11 @@ extension AgentStateMachine {
         case .never:
             break
         }
-        guard ask else { return token(query, idToken: idToken, storage: storage, connection: connection, now: now) }
+        guard ask else { return proceed(request, storage: storage, connection: connection, now: now) }
         guard awaitingConfirmation[connection] == nil else {
             return [.reply(connection, .failure(.badRequest("one request at a time: the first still waits for confirmation")))]
         }
-        awaitingConfirmation[connection] = (query, idToken, storage)
+        awaitingConfirmation[connection] = (request, storage)
         let who = asker.summary
         return [
             .confirm(connection, group: group, idToken: idToken, asker: who),
@@ -48,12 +54,41 @@ extension AgentStateMachine {
         ]
     }
 
+    /// An approved request: the token looked up, or the proof signed.
+    private mutating func proceed(_ request: AgentRequest, storage: StorageChoice, connection: Connection, now: Now) -> [Action] {
+        switch request {
+        case .token(let query): return token(query, idToken: false, storage: storage, connection: connection, now: now)
+        case .idToken(let query): return token(query, idToken: true, storage: storage, connection: connection, now: now)
+        case .proof(let query):
+            var query = query
+            if let fixed = policy.accounts?[query.token.group] { query.token.account = fixed }
+            return [.sign(connection, query, storage: storage)]
+        default: return []
+        }
+    }
+
+    /// The answer to a ``Action/sign(_:_:storage:)``: the proof for the connection, or why none.
+    package mutating func signed(_ connection: Connection, _ result: Result<String, AgentFailure>, request: AgentProofRequest, now: Now)
+        -> [Action]
+    {
+        switch result {
+        case .success(let proof):
+            var response = AgentResponse(ok: true)
+            response.proof = proof
+            return [.reply(connection, response), record(.served, .proof(request), connection: connection, now: now)]
+        case .failure(let failure):
+            return [
+                .reply(connection, .failure(failure)),
+                record(.failed, .proof(request), connection: connection, now: now, reason: failure.message),
+            ]
+        }
+    }
+
     /// The answer to a ``Action/confirm(_:group:idToken:asker:)``: `reason` says why there was
     /// no yes when nobody could be asked.
     package mutating func confirmed(_ connection: Connection, allowed yes: Bool, reason: String? = nil, now: Now) -> [Action] {
-        guard let (query, idToken, storage) = awaitingConfirmation.removeValue(forKey: connection) else { return [] }
-        let group = query.group
-        let request: AgentRequest = idToken ? .idToken(query) : .token(query)
+        guard let (request, storage) = awaitingConfirmation.removeValue(forKey: connection), let group = request.group else { return [] }
+        let idToken = request.operation == .idToken
         guard yes else {
             let why = reason ?? "the person asked did not allow it"
             return [
@@ -70,7 +105,7 @@ extension AgentStateMachine {
             onceGrants[OnceGrant(session: session, group: group, idToken: idToken)] = now.monotonic + rule.confirmFor
         }
         return [record(.allowed, request, connection: connection, now: now)]
-            + token(query, idToken: idToken, storage: storage, connection: connection, now: now)
+            + proceed(request, storage: storage, connection: connection, now: now)
     }
 
     /// Records an event about `request` from `connection`; the action sends it to the journal.
@@ -83,6 +118,9 @@ extension AgentStateMachine {
             event.account = query.account.map(Self.bounded)
             event.scopes = query.scopes.isEmpty ? nil : Array(query.scopes.prefix(16)).map(Self.bounded)
             event.token = request.operation == .idToken ? "id_token" : "access_token"
+        case .proof(let query):
+            event.account = query.token.account.map(Self.bounded)
+            event.token = "dpop_proof"
         default:
             break
         }

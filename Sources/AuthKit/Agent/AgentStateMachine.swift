@@ -36,13 +36,16 @@ package struct AgentStateMachine: Sendable {
         package var account: String
         package var scopes: [String]
         package var refreshed: Bool
+        /// `DPoP` for a bound token; nil for a bearer one.
+        package var tokenType: String?
 
-        package init(value: String, expiresAt: Int64, account: String, scopes: [String], refreshed: Bool) {
+        package init(value: String, expiresAt: Int64, account: String, scopes: [String], refreshed: Bool, tokenType: String? = nil) {
             self.value = value
             self.expiresAt = expiresAt
             self.account = account
             self.scopes = scopes
             self.refreshed = refreshed
+            self.tokenType = tokenType
         }
     }
 
@@ -71,6 +74,9 @@ package struct AgentStateMachine: Sendable {
         /// group (`--confirm`, a group's `confirm`); call ``confirmed(_:allowed:reason:now:)``
         /// with the answer. `asker` names who asks (``AgentAsker/summary``).
         case confirm(Connection, group: String, idToken: Bool, asker: String)
+        /// Sign this proof with the key of the sign-in the request names, then call
+        /// ``signed(_:_:request:now:)``.
+        case sign(Connection, AgentProofRequest, storage: StorageChoice)
         /// Send this audit event to the journal (it is already in ``log``).
         case journal(AgentEvent)
         /// Close the connection (after a malformed request).
@@ -112,7 +118,7 @@ package struct AgentStateMachine: Sendable {
     /// What a person allowed a connection (a group, a kind of token), and the request of each
     /// connection waiting for the answer.
     var allowed: Set<Grant> = []
-    var awaitingConfirmation: [Connection: (AgentTokenRequest, idToken: Bool, StorageChoice)] = [:]
+    var awaitingConfirmation: [Connection: (AgentRequest, StorageChoice)] = [:]
     /// `confirm = once`: a yes for a session (its leader), a group and a kind, until when
     /// (monotonic seconds).
     var onceGrants: [OnceGrant: Double] = [:]
@@ -169,7 +175,7 @@ package struct AgentStateMachine: Sendable {
         case .success(let admitted): storage = admitted
         case .failure(let failure):
             switch request {
-            case .token, .idToken, .rejected:
+            case .token, .idToken, .rejected, .proof:
                 return [
                     .reply(connection, .failure(failure)),
                     record(.refused, request, connection: connection, now: now, reason: failure.message),
@@ -179,7 +185,7 @@ package struct AgentStateMachine: Sendable {
             }
         }
         switch request {
-        case .token, .idToken, .rejected:
+        case .token, .idToken, .rejected, .proof:
             guard isOpen else {
                 let failure = AgentFailure(
                     code: .notOpen,
@@ -230,9 +236,9 @@ package struct AgentStateMachine: Sendable {
             }
             changed(group)
             return [.markRejected(group: group, storage: storage, token: value, then: connection)]
-        case .token(let query), .idToken(let query):
+        case .token, .idToken, .proof:
             guard let storage else { return [.reply(connection, .failure(.badRequest("a token request needs a store")))] }
-            return approve(query, idToken: request.operation == .idToken, storage: storage, connection: connection, now: now)
+            return approve(request, storage: storage, connection: connection, now: now)
         }
     }
 
@@ -309,6 +315,7 @@ package struct AgentStateMachine: Sendable {
         response.account = token.account
         response.scopes = token.scopes
         response.refreshed = token.refreshed
+        response.tokenType = token.tokenType
         return response
     }
 }

@@ -74,7 +74,7 @@ package struct ConfigFile: Sendable, Equatable {
 
     package static let profileKeys: Set<String> = [
         "issuer", "tenant", "client_id", "client_secret", "scopes", "group", "redirect_path", "redirect_host",
-        "graph_url", "storage", "login_hint", "prompt", "domain_hint",
+        "graph_url", "storage", "login_hint", "prompt", "domain_hint", "dpop", "redirect_port",
     ]
     package static let defaultsKeys: Set<String> = ["profile", "group", "storage"]
 

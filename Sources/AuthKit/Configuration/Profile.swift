@@ -95,6 +95,11 @@ public struct Profile: Sendable, Equatable {
     public var redirectPath: String
     /// The host written into the loopback redirect URI (`127.0.0.1` or `localhost`).
     public var redirectHost: LoopbackRedirectReceiver.RedirectHost
+    /// The loopback redirect's port; nil (the default) for any free one, which RFC 8252 §7.3
+    /// asks providers to accept. For a provider that matches the port too.
+    public var redirectPort: Int? = nil
+    /// Whether the sign-in binds its tokens to a key (DPoP, RFC 9449); `auto` by default.
+    public var dpop: DPoPMode = .auto
     /// Microsoft Graph base URL including the version, e.g. `https://graph.microsoft.com/v1.0`.
     public var graphBaseURL: String?
     /// Where the tokens are kept.

@@ -22,6 +22,10 @@ public struct ProfileOverrides: Sendable, Equatable {
     public var storage: StorageChoice?
     /// The account to pre-fill on the provider's page (`--login-hint`).
     public var loginHint: String?
+    /// Whether the sign-in binds its tokens to a key (`--dpop`).
+    public var dpop: DPoPMode?
+    /// The loopback redirect's port (`--redirect-port`).
+    public var redirectPort: Int?
 
     /// Command-line values; `nil` leaves a setting to the environment, the file and the defaults.
     public init(
@@ -55,6 +59,8 @@ public struct ProfileOverrides: Sendable, Equatable {
 /// | group | `--group` | `AUTHKIT_GROUP` | `group` |
 /// | storage | `--insecure-storage` | `AUTHKIT_STORAGE` | `storage` |
 /// | Graph URL | — | `AUTHKIT_GRAPH_URL` | `graph_url` |
+/// | DPoP | `--dpop` | `AUTHKIT_DPOP` | `dpop` |
+/// | redirect port | `--redirect-port` | — | `redirect_port` |
 public struct ProfileResolver: Sendable {
     package var file: ConfigFile
     package var environment: [String: String]
@@ -108,14 +114,16 @@ public struct ProfileResolver: Sendable {
         flags["group"] = overrides.group
         flags["storage"] = overrides.storage?.rawValue
         flags["login_hint"] = overrides.loginHint
+        flags["dpop"] = overrides.dpop?.rawValue
+        flags["redirect_port"] = overrides.redirectPort.map(String.init)
         let flagNames = [
             "issuer": "--issuer", "tenant": "--tenant", "client_id": "--client-id", "group": "--group",
-            "storage": "--storage", "login_hint": "--login-hint",
+            "storage": "--storage", "login_hint": "--login-hint", "dpop": "--dpop", "redirect_port": "--redirect-port",
         ]
         let environmentNames = [
             "issuer": "AUTHKIT_ISSUER", "tenant": "AUTHKIT_TENANT", "client_id": "AUTHKIT_CLIENT_ID",
             "client_secret": "AUTHKIT_CLIENT_SECRET", "scopes": "AUTHKIT_SCOPES", "group": "AUTHKIT_GROUP",
-            "storage": "AUTHKIT_STORAGE", "graph_url": "AUTHKIT_GRAPH_URL",
+            "storage": "AUTHKIT_STORAGE", "graph_url": "AUTHKIT_GRAPH_URL", "dpop": "AUTHKIT_DPOP",
         ]
         var fromEnvironment: [String: String] = [:]
         for (key, variable) in environmentNames {
@@ -201,6 +209,20 @@ public struct ProfileResolver: Sendable {
                 throw ConfigurationError(location: location("redirect_host"), key: "redirect_host", problem: "use 127.0.0.1 or localhost")
             }
             profile.redirectHost = choice
+        }
+        if let port = value("redirect_port") {
+            guard let number = Int(port), (1...65535).contains(number) else {
+                throw ConfigurationError(
+                    location: location("redirect_port"), key: "redirect_port",
+                    problem: "a port is a number from 1 to 65535 (leave it unset for any free port, as RFC 8252 §7.3 lets providers allow)")
+            }
+            profile.redirectPort = number
+        }
+        if let dpop = value("dpop") {
+            guard let mode = DPoPMode(rawValue: dpop) else {
+                throw ConfigurationError(location: location("dpop"), key: "dpop", problem: "use auto, always or never")
+            }
+            profile.dpop = mode
         }
         if let graph = value("graph_url") {
             do {

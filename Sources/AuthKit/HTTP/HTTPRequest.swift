@@ -7,12 +7,33 @@ import Foundation
 /// One HTTP request, as a value. It has no textual description that could show its body:
 /// bodies carry authorization codes, PKCE verifiers, refresh tokens and client secrets.
 public struct HTTPRequest: Sendable {
-    /// The methods authkit sends.
-    public enum Method: String, Sendable {
+    /// A request method (RFC 9110 §9): `GET`, `POST`, or any other token (`PUT`, `PATCH`,
+    /// `DELETE` …).
+    public struct Method: RawRepresentable, Sendable, Hashable {
+        /// The method as sent, e.g. `GET`.
+        public let rawValue: String
+
+        /// The method named `rawValue`, or nil when it is not an RFC 9110 token (letters,
+        /// digits and the symbols RFC 9110 §5.6.2 allows in a `tchar`; at most 32 characters).
+        public init?(rawValue: String) {
+            guard !rawValue.isEmpty, rawValue.utf8.count <= 32,
+                rawValue.utf8.allSatisfy({
+                    $0 < 0x80
+                        && (Self.tokenCharacters.contains($0) || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0)
+                            || (0x61...0x7A).contains($0))
+                })
+            else { return nil }
+            self.rawValue = rawValue
+        }
+
+        private static let tokenCharacters = Set("!#$%&'*+-.^_`|~".utf8)
+
         /// `GET`.
-        case get = "GET"
+        public static let get = Method(known: "GET")
         /// `POST`.
-        case post = "POST"
+        public static let post = Method(known: "POST")
+
+        private init(known: String) { rawValue = known }
     }
 
     /// The request method.
@@ -30,7 +51,7 @@ public struct HTTPRequest: Sendable {
 
     /// A request.
     /// - Parameters:
-    ///   - method: `GET` or `POST`.
+    ///   - method: `GET`, `POST` or another method.
     ///   - url: Where it goes.
     ///   - headers: Its header fields.
     ///   - body: Its body, if any.

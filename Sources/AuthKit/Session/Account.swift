@@ -35,6 +35,11 @@ public struct Account: Sendable {
     /// Set when the stored record cannot be read (locked collection, corrupt item): the
     /// other fields then come from the item's attributes only.
     public var problem: String?
+    /// `Bearer`, or `DPoP` when the tokens are bound to the sign-in's key (RFC 9449).
+    public var tokenType: String = "Bearer"
+    /// Where a DPoP sign-in's private key is: `tpm` (it never leaves the TPM) or `store` (kept
+    /// in an item of its own beside the sign-in); nil for a bearer sign-in.
+    public var dpopKey: String?
     /// Why the provider's last refresh answer was not used (its id_token failed a check); its
     /// new refresh token is kept and the next request refreshes again.
     public var refreshProblem: String?
@@ -54,6 +59,8 @@ public struct Account: Sendable {
         self.location = location
         problem = nil
         refreshProblem = record.refreshProblem
+        tokenType = record.tokenType ?? "Bearer"
+        dpopKey = record.isDPoP ? record.dpopKeyPlace ?? "store" : nil
     }
 
     init(unreadable item: StoredItem, reason: String) {

@@ -9,6 +9,9 @@ package enum ItemKind: Sendable, Equatable {
     case currentAccount
     /// STS credentials made from the sign-in for one role (``AWSCredentialCache``).
     case awsCredentials(AWSCredentialCache.Key)
+    /// The key a DPoP sign-in's tokens are bound to (``DPoPKey``): never in the item of the
+    /// refresh token.
+    case dpopKey
 
     /// The `kind` attribute.
     package var stored: String {
@@ -16,6 +19,7 @@ package enum ItemKind: Sendable, Equatable {
         case .tokens: "tokens"
         case .currentAccount: "current-account"
         case .awsCredentials(let key): key.stored
+        case .dpopKey: "dpop-key"
         }
     }
 
@@ -23,6 +27,7 @@ package enum ItemKind: Sendable, Equatable {
         switch stored {
         case "tokens": self = .tokens
         case "current-account": self = .currentAccount
+        case "dpop-key": self = .dpopKey
         default:
             guard let key = AWSCredentialCache.Key(stored: stored) else { return nil }
             self = .awsCredentials(key)

@@ -23,12 +23,12 @@ extension RefreshStateMachine {
             else { return nil }
             return AccessToken(
                 value: extra.accessToken, expiresAt: Date(timeIntervalSince1970: expires), scopes: extra.scopes,
-                account: record.account, refreshed: false)
+                account: record.account, refreshed: false, tokenType: record.tokenType ?? "Bearer")
         }
         guard record.accessTokenLives(lifetime, at: now) else { return nil }
         return AccessToken(
             value: record.accessToken, expiresAt: record.accessTokenExpiry, scopes: record.scopes, account: record.account,
-            refreshed: false)
+            refreshed: false, tokenType: record.tokenType ?? "Bearer")
     }
 
     /// The stored id_token when it was verified and lives `lifetime` more (only its `exp` is read).

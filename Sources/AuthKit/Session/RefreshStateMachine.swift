@@ -258,7 +258,8 @@ struct RefreshStateMachine {
         updated.refreshProblemAt = nil
         let token = AccessToken(
             value: response.accessToken, expiresAt: response.expiresAt ?? now.addingTimeInterval(3600),
-            scopes: response.scopes ?? scopes ?? original.scopes, account: original.account, refreshed: true)
+            scopes: response.scopes ?? scopes ?? original.scopes, account: original.account, refreshed: true,
+            tokenType: original.tokenType ?? "Bearer")
         phase = .writingUpdated(token)
         written = updated
         return .write(updated)

@@ -45,14 +45,16 @@ extension SharedSession {
                         "token_endpoint": "\(record.tokenEndpoint.url.redactedOrigin)",
                         "generation": "\(record.generation)",
                     ])
+                let proof = try await dpopKeys.key(for: record, at: key)
                 do throws(TokenEndpointError) {
-                    effect = machine.refreshed(
-                        .success(try await tokenClient(for: record).refresh(refreshToken, scopes: scopes)), now: clock())
+                    let client = endpoints.tokenClient(for: record, key: proof)
+                    effect = machine.refreshed(.success(try await client.refresh(refreshToken, scopes: scopes)), now: clock())
                 } catch {
                     effect = machine.refreshed(.failure(error), now: clock())
                 }
             case .revoke(let rotated, let record):
-                let revoked = await revoke(rotated, for: record) == .revoked
+                let proof = try? await dpopKeys.key(for: record, at: key)
+                let revoked = await endpoints.revoke(rotated, for: record, key: proof ?? nil) == .revoked
                 logger.debug("refresh answered for another identity; nothing kept", metadata: ["new_refresh_token_revoked": "\(revoked)"])
                 effect = machine.revoked(revoked)
             case .validateIDToken(let idToken, let record, let jwksURI):
@@ -83,12 +85,5 @@ extension SharedSession {
                 throw error
             }
         }
-    }
-
-    func tokenClient(for record: TokenRecord) -> TokenEndpointClient {
-        TokenEndpointClient(
-            endpoint: record.tokenEndpoint.url,
-            client: OAuthClient(clientID: record.clientID, clientSecret: record.clientSecret.map(ClientSecret.init)),
-            authMethodsSupported: record.tokenEndpointAuthMethods, transport: transport, clock: clock)
     }
 }

@@ -34,6 +34,8 @@ public final class SharedSession: Sendable {
     let clock: @Sendable () -> Date
     let keys: JWKSCache
     let lockTimeout: Duration
+    /// The DPoP keys of the group's sign-ins.
+    let dpopKeys: DPoPKeyItems
     /// The agent asked before the store (``AgentClient``), when one is configured and the
     /// store is one the agent can name.
     let agent: AgentRoute?
@@ -91,7 +93,11 @@ public final class SharedSession: Sendable {
         self.keys = JWKSCache(transport: transport, clock: clock, logger: logger)
         self.logger = logger
         self.agent = AgentRoute(store: store, environment: environment)
+        self.dpopKeys = DPoPKeyItems(store: store)
     }
+
+    /// The endpoints stored sign-ins name, reached through this session's transport.
+    var endpoints: RecordEndpoints { RecordEndpoints(transport: transport, clock: clock) }
 
     // MARK: Reading
 
@@ -161,18 +167,23 @@ public final class SharedSession: Sendable {
 
     // MARK: Writing
 
-    /// Stores a sign-in (used by ``SignInFlow``), replacing the account's previous record.
+    /// Stores a sign-in (used by ``SignInFlow``) and its DPoP key, replacing the account's
+    /// previous record and key.
     /// Takes the group's refresh lock, so a refresh under way in another process cannot write
     /// its older tokens over the new sign-in.
     /// - Returns: where it went, and what a person should know (the storage record not kept).
     @discardableResult
-    package func save(_ record: TokenRecord) async throws(AuthKitError) -> (StorageLocation, warnings: [String]) {
+    package func save(_ record: TokenRecord, dpopKey: DPoPKey? = nil) async throws(AuthKitError) -> (StorageLocation, warnings: [String]) {
         let key = itemKey(for: record)
         let location: StorageLocation
         do {
             let held = try await acquireLock()
             defer { held.release() }
+            // The key first: a record is never stored bound to a key that is not there; an
+            // earlier sign-in's key goes once a bearer record replaced it.
+            if let dpopKey { try await dpopKeys.save(dpopKey, for: key) }
             location = try await write(record, for: key)
+            if dpopKey == nil { try? await dpopKeys.save(nil, for: key) }
         }
         await agent?.forget(group: group.name)
         // Later commands look here without being told (StorageRecord), and name the whole
@@ -208,7 +219,8 @@ public final class SharedSession: Sendable {
         for entry in chosen {
             var revocation = SignOutOutcome.Revocation.notSupported
             if case .success(let record) = entry.record {
-                revocation = await revoke(record.refreshToken, for: record)
+                let key = try? await dpopKeys.key(for: record, at: entry.item.key)
+                revocation = await endpoints.revoke(record.refreshToken, for: record, key: key ?? nil)
             }
             let removed: Bool
             do throws(SecretStoreError) { removed = try await store.delete(entry.item.key) } catch { throw .storage(error) }

@@ -1,3 +1,4 @@
+import JOSE
 import StrictJSON
 
 #if canImport(FoundationEssentials)
@@ -45,6 +46,13 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
     package var graphBaseURL: StoredURL?
 
     // The tokens.
+    /// `DPoP` when the tokens are bound to the key ``dpopThumbprint`` names (RFC 9449); nil
+    /// for bearer tokens.
+    package var tokenType: String? = nil
+    /// The RFC 7638 thumbprint of the sign-in's DPoP key (kept in its own item, kind `dpop-key`).
+    package var dpopThumbprint: String? = nil
+    /// Where the DPoP key was made: `tpm` or `store` (for `status`).
+    package var dpopKeyPlace: String? = nil
     package var scopes: [String]
     package var accessToken: String
     /// Seconds since 1970; nil when the provider did not say (then the token is treated as
@@ -131,6 +139,9 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
         case refreshedAt = "refreshed_at"
         case refreshProblem = "refresh_problem"
         case refreshProblemAt = "refresh_problem_at"
+        case tokenType = "token_type"
+        case dpopThumbprint = "dpop_jkt"
+        case dpopKeyPlace = "dpop_key"
     }
 
     /// When the access token expires; for tokens without a stated lifetime, an hour after
@@ -139,6 +150,9 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
         if let accessTokenExpiresAt { return Date(timeIntervalSince1970: accessTokenExpiresAt) }
         return Date(timeIntervalSince1970: (refreshedAt ?? signedInAt) + 3600)
     }
+
+    /// Whether the tokens are bound to a DPoP key.
+    package var isDPoP: Bool { tokenType == "DPoP" }
 
     /// True when the access token lives at least `lifetime` longer at `now`.
     package func accessTokenLives(_ lifetime: Duration, at now: Date) -> Bool {
@@ -176,6 +190,14 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
         }
         try record.checkNumbers()
         try record.checkTokens()
+        switch (record.tokenType, record.dpopThumbprint) {
+        case (nil, nil): break
+        case ("DPoP", let thumbprint?) where thumbprint.utf8.count == 43 && (try? Base64URL.decode(thumbprint))?.count == 32: break
+        default: throw .unreadable("its token_type and dpop_jkt are not a bearer or a DPoP sign-in authkit writes")
+        }
+        guard record.dpopKeyPlace == nil || (record.isDPoP && ["tpm", "store"].contains(record.dpopKeyPlace)) else {
+            throw .unreadable("its dpop_key is neither tpm nor store")
+        }
         return record
     }
 

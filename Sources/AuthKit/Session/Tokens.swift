@@ -4,8 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// An access token to send as `Authorization: Bearer …`. The value is a secret: the
-/// description shows only its expiry and scopes.
+/// An access token to send as `Authorization: Bearer …`, or — when ``tokenType`` is `DPoP` —
+/// as `Authorization: DPoP …` with a proof (``SharedSession/send(_:account:scopes:)`` does
+/// both). The value is a secret: the description shows only its expiry and scopes.
 public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The token itself: send it as `Authorization: Bearer …`; never print or log it.
     public let value: String
@@ -17,9 +18,12 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
     public let account: String
     /// True when this call refreshed it.
     public let refreshed: Bool
+    /// `Bearer`, or `DPoP` for a token bound to the sign-in's key (RFC 9449): a server that
+    /// checks the binding takes it only with a proof.
+    public internal(set) var tokenType: String = "Bearer"
 
     public var description: String {
-        "AccessToken(\(account), expires \(Int(clamping: expiresAt.timeIntervalSince1970)), scopes \(scopes.joined(separator: " ")))"
+        "\(tokenType == "DPoP" ? "DPoP " : "")AccessToken(\(account), expires \(Int(clamping: expiresAt.timeIntervalSince1970)), scopes \(scopes.joined(separator: " ")))"
     }
     public var debugDescription: String { description }
     public var customMirror: Mirror { Mirror(self, children: ["account": account, "expiresAt": expiresAt]) }

@@ -122,9 +122,11 @@ public struct SignInFlow: Sendable {
             ])
 
         let client = OAuthClient(clientID: clientID, clientSecret: profile.clientSecret)
-        let tokens = TokenEndpointClient(
+        var tokens = TokenEndpointClient(
             endpoint: metadata.tokenEndpoint, client: client, authMethodsSupported: metadata.tokenEndpointAuthMethodsSupported,
             transport: transport, clock: clock)
+        let (dpopKey, keyWarning) = try dpopKey(for: metadata)
+        tokens.dpop = dpopKey
 
         let response: TokenResponse
         let nonce: String?
@@ -162,7 +164,8 @@ public struct SignInFlow: Sendable {
             revocationEndpoint: metadata.revocationEndpoint.map(StoredURL.init),
             tokenEndpointAuthMethods: metadata.tokenEndpointAuthMethodsSupported,
             idTokenAlgorithms: allowed, graphBaseURL: profile.graphBaseURL.flatMap { URL(string: $0) }.map(StoredURL.init),
-            scopes: granted, accessToken: response.accessToken,
+            tokenType: dpopKey == nil ? nil : "DPoP", dpopThumbprint: dpopKey?.thumbprint, dpopKeyPlace: dpopKey?.place, scopes: granted,
+            accessToken: response.accessToken,
             accessTokenExpiresAt: response.expiresAt?.timeIntervalSince1970, refreshToken: response.refreshToken,
             idToken: idToken, idTokenVerifiedAt: now.timeIntervalSince1970, additionalTokens: nil,
             signedInAt: now.timeIntervalSince1970, refreshedAt: nil)
@@ -172,12 +175,14 @@ public struct SignInFlow: Sendable {
         {
             record.generation = RefreshStateMachine.nextGeneration(previous.generation)
         }
-        let (location, warnings) = try await session.save(record)
+        var (location, warnings) = try await session.save(record, dpopKey: dpopKey)
+        if let keyWarning { warnings.insert(keyWarning, at: 0) }
         session.logger.debug(
             "signed in and stored",
             metadata: [
                 "account": "\(record.account)", "algorithm": "\(validated.algorithm.rawValue)",
                 "kid": "\(validated.key.keyID ?? "-")", "location": "\(location)",
+                "dpop": "\(dpopKey?.place ?? "no")",
             ])
         return SignInResult(
             account: Account(record: record, location: location), location: location, grantedScopes: record.scopes, warnings: warnings)
@@ -229,7 +234,8 @@ public struct SignInFlow: Sendable {
     ) async throws(AuthKitError) -> (TokenResponse, String) {
         let receiver: LoopbackRedirectReceiver
         do {
-            receiver = try await LoopbackRedirectReceiver.start(path: profile.redirectPath, redirectHost: profile.redirectHost)
+            receiver = try await LoopbackRedirectReceiver.start(
+                path: profile.redirectPath, redirectHost: profile.redirectHost, port: profile.redirectPort)
         } catch {
             throw .authorization(error)
         }
@@ -237,7 +243,8 @@ public struct SignInFlow: Sendable {
         do {
             request = try AuthorizationRequest(
                 authorizationEndpoint: metadata.authorizationEndpoint, clientID: clientID, redirectURI: receiver.redirectURI,
-                scopes: profile.scopes, loginHint: profile.loginHint, prompt: profile.prompt, domainHint: profile.domainHint)
+                scopes: profile.scopes, loginHint: profile.loginHint, prompt: profile.prompt, domainHint: profile.domainHint,
+                dpopThumbprint: tokens.dpop?.thumbprint)
         } catch {
             await receiver.close()
             throw .authorization(error)
@@ -248,8 +255,15 @@ public struct SignInFlow: Sendable {
             await receiver.close()
             throw error
         }
-        let outcome: BrowserLauncher.Outcome? = options.mode == .browser ? browser.open(request.url.absoluteString) : nil
-        onEvent(.openURL(request.url, browser: outcome))
+        let url: URL
+        do throws(AuthKitError) {
+            url = try await authorizationURL(for: request, metadata: metadata, tokens: tokens)
+        } catch {
+            await receiver.close()
+            throw error
+        }
+        let outcome: BrowserLauncher.Outcome? = options.mode == .browser ? browser.open(url.absoluteString) : nil
+        onEvent(.openURL(url, browser: outcome))
         let expectation = CallbackExpectation(
             state: request.state, issuer: metadata.issuer,
             issuerRequired: metadata.authorizationResponseIssParameterSupported)

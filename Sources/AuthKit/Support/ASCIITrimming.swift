@@ -2,7 +2,7 @@
 // whitespace (SP, HTAB, CR, LF) trimmed.
 extension StringProtocol {
     /// The text without leading and trailing ASCII spaces, tabs, CRs and LFs.
-    func trimmingASCIIWhitespace() -> String {
+    package func trimmingASCIIWhitespace() -> String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
         guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) })
         else { return "" }

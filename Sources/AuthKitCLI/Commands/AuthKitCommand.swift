@@ -38,6 +38,7 @@ struct AuthKitCommand: AsyncParsableCommand {
             UnlockCommand.self,
             LockCommand.self,
             SearchCommand.self,
+            RequestCommand.self,
             CredentialCommand.self,
             ExecCommand.self,
             SetupCommand.self,

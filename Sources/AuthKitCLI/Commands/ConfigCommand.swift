@@ -93,6 +93,8 @@ struct ConfigShowCommand: ParsableCommand {
             ("storage", profile.storage.rawValue, source("storage", default: "built-in default")),
             ("redirect_host", profile.redirectHost.rawValue, source("redirect_host", default: "built-in default")),
             ("redirect_path", profile.redirectPath, source("redirect_path", default: "built-in default")),
+            ("redirect_port", profile.redirectPort.map(String.init), source("redirect_port", default: "not set: any free port")),
+            ("dpop", profile.dpop.rawValue, source("dpop", default: "built-in default: when the provider offers it")),
             ("graph_url", profile.graphBaseURL, source("graph_url")),
             ("login_hint", profile.loginHint, source("login_hint")),
             ("prompt", profile.prompt, source("prompt")),

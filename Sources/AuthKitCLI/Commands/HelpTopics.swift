@@ -45,6 +45,11 @@ enum HelpTopics {
               AUTHKIT_STORAGE        \(wrapped(StorageChoice.names, column: 25))
               AUTHKIT_ACCOUNT        the account, when the group holds several (per shell)
               AUTHKIT_GRAPH_URL      the Microsoft Graph base URL for search
+              AUTHKIT_DPOP           auto, always or never: bind a sign-in's tokens to a
+                                     key (DPoP, RFC 9449; default auto)
+              AUTHKIT_TPM            where a DPoP key is made: auto (the TPM at
+                                     /dev/tpmrm0 when there is one, else the store), off,
+                                     or a TCTI (device:/dev/tpmrm0, swtpm:path=SOCKET)
               AUTHKIT_AGENT_SOCK     the agent's socket (default
                                      $XDG_RUNTIME_DIR/authkit/agent.sock); authkit ssh
                                      sets it to the forwarded one
@@ -112,6 +117,7 @@ enum HelpTopics {
                  prints it anyway)
               9  unlock, login: the passphrase does not open the encrypted store's
                  identity; nothing was changed
+             22  request: the server answered HTTP 400 or more (the body is on stdout)
             `authkit exec` exits with its command's status (127: the command was not found).
             """
         ),

@@ -32,6 +32,13 @@ struct LoginCommand: AsyncParsableCommand {
             Over SSH, without a local browser: --paste (open the URL anywhere, then paste the \
             address the browser ends on) or --device-code (enter a code on another device).
 
+            Where the provider offers DPoP (RFC 9449: ES256 in its \
+            dpop_signing_alg_values_supported), the tokens are bound to a key made for this \
+            sign-in — in the TPM when there is one (AUTHKIT_TPM), else in the store beside the \
+            sign-in — so a copied refresh or access token is useless on another machine; \
+            --dpop never signs in with bearer tokens. Where the provider takes pushed \
+            authorization requests (RFC 9126), the browser's URL carries only a reference.
+
             A client secret, for providers that insist on one, comes from AUTHKIT_CLIENT_SECRET \
             or the config file — never from a flag, which other users could see in `ps`.
 
@@ -63,6 +70,19 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(name: .customLong("login-hint"), help: ArgumentHelp("Pre-fill the account name on the provider's page.", valueName: "user"))
     var loginHint: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Bind the tokens to a key of this sign-in (DPoP): auto (when the provider offers it), always or never.",
+            valueName: "when"))
+    var dpop: DPoPMode?
+
+    @Option(
+        name: .customLong("redirect-port"),
+        help: ArgumentHelp(
+            "Listen for the browser's redirect on this port (default: any free one) — for a provider that matches the registered port.",
+            valueName: "port"))
+    var redirectPort: Int?
+
     @Flag(name: .customLong("no-browser"), help: "Only print the URL; do not open a browser.")
     var noBrowser = false
 
@@ -93,6 +113,12 @@ struct LoginCommand: AsyncParsableCommand {
             throw ValidationError("--no-browser, --paste and --device-code exclude each other")
         }
         guard (10...3600).contains(timeout) else { throw ValidationError("--timeout must be between 10 and 3600 seconds") }
+        if let redirectPort, !(1...65535).contains(redirectPort) {
+            throw ValidationError("--redirect-port must be between 1 and 65535")
+        }
+        if redirectPort != nil, deviceCode {
+            throw ValidationError("--redirect-port is for the browser's redirect; --device-code has none")
+        }
     }
 
     var mode: SignInFlow.Mode {
@@ -109,8 +135,13 @@ struct LoginCommand: AsyncParsableCommand {
         let indicator = WaitIndicator()
         do throws(AuthKitError) {
             let profile = try session.resolveProfile(
-                ProfileOverrides(
-                    issuer: issuer, tenant: tenant, clientID: clientID, extraScopes: scopes, loginHint: loginHint))
+                {
+                    var overrides = ProfileOverrides(
+                        issuer: issuer, tenant: tenant, clientID: clientID, extraScopes: scopes, loginHint: loginHint)
+                    overrides.dpop = dpop
+                    overrides.redirectPort = redirectPort
+                    return overrides
+                }())
             if ownKeyring, profile.storage != .secretService {
                 throw AuthKitError.unsupported(
                     "--own-keyring is for the Secret Service; the sign-in goes to --storage \(profile.storage.rawValue), so leave it out")

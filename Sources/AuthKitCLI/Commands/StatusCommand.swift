@@ -137,6 +137,11 @@ struct StatusCommand: AsyncParsableCommand {
                 "    id_token:       "
                     + (account.idTokenVerifiedAt.map { "signature and claims verified \(RelativeTime.describe($0, now: now))" }
                         ?? "not verified"))
+            if let key = account.dpopKey {
+                lines.append(
+                    "    bound to key:   DPoP; the key is "
+                        + (key == "tpm" ? "in the TPM (it never leaves it)" : "in the store beside the sign-in (no TPM)"))
+            }
             if let problem = account.refreshProblem {
                 lines.append("    last refresh:   not used (\(problem)); the next request refreshes again")
             }
@@ -180,6 +185,10 @@ struct AccountReport: Encodable {
     var accessTokenExpiresIn: Int?
     var accessTokenValid: Bool
     var refreshToken: Bool
+    /// `Bearer` or `DPoP`.
+    var tokenType: String
+    /// A DPoP sign-in's key: `tpm` or `store`.
+    var dpopKey: String?
     var idTokenVerifiedAt: String?
     var usable: Bool
     var storage: StorageReport
@@ -197,6 +206,8 @@ struct AccountReport: Encodable {
         accessTokenExpiresIn = account.accessTokenExpiresAt.map { max(0, Int(clamping: $0.timeIntervalSince(now))) }
         accessTokenValid = account.accessTokenExpiresAt.map { $0 > now } ?? false
         refreshToken = account.hasRefreshToken
+        tokenType = account.tokenType
+        dpopKey = account.dpopKey
         idTokenVerifiedAt = account.idTokenVerifiedAt.map(RelativeTime.rfc3339)
         usable = StatusCommand.isUsable(account, now: now)
         storage = StorageReport(account.location)

@@ -18,6 +18,7 @@ struct TokenReport: Encodable {
 
     init(token: AccessToken, issuer: String?, now: Date) {
         accessToken = token.value
+        tokenType = token.tokenType
         expiresAt = RelativeTime.rfc3339(token.expiresAt)
         expiresIn = max(0, Int(clamping: token.expiresAt.timeIntervalSince(now)))
         scopes = token.scopes

@@ -26,4 +26,6 @@ enum ExitStatus {
     /// `unlock`, `login --storage encrypted-file`: the passphrase does not open the encrypted
     /// store's identity; nothing was changed.
     static let wrongPassphrase = ExitCode(9)
+    /// `request`: the server answered HTTP 400 or more (as curl --fail's 22).
+    static let httpError = ExitCode(22)
 }

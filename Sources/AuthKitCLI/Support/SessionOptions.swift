@@ -3,6 +3,7 @@ import AuthKit
 import SecretStore
 
 extension StorageChoice: ExpressibleByArgument {}
+extension DPoPMode: ExpressibleByArgument {}
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -12,6 +12,7 @@ import Testing
         "accounts[].tenant_id": ["string", "null"], "accounts[].client_id": ["string"], "accounts[].scopes": ["array"],
         "accounts[].access_token_expires_at": ["string", "null"], "accounts[].access_token_expires_in": ["number", "null"],
         "accounts[].access_token_valid": ["bool"], "accounts[].refresh_token": ["bool"],
+        "accounts[].token_type": ["string"], "accounts[].dpop_key": ["string", "null"],
         "accounts[].id_token_verified_at": ["string", "null"], "accounts[].usable": ["bool"], "accounts[].storage": ["object"],
         "accounts[].problem": ["string", "null"], "accounts[].refresh_problem": ["string", "null"],
         "accounts[].storage.kind": ["string"], "accounts[].storage.collection": ["string", "null"],

@@ -266,6 +266,24 @@ final class CLIHarness: @unchecked Sendable {
 
     // MARK: Leak scan
 
+    /// The private scalars of the DPoP keys stored in this world's keyring (the Secret Service
+    /// worlds): they never leave the store either.
+    func dpopPrivateKeys() -> [LeakScanner.Secret] {
+        guard storage == .secretService,
+            let listed = try? keyring.probe(["--show-secret", "list", "--group", group, "--kind", "dpop-key", "--secrets"]),
+            listed.status == 0,
+            let answer = try? JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any],
+            let items = answer["items"] as? [[String: Any]]
+        else { return [] }
+        return items.compactMap { item in
+            guard let secret = item["secret"] as? String,
+                let stored = try? JSONSerialization.jsonObject(with: Data(secret.utf8)) as? [String: Any],
+                let jwk = stored["jwk"] as? [String: Any], let d = jwk["d"] as? String
+            else { return nil }
+            return LeakScanner.Secret(kind: "dpop_private_key", value: d)
+        }
+    }
+
     /// Everything captured in this world that may never hold a secret.
     func capturedText() -> [(name: String, text: String)] {
         var sources: [(name: String, text: String)] = []
@@ -289,7 +307,7 @@ final class CLIHarness: @unchecked Sendable {
     /// issued. Returns the number of secrets scanned for.
     @discardableResult
     func assertNoSecretsLeaked() async throws -> Int {
-        let secrets = LeakScanner.secrets(issued: try await provider.issued())
+        let secrets = LeakScanner.secrets(issued: try await provider.issued()) + dpopPrivateKeys()
         for finding in LeakScanner.scan(capturedText(), for: secrets) {
             Issue.record("secret leaked: \(finding)")
         }

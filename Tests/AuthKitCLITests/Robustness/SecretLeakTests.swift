@@ -76,6 +76,9 @@ import Testing
         ] {
             try await world.authkit(arguments)
         }
+        let userinfo = try #require(try await world.provider.discovery()["userinfo_endpoint"].string)
+        #expect(try await world.authkit(["request", "-i", "--group", world.group, userinfo]).status == 0)
+        #expect(try await world.authkit(["request", "--group", world.group, userinfo + "/missing"]).status == 22)
         try await graph.failNext(status: 401)
         #expect(try await world.authkit(["search", "ada", "--group", world.group]).status == 0)
         try await graph.failNext(status: 403)

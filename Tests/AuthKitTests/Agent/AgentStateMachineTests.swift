@@ -316,6 +316,41 @@ struct AgentPolicyTests {
         #expect(machine.receiveActions(request, from: 1, now: now) == [.fetch(key, minTTL: 300)])
     }
 
+    /// A proof is asked for as a token is: only for a served group, only once the forward is
+    /// open, for the forward's account; the agent signs it (the key never crosses the socket)
+    /// and the audit log records it.
+    @Test("a proof request is admitted like a token request and signed by the shell")
+    func proofsAreAdmittedLikeTokens() throws {
+        let ath = "fUHyO2r2Z3DZ53EsNrWBb0xWXoaNy59IiKCAqksmQEo"
+        let line = #"{"v":1,"op":"proof","group":"g","method":"GET","url":"https://api.example/me?x=1","ath":"\#(ath)"}"#
+        #expect(code(#"{"v":1,"op":"proof","group":"other","method":"GET","url":"https://api.example/me","ath":"\#(ath)"}"#) == "refused")
+        #expect(code(#"{"v":1,"op":"proof","group":"g","method":"GET","url":"ftp://api.example/me","ath":"\#(ath)"}"#) == "bad_request")
+        #expect(code(#"{"v":1,"op":"proof","group":"g","method":"GET","url":"https://api.example/me"}"#) == "bad_request")
+        var policy = Self.policy
+        policy.accounts = ["g": "ada"]
+        var machine = Machine(policy: policy, pid: 1)
+        let now = AgentStateMachineTests.now
+        guard case .sign(1, let request, .kernelKeyring) = try #require(machine.receiveActions(Array(line.utf8), from: 1, now: now).first)
+        else {
+            Issue.record("no sign action")
+            return
+        }
+        #expect(request.token.account == "ada" && request.proof.target == "https://api.example/me" && request.proof.accessTokenHash == ath)
+        let signed = machine.signed(1, .success("h.p.s"), request: request, now: now)
+        var answer = AgentResponse(ok: true)
+        answer.proof = "h.p.s"
+        #expect(signed.first == .reply(1, answer))
+        #expect(machine.log.events(after: 0, group: "g", limit: 10).last?.token == "dpop_proof")
+        // Not before the forward is open.
+        policy.openKey = "k"
+        var closed = Machine(policy: policy, pid: 1)
+        guard case .reply(1, let early) = closed.receiveActions(Array(line.utf8), from: 1, now: now).first else {
+            Issue.record("no answer")
+            return
+        }
+        #expect(early.error?.code == .notOpen)
+    }
+
     /// `authkit ssh`'s forward serves nothing until its far side opens it with the session's key:
     /// before, a token is `not_open`; the right key closes every connection made before it
     /// (another account's, in the moment before the far side's check) and then serves; a wrong

@@ -38,6 +38,27 @@ struct CurlHTTPTransportTests {
         #expect(decoded.map(\.value) == fields.map(\.1))
     }
 
+    @Test("any method goes as named: with a body as sent, without one with no body and no content type")
+    func otherMethods() async throws {
+        let server = try await StubHTTPServer.start { _ in .json(200, "{}") }
+        defer { Task { await server.stop() } }
+        for name in ["PATCH", "PUT", "DELETE", "HEAD", "OPTIONS"] {
+            let method = try #require(HTTPRequest.Method(rawValue: name))
+            let body: [UInt8]? = name == "PATCH" || name == "PUT" ? Array(#"{"a":1}"#.utf8) : nil
+            var headers = HTTPHeaders()
+            if body != nil { headers.add("Content-Type", "application/json") }
+            let response = try await transport.send(
+                HTTPRequest(method: method, url: server.baseURL.appendingPathComponent("x"), headers: headers, body: body))
+            #expect(response.status == 200)
+            let received = try #require(server.requests.last)
+            #expect(received.method == name)
+            #expect(received.body == (body ?? []), "\(name)")
+            #expect(received.header("Content-Type") == (body == nil ? nil : "application/json"), "\(name)")
+        }
+        #expect(HTTPRequest.Method(rawValue: "GE T") == nil && HTTPRequest.Method(rawValue: "") == nil)
+        #expect(HTTPRequest.Method(rawValue: "M-SEARCH")?.rawValue == "M-SEARCH")
+    }
+
     @Test("redirects are returned, never followed")
     func redirectsNotFollowed() async throws {
         let server = try await StubHTTPServer.start { request in

@@ -32,6 +32,9 @@ public enum AuthorizationError: Error, Sendable, Equatable, CustomStringConverti
     case providerError(code: String, description: String?, uri: String?)
     /// The sign-in was cancelled (the task was cancelled, or the receiver closed).
     case cancelled
+    /// The pushed authorization request (RFC 9126) got no `request_uri`: the network, or an
+    /// answer that is not one.
+    case pushFailed(String)
 
     public var description: String {
         switch self {
@@ -72,6 +75,8 @@ public enum AuthorizationError: Error, Sendable, Equatable, CustomStringConverti
             return text
         case .cancelled:
             return "the sign-in was cancelled"
+        case .pushFailed(let detail):
+            return "the provider did not take the pushed authorization request (RFC 9126): \(detail)"
         }
     }
 

@@ -22,6 +22,8 @@ package struct AuthorizationRequest: Sendable, CustomStringConvertible {
     package let domainHint: String?
     /// More parameters a provider wants (e.g. `access_type`); they cannot override the ones above.
     package let additionalParameters: [(name: String, value: String)]
+    /// The thumbprint of the DPoP key the code is to be bound to (`dpop_jkt`, RFC 9449 §10).
+    package let dpopThumbprint: String?
 
     package init(
         authorizationEndpoint: URL,
@@ -31,7 +33,8 @@ package struct AuthorizationRequest: Sendable, CustomStringConvertible {
         loginHint: String? = nil,
         prompt: String? = nil,
         domainHint: String? = nil,
-        additionalParameters: [(name: String, value: String)] = []
+        additionalParameters: [(name: String, value: String)] = [],
+        dpopThumbprint: String? = nil
     ) throws(AuthorizationError) {
         guard !clientID.isEmpty else { throw .invalidRequest("the client id is empty") }
         guard !scopes.isEmpty else { throw .invalidRequest("no scopes") }
@@ -40,7 +43,7 @@ package struct AuthorizationRequest: Sendable, CustomStringConvertible {
         }
         let reserved: Set<String> = [
             "response_type", "client_id", "redirect_uri", "scope", "state", "nonce",
-            "code_challenge", "code_challenge_method", "login_hint", "prompt", "domain_hint",
+            "code_challenge", "code_challenge_method", "login_hint", "prompt", "domain_hint", "dpop_jkt", "request_uri",
         ]
         if let clash = additionalParameters.first(where: { reserved.contains($0.name) }) {
             throw .invalidRequest("the additional parameter ‘\(clash.name)’ would override one authkit sets")
@@ -53,6 +56,7 @@ package struct AuthorizationRequest: Sendable, CustomStringConvertible {
         self.prompt = prompt
         self.domainHint = domainHint
         self.additionalParameters = additionalParameters
+        self.dpopThumbprint = dpopThumbprint
         do {
             state = try SecureRandom.token()
             nonce = try SecureRandom.token()
@@ -77,13 +81,22 @@ package struct AuthorizationRequest: Sendable, CustomStringConvertible {
         if let loginHint, !loginHint.isEmpty { fields.append(("login_hint", loginHint)) }
         if let prompt, !prompt.isEmpty { fields.append(("prompt", prompt)) }
         if let domainHint, !domainHint.isEmpty { fields.append(("domain_hint", domainHint)) }
+        if let dpopThumbprint { fields.append(("dpop_jkt", dpopThumbprint)) }
         fields.append(contentsOf: additionalParameters)
         return fields
     }
 
+    /// The URL to open for this request once pushed (RFC 9126 §4): only `client_id` and the
+    /// `request_uri` the provider gave.
+    package func pushedURL(requestURI: String) -> URL {
+        url(with: [("client_id", clientID), ("request_uri", requestURI)])
+    }
+
     /// The URL to open in the browser: the endpoint (keeping any query it already has) with
     /// the parameters appended, each percent-encoded as an RFC 3986 query component.
-    package var url: URL {
+    package var url: URL { url(with: parameters) }
+
+    private func url(with parameters: [(name: String, value: String)]) -> URL {
         let query = parameters.map { "\(QueryEncoding.escape($0.name))=\(QueryEncoding.escape($0.value))" }
             .joined(separator: "&")
         var text = authorizationEndpoint.absoluteString

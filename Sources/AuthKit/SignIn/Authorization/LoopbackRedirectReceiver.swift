@@ -89,9 +89,10 @@ public final class LoopbackRedirectReceiver: Sendable {
         self.state = state
     }
 
-    /// Starts listening on 127.0.0.1 with a port chosen by the OS. `path` must start with `/`.
+    /// Starts listening on 127.0.0.1 on `port`, or one the OS chooses (the default). `path` must
+    /// start with `/`.
     package static func start(
-        path: String = "/", redirectHost: RedirectHost = .loopbackAddress, limits: Limits = Limits()
+        path: String = "/", redirectHost: RedirectHost = .loopbackAddress, port: Int? = nil, limits: Limits = Limits()
     ) async throws(AuthorizationError) -> LoopbackRedirectReceiver {
         guard path.hasPrefix("/"), !path.contains("?"), !path.contains("#"), !path.contains(" ") else {
             throw .invalidRequest("the redirect path must start with / and contain no ?, # or spaces")
@@ -101,6 +102,8 @@ public final class LoopbackRedirectReceiver: Sendable {
         do {
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(ChannelOptions.backlog, value: 16)
+                // A fixed port is free again while the last sign-in's connections linger.
+                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { child in
                     let id = state.connectionOpened(child)
                     child.closeFuture.whenComplete { _ in state.connectionClosed(id) }
@@ -114,8 +117,9 @@ public final class LoopbackRedirectReceiver: Sendable {
                         try child.pipeline.syncOperations.addHandlers([CallbackHTTPHandler(state: state, connection: id)])
                     }
                 }
-                .bind(host: "127.0.0.1", port: 0).get()
+                .bind(host: "127.0.0.1", port: port ?? 0).get()
         } catch {
+            if let port { throw .cannotListen("port \(port) (redirect_port) is not free on 127.0.0.1: \(error)") }
             throw .cannotListen("\(error)")
         }
         guard let port = channel.localAddress?.port else {

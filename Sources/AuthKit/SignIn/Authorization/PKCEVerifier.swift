@@ -1,5 +1,3 @@
-import CCryptoLoader
-import COpenSSL
 import JOSE
 
 /// A PKCE code verifier (RFC 7636 §4.1) and its S256 challenge. S256 is the only method
@@ -17,20 +15,11 @@ package struct PKCEVerifier: Sendable, CustomStringConvertible, CustomDebugStrin
     /// SHA-256 through libcrypto, which is opened on first use: a missing library is a typed
     /// error here, never a trap.
     private static func challenge(for value: String) throws(AuthorizationError) -> String {
-        var message = [CChar](repeating: 0, count: 256)
-        guard ak_crypto_load(&message, message.count) == 0 else {
-            throw .invalidRequest(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        do {
+            return try SHA256.base64URLDigest(of: value)
+        } catch {
+            throw .invalidRequest("the PKCE challenge cannot be computed: \(error)")
         }
-        var digest = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let bytes = Array(value.utf8)
-        let status = bytes.withUnsafeBufferPointer { input in
-            digest.withUnsafeMutableBufferPointer { output in
-                ak_EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, ak_EVP_sha256(), nil)
-            }
-        }
-        guard status == 1, length == 32 else { throw .invalidRequest("OpenSSL could not compute the PKCE challenge (SHA-256)") }
-        return Base64URL.encode(digest)
     }
 
     /// Always `S256`.

@@ -21,6 +21,12 @@ package struct ProviderMetadata: Sendable, Equatable, Codable {
     package var tokenEndpointAuthMethodsSupported: [String]?
     /// RFC 9207: the provider puts `iss` in every authorization response.
     package var authorizationResponseIssParameterSupported: Bool
+    /// RFC 9449 §5.1: the JWS algorithms the provider takes in DPoP proofs (nil: it does not say).
+    package var dpopSigningAlgValuesSupported: [String]? = nil
+    /// RFC 9126 §5: where authorization requests are pushed.
+    package var pushedAuthorizationRequestEndpoint: URL? = nil
+    /// RFC 9126 §5: the provider takes authorization requests only pushed.
+    package var requirePushedAuthorizationRequests = false
 
     package init(
         issuer: String, authorizationEndpoint: URL, tokenEndpoint: URL, jwksURI: URL,
@@ -81,6 +87,13 @@ package struct ProviderMetadata: Sendable, Equatable, Codable {
             idTokenSigningAlgValuesSupported: raw.id_token_signing_alg_values_supported,
             tokenEndpointAuthMethodsSupported: raw.token_endpoint_auth_methods_supported,
             authorizationResponseIssParameterSupported: raw.authorization_response_iss_parameter_supported ?? false)
+        dpopSigningAlgValuesSupported = raw.dpop_signing_alg_values_supported
+        pushedAuthorizationRequestEndpoint = try optionalEndpoint(
+            raw.pushed_authorization_request_endpoint, "pushed_authorization_request_endpoint")
+        requirePushedAuthorizationRequests = raw.require_pushed_authorization_requests ?? false
+        if requirePushedAuthorizationRequests, pushedAuthorizationRequestEndpoint == nil {
+            throw .malformedDocument("it requires pushed authorization requests but names no pushed_authorization_request_endpoint")
+        }
     }
 
     /// The document's fields as published (snake case), all optional so that a missing one
@@ -100,6 +113,9 @@ package struct ProviderMetadata: Sendable, Equatable, Codable {
         var id_token_signing_alg_values_supported: [String]?
         var token_endpoint_auth_methods_supported: [String]?
         var authorization_response_iss_parameter_supported: Bool?
+        var dpop_signing_alg_values_supported: [String]?
+        var pushed_authorization_request_endpoint: String?
+        var require_pushed_authorization_requests: Bool?
     }
 
 }

@@ -90,7 +90,7 @@ package struct DeviceAuthorizationClient: Sendable {
     package func start(scopes: [String]) async throws(DeviceFlowError) -> DeviceAuthorization {
         let response: HTTPResponse
         do {
-            response = try await tokenClient.post([("scope", scopes.joined(separator: " "))], to: endpoint)
+            response = try await tokenClient.post([("scope", scopes.joined(separator: " "))], to: endpoint, proved: false)
         } catch {
             throw .request(error)
         }

@@ -20,6 +20,11 @@ package struct TokenEndpointClient: Sendable {
     /// Pause before the single retry after a connection failure.
     package var retryDelay: Duration
     package var clock: @Sendable () -> Date
+    /// The key every request is proved with (DPoP, RFC 9449), or nil for bearer tokens: then
+    /// an answer of `token_type` `DPoP` is refused, and with a key an answer of `Bearer` is.
+    package var dpop: DPoPKey?
+    /// Where the servers' newest `DPoP-Nonce`s are kept.
+    package var nonces: DPoPNonces = .shared
 
     package init(
         endpoint: URL, client: OAuthClient, authMethodsSupported: [String]? = nil,
@@ -62,27 +67,99 @@ package struct TokenEndpointClient: Sendable {
         guard response.status == 200 else {
             throw TokenEndpointError.oauthError(body: response.body, status: response.status) ?? .httpStatus(response.status)
         }
-        return try TokenResponse(body: response.body, receivedAt: clock())
+        let tokens = try TokenResponse(body: response.body, receivedAt: clock())
+        // A proof asked for a bound token, and no proof for a bearer one (RFC 9449 §5): an
+        // answer of the other kind is a provider (or something between) not doing what was asked.
+        let asked = dpop == nil ? "Bearer" : "DPoP"
+        guard tokens.tokenType == asked else { throw .tokenTypeMismatch(asked: asked, answered: tokens.tokenType) }
+        return tokens
     }
 
-    /// One form POST to the endpoint, retried once if it never reached the server.
-    func post(_ fields: [(name: String, value: String)], to url: URL? = nil) async throws(TokenEndpointError) -> HTTPResponse {
+    /// Pushes an authorization request (RFC 9126 §2) to `endpoint`, with client authentication
+    /// and without a proof (the request binds the code with `dpop_jkt`); returns its `request_uri`.
+    func push(_ fields: [(name: String, value: String)], to endpoint: URL) async throws(TokenEndpointError) -> PushedRequest {
+        let response = try await post(fields, to: endpoint, proved: false)
+        guard response.status == 201 || response.status == 200 else {
+            throw TokenEndpointError.oauthError(body: response.body, status: response.status) ?? .httpStatus(response.status)
+        }
+        return try PushedRequest(body: response.body)
+    }
+
+    /// One form POST to the endpoint (with a DPoP proof when there is a key, unless `proved`
+    /// is false), retried once if it never reached the server, and once more, with the nonce
+    /// it sent, when the server answers `use_dpop_nonce` (RFC 9449 §8). Every attempt carries
+    /// a fresh proof.
+    func post(_ fields: [(name: String, value: String)], to url: URL? = nil, proved: Bool = true) async throws(TokenEndpointError)
+        -> HTTPResponse
+    {
+        let target = url ?? endpoint
         var fields = fields
         var headers = HTTPHeaders()
         client.authenticate(fields: &fields, headers: &headers, supportedMethods: authMethodsSupported)
-        let request = HTTPRequest.form(
-            url ?? endpoint, fields: fields, headers: headers, timeout: timeout, maxResponseBytes: maxResponseBytes)
-        do {
-            return try await transport.send(request)
-        } catch  where error.isSafeToRetry {
-            try? await Task.sleep(for: retryDelay)
+        // A pushed authorization request names its client_id as an authorization request does,
+        // and client authentication may add it again: once is all a form may say it.
+        if let first = fields.firstIndex(where: { $0.name == "client_id" }) {
+            fields = fields.enumerated().filter { $0.offset == first || $0.element.name != "client_id" }.map(\.element)
+        }
+        let key = proved ? dpop : nil
+        let form = fields
+        let baseHeaders = headers
+        func attempt() async throws(TokenEndpointError) -> HTTPResponse {
+            var headers = baseHeaders
+            if let key {
+                do {
+                    let proof = try DPoPProof(method: "POST", url: target, nonce: nonces.nonce(for: target))
+                    headers.replace("DPoP", with: try proof.signed(with: key.key, issuedAt: clock()))
+                } catch {
+                    throw .proof(error)
+                }
+            }
+            let request = HTTPRequest.form(target, fields: form, headers: headers, timeout: timeout, maxResponseBytes: maxResponseBytes)
+            let response: HTTPResponse
             do {
-                return try await transport.send(request)
+                response = try await transport.send(request)
+            } catch  where error.isSafeToRetry {
+                try? await Task.sleep(for: retryDelay)
+                do { response = try await transport.send(request) } catch { throw .transport(error) }
             } catch {
                 throw .transport(error)
             }
-        } catch {
-            throw .transport(error)
+            if key != nil { nonces.remember(response, from: target) }
+            return response
         }
+        let response = try await attempt()
+        guard key != nil, response.status == 400 || response.status == 401,
+            case .oauth(code: "use_dpop_nonce", _, _)? = TokenEndpointError.oauthError(body: response.body, status: response.status),
+            nonces.nonce(for: target) != nil
+        else { return response }
+        return try await attempt()
+    }
+}
+
+/// A pushed authorization request's answer (RFC 9126 §2.2): the `request_uri` the
+/// authorization URL names instead of the request's parameters.
+package struct PushedRequest: Sendable, Equatable {
+    package var requestURI: String
+    package var expiresIn: Int
+
+    init(body: [UInt8]) throws(TokenEndpointError) {
+        struct Raw: Decodable {
+            var request_uri: String?
+            var expires_in: LenientInteger?
+        }
+        let raw: Raw
+        do throws(JSONDocumentError) {
+            raw = try JSONDocument.tokenResponse.decode(Raw.self, from: body)
+        } catch {
+            throw .malformedResponse(error.reason)
+        }
+        guard let uri = raw.request_uri, !uri.isEmpty, uri.utf8.count <= 2048, TokenResponse.isTransportable(uri) else {
+            throw .malformedResponse("the pushed authorization request's answer has no usable request_uri")
+        }
+        guard let expiresIn = raw.expires_in?.value, expiresIn > 0 else {
+            throw .malformedResponse("the pushed authorization request's answer has no positive expires_in")
+        }
+        requestURI = uri
+        self.expiresIn = expiresIn
     }
 }

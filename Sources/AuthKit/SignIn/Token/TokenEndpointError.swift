@@ -9,8 +9,13 @@ public enum TokenEndpointError: Error, Sendable, Equatable, CustomStringConverti
     case httpStatus(Int)
     /// The answer is not a valid token response (RFC 6749 §5.1), said without its values.
     case malformedResponse(String)
-    /// The access token is not a bearer token.
+    /// The access token is neither a bearer nor a DPoP token.
     case unsupportedTokenType(String)
+    /// The provider answered another `token_type` than the request asked for: `DPoP` to a
+    /// request without proof, or `Bearer` to one with a proof (RFC 9449 §5).
+    case tokenTypeMismatch(asked: String, answered: String)
+    /// A DPoP proof could not be made.
+    case proof(DPoPError)
 
     /// The grant (code or refresh token) is invalid, expired, revoked or already used.
     public var isInvalidGrant: Bool {
@@ -30,6 +35,10 @@ public enum TokenEndpointError: Error, Sendable, Equatable, CustomStringConverti
                 text += " — check the client id (and the client secret, if the provider needs one)"
             case "invalid_grant":
                 text += " — the sign-in is no longer valid; run `authkit login`"
+            case "invalid_dpop_proof":
+                text += " — the provider refused authkit's DPoP proof; check that this machine's clock is right"
+            case "use_dpop_nonce":
+                text += " — the provider asked for a new DPoP nonce again after authkit sent the one it gave"
             default:
                 break
             }
@@ -39,7 +48,14 @@ public enum TokenEndpointError: Error, Sendable, Equatable, CustomStringConverti
         case .malformedResponse(let reason):
             return "the token endpoint's answer is malformed: \(reason)"
         case .unsupportedTokenType(let type):
-            return "the provider issued a ‘\(type)’ token; authkit supports Bearer tokens only"
+            return "the provider issued a ‘\(type)’ token; authkit supports Bearer and DPoP tokens only"
+        case .tokenTypeMismatch(let asked, let answered):
+            return asked == "DPoP"
+                ? "the provider answered a request made with a DPoP proof with a \(answered) token (RFC 9449 §5: a bound token was asked for); "
+                    + "nothing was kept — sign in with --dpop never if the provider does not bind tokens"
+                : "the provider answered a request without DPoP proof with a \(answered) token, which authkit cannot use unasked; nothing was kept"
+        case .proof(let error):
+            return error.description
         }
     }
 

@@ -41,7 +41,7 @@ package struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStri
     package static let maximumLifetime = 365 * 24 * 3600
 
     /// Parses a 200 response body, strictly: one JSON reader for every answer (a member sent
-    /// twice is refused, not "the last one wins"), only `Bearer` tokens (case-insensitively),
+    /// twice is refused, not "the last one wins"), `Bearer` or `DPoP` tokens (case-insensitively),
     /// tokens that can go into a header or a form as they are, scopes as RFC 6749 §3.3 spells
     /// them, and an `expires_in` within 0 … one year.
     init(body: [UInt8], receivedAt: Date) throws(TokenEndpointError) {
@@ -55,8 +55,12 @@ package struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStri
             throw .malformedResponse("it has no access_token")
         }
         guard let tokenType = raw.token_type else { throw .malformedResponse("it has no token_type") }
-        guard tokenType.lowercased() == "bearer" else {
-            throw .unsupportedTokenType(ProviderText.clean(tokenType, limit: 40) ?? "?")
+        // RFC 6749 §5.1: case-insensitive (glewlwyd answers `bearer`).
+        let normalizedType: String
+        switch tokenType.lowercased() {
+        case "bearer": normalizedType = "Bearer"
+        case "dpop": normalizedType = "DPoP"
+        default: throw .unsupportedTokenType(ProviderText.clean(tokenType, limit: 40) ?? "?")
         }
         for (name, token) in [("access_token", accessToken), ("refresh_token", raw.refresh_token), ("id_token", raw.id_token)] {
             if let token, !Self.isTransportable(token) {
@@ -78,7 +82,7 @@ package struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStri
             expiresIn = min(lifetime, Self.maximumLifetime)
         }
         self.init(
-            accessToken: accessToken, tokenType: "Bearer", expiresIn: expiresIn,
+            accessToken: accessToken, tokenType: normalizedType, expiresIn: expiresIn,
             refreshToken: raw.refresh_token.flatMap { $0.isEmpty ? nil : $0 },
             idToken: raw.id_token.flatMap { $0.isEmpty ? nil : $0 },
             scopes: scopes, receivedAt: receivedAt)
