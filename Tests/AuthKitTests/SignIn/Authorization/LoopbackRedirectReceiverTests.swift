@@ -208,8 +208,12 @@ struct LoopbackRedirectReceiverTests {
     @Test("a callback that arrives before the wait starts is judged when it starts")
     func earlyCallback() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
-        let early = Task { try await get(receiver, "/?code=early&state=good-state") }
-        try await until("the early callback is held") { receiver.heldCallbacks == 1 }
+        // The request is held until the wait starts: its own bound is the wait's, not 20 s.
+        let early = Task {
+            try await transport.send(
+                HTTPRequest(url: URL(string: "http://127.0.0.1:\(receiver.port)/?code=early&state=good-state")!, timeout: Self.waitLimit))
+        }
+        try await until("the early callback is held", timeout: Self.waitLimit) { receiver.heldCallbacks == 1 }
         #expect(!receiver.isWaiting)
         let grant = try await receiver.waitForCallback(expectation(), timeout: Self.waitLimit)
         #expect(grant.code == "early")
