@@ -54,8 +54,11 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
     case unsupported(String)
     /// A sign-in bound to a key (DPoP) could not make or use its proof.
     case dpop(DPoPError)
-    /// A request to a resource server (``SharedSession/send(_:account:scopes:)``) got no answer.
+    /// A request to a resource server (``SharedSession/send(_:account:scopes:resources:)``) got no answer.
     case http(HTTPError)
+    /// A narrower token (fewer scopes, a resource) was asked for and the provider's answer is
+    /// not as narrow: nothing was handed out. Says which narrowing the provider would not do.
+    case notNarrowed(String)
     /// The authkit agent (`AUTHKIT_AGENT_SOCK`) answered with a failure: its sentence, hint and
     /// category are those of the error it met reading the sign-in.
     case agent(AgentError)
@@ -132,7 +135,7 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             case .issuerMismatch, .invalidIssuer: return .configurationRejected
             default: return .provider
             }
-        case .keys, .idToken, .missingIDToken, .refreshRejected, .http:
+        case .keys, .idToken, .missingIDToken, .refreshRejected, .http, .notNarrowed:
             return .provider
         }
     }
@@ -189,6 +192,8 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
             return error.description
         case .http(let error):
             return error.description
+        case .notNarrowed(let reason):
+            return "no narrower token: \(reason); nothing was handed out"
         case .agent(let error):
             return error.description
         }

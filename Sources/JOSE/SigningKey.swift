@@ -26,8 +26,6 @@ public final class SigningKey: @unchecked Sendable {
     private let pkey: OpaquePointer
     /// The provider's library context of a TPM key (nil: OpenSSL's default context).
     private let tpm: TPM?
-    /// A TPM serves one command at a time (signing from two threads at once fails).
-    private let lock = Mutex(())
 
     private init(pkey: OpaquePointer, location: Location, tpm: TPM?) throws(JOSEError) {
         self.pkey = pkey
@@ -49,7 +47,15 @@ public final class SigningKey: @unchecked Sendable {
         }
     }
 
-    deinit { ak_EVP_PKEY_free(pkey) }
+    deinit {
+        // A TPM key's free flushes its object in the TPM: one TPM command at a time.
+        if let tpm {
+            let pkey = self.pkey
+            tpm.withLock { ak_EVP_PKEY_free(pkey) }
+        } else {
+            ak_EVP_PKEY_free(pkey)
+        }
+    }
 
     // MARK: Making and reading keys
 
@@ -65,7 +71,7 @@ public final class SigningKey: @unchecked Sendable {
     /// A new key in `tpm`: only its wrapped blob (``tpmBlob``) ever leaves it.
     public static func generate(in tpm: TPM) throws(JOSEError) -> SigningKey {
         let pkey = try tpm.withContext { context throws(JOSEError) -> OpaquePointer in
-            guard let pkey = generatePKey(libraryContext: context, properties: "provider=tpm2") else {
+            guard let pkey = generatePKey(libraryContext: context, properties: "provider=tpm2", clearingErrors: false) else {
                 throw .signingKey("the TPM could not make a P-256 key: \(CryptoErrors.drain())")
             }
             return pkey
@@ -108,6 +114,7 @@ public final class SigningKey: @unchecked Sendable {
         let pkey = try tpm.withContext { context throws(JOSEError) -> OpaquePointer in
             // The decoder writes the key through the pointer it was given when it decodes,
             // after this call returns: storage that outlives both calls.
+            CryptoErrors.clear()
             let result = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: 1)
             result.initialize(to: nil)
             defer { result.deallocate() }
@@ -121,6 +128,8 @@ public final class SigningKey: @unchecked Sendable {
                 var length = buffer.count
                 return ak_OSSL_DECODER_from_data(decoder, &data, &length)
             }
+            // A decoder tries every decoder it has; those that did not fit leave errors behind.
+            defer { CryptoErrors.clear() }
             guard decoded == 1, let pkey = result.pointee else {
                 if let partial = result.pointee { ak_EVP_PKEY_free(partial) }
                 throw .signingKey("the TPM does not load the stored key (another TPM's, or the TPM was cleared): \(CryptoErrors.drain())")
@@ -170,10 +179,11 @@ public final class SigningKey: @unchecked Sendable {
     /// Signs `message` with ES256: the JWS signature, `r ‖ s`, 64 bytes.
     public func sign(_ message: [UInt8]) throws(JOSEError) -> [UInt8] {
         let digest = try SHA256.digest(message)
-        let der: [UInt8] = try lock.withLock { _ throws(JOSEError) -> [UInt8] in
-            let context =
-                tpm.map { ak_EVP_PKEY_CTX_new_from_pkey($0.context, pkey, "provider=tpm2") }
-                ?? ak_EVP_PKEY_CTX_new_from_pkey(nil, pkey, nil)
+        // A key in memory signs on any thread; a TPM's, one command at a time across every key
+        // of that TPM (tpm2-openssl's TPM context is not thread-safe).
+        func signDigest(_ libraryContext: OpaquePointer?) throws(JOSEError) -> [UInt8] {
+            CryptoErrors.clear()
+            let context = ak_EVP_PKEY_CTX_new_from_pkey(libraryContext, pkey, libraryContext == nil ? nil : "provider=tpm2")
             guard let context else { throw .signingKey("no signing context: \(CryptoErrors.drain())") }
             defer { ak_EVP_PKEY_CTX_free(context) }
             var signature = [UInt8](repeating: 0, count: 80)
@@ -183,6 +193,8 @@ public final class SigningKey: @unchecked Sendable {
             else { throw .signingKey("the key did not sign\(tpm == nil ? "" : " (is the TPM there?)"): \(CryptoErrors.drain())") }
             return Array(signature.prefix(length))
         }
+        let der: [UInt8]
+        if let tpm { der = try tpm.withContext(signDigest) } else { der = try signDigest(nil) }
         guard let raw = ECDSASignature.raw(fromDER: der, curve: .p256) else { throw .signingKey("OpenSSL's signature is not DER") }
         return raw
     }
@@ -200,7 +212,8 @@ public final class SigningKey: @unchecked Sendable {
 
     // MARK: OpenSSL
 
-    private static func generatePKey(libraryContext: OpaquePointer?, properties: String?) -> OpaquePointer? {
+    private static func generatePKey(libraryContext: OpaquePointer?, properties: String?, clearingErrors: Bool = true) -> OpaquePointer? {
+        CryptoErrors.clear()
         guard let context = ak_EVP_PKEY_CTX_new_from_name(libraryContext, "EC", properties) else { return nil }
         defer { ak_EVP_PKEY_CTX_free(context) }
         var params = [
@@ -211,7 +224,8 @@ public final class SigningKey: @unchecked Sendable {
         guard ak_EVP_PKEY_keygen_init(context) == 1, ak_EVP_PKEY_CTX_set_params(context, &params) == 1,
             ak_EVP_PKEY_generate(context, &pkey) == 1
         else {
-            ak_ERR_clear_error()
+            // The caller that names why (a TPM's refusal) reads the queue first.
+            if clearingErrors { ak_ERR_clear_error() }
             return nil
         }
         return pkey
@@ -267,6 +281,10 @@ public final class SigningKey: @unchecked Sendable {
 
 /// OpenSSL's error queue, read and emptied: the last error's text, for a message.
 enum CryptoErrors {
+    /// Empties the queue before a call whose failure is to be named (a stale error would be
+    /// named instead).
+    static func clear() { ak_ERR_clear_error() }
+
     static func drain() -> String {
         var last: UInt = 0
         while true {

@@ -83,4 +83,18 @@ public final class TPM: @unchecked Sendable {
     func withContext<T>(_ body: (OpaquePointer) throws(JOSEError) -> T) throws(JOSEError) -> T {
         try lock.withLock { _ throws(JOSEError) -> T in try body(context) }
     }
+
+    /// Runs `body` while no other command goes to this TPM.
+    func withLock(_ body: () -> Void) {
+        lock.withLock { _ in body() }
+    }
+
+    /// Puts the variables tpm2-openssl reads (`TPM2OPENSSL_TCTI`, `TSS2_LOG`) into the
+    /// environment while the process has one thread: a later ``open(tcti:)`` then only replaces
+    /// a value, which never moves the environment under another thread's `getenv` (libcurl's,
+    /// for the proxy). Call it first thing in `main` of a program that may open a TPM later.
+    public static func prepareEnvironment() {
+        setenv("TPM2OPENSSL_TCTI", "device:/dev/tpmrm0", 0)
+        setenv("TSS2_LOG", "all+none", 0)
+    }
 }

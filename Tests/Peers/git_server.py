@@ -4,6 +4,11 @@
 provider's live access tokens, as the password of Basic auth (git 2.39) or as a Bearer
 credential. Anything else gets 401 with `WWW-Authenticate: Basic`, so git asks its helpers.
 
+With --resource URI it takes only tokens issued for that resource (RFC 8707: the provider's
+issued item names it in its resources or audience), and with --resource-scope S only tokens
+whose scopes include S; a token refused for either is answered 401 like any other, and its
+request is listed with `reason` (`resource` or `scope`). Without them, any live access token.
+
 Control API: POST /_test/reject {"count": N} answers the next N requests 401 whatever the
 token (a token the server no longer takes, to make git call `erase`); GET /_test/requests
 lists method, path, status and the user name seen (never a token).
@@ -27,7 +32,7 @@ import resource_auth  # noqa: E402
 app = flask.Flask("git-server")
 log = logging.getLogger("git-server")
 LOCK = threading.Lock()
-STATE = {"reject": 0, "requests": [], "root": "", "provider": ""}
+STATE = {"reject": 0, "requests": [], "root": "", "provider": "", "resource": None, "resource_scope": None}
 
 
 def unauthorized() -> flask.Response:
@@ -41,9 +46,18 @@ def git(path: str):
         reject = STATE["reject"] > 0 and token is not None
         if reject:
             STATE["reject"] -= 1
-    ok = token is not None and not reject and resource_auth.live_access_token(STATE["provider"], token)
+    reason = None
+    if token is not None and not reject and (STATE["resource"] or STATE["resource_scope"]):
+        item = resource_auth.access_token_item(STATE["provider"], token)
+        reason = resource_auth.refusal(item, STATE["resource"], STATE["resource_scope"]) if item is not None else None
+        ok = item is not None and reason is None
+    else:
+        ok = token is not None and not reject and resource_auth.live_access_token(STATE["provider"], token)
+    entry = {"method": flask.request.method, "path": "/" + path, "status": 200 if ok else 401, "user": user}
+    if reason:
+        entry["reason"] = reason
     with LOCK:
-        STATE["requests"].append({"method": flask.request.method, "path": "/" + path, "status": 200 if ok else 401, "user": user})
+        STATE["requests"].append(entry)
     if not ok:
         return unauthorized()
     environment = {
@@ -100,12 +114,21 @@ def main() -> int:
     peerlib.add_common_arguments(parser)
     parser.add_argument("--root", required=True, help="directory holding the bare repositories")
     parser.add_argument("--accept-tokens-from", required=True, metavar="URL", help="the OIDC test provider's base URL")
+    parser.add_argument("--resource", metavar="URI", help="take only tokens issued for this resource (RFC 8707)")
+    parser.add_argument("--resource-scope", metavar="S", help="take only tokens whose scopes include S")
     args = parser.parse_args()
     peerlib.setup_logging(args.log)
     STATE["root"] = os.path.abspath(args.root)
     STATE["provider"] = args.accept_tokens_from.rstrip("/")
+    STATE["resource"] = args.resource
+    STATE["resource_scope"] = args.resource_scope
     peer = peerlib.Peer("git", app, args.port)
-    return peer.serve({"git_base_url": peer.base_url}, watch_stdin=not args.ignore_stdin)
+    ready = {"git_base_url": peer.base_url}
+    if args.resource:
+        ready["resource"] = args.resource
+    if args.resource_scope:
+        ready["resource_scope"] = args.resource_scope
+    return peer.serve(ready, watch_stdin=not args.ignore_stdin)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,51 @@ DPoP faults: dpop_nonce_rotate (the next proof's nonce refused with use_dpop_non
 nonce, even if current), dpop_token_type_bearer (a proved token request answered Bearer with
 unbound tokens: a downgrade), dpop_token_type_dpop_unasked (a request without proof answered
 token_type DPoP), dpop_refuse_proof (the next proved request refused with invalid_dpop_proof).
+
+Resource indicators (RFC 8707), JWT access tokens (RFC 9068) and token exchange (RFC 8693) are
+off unless a flag or POST /_test/config turns them on; off, a resource, audience or
+subject_token parameter means nothing (as before) and access tokens are opaque.
+
+--resources URI[,URI...] (config `resources`, a list; '*' or ["*"]: any absolute URI without
+fragment): `resource` (repeatable) is taken at /authorize, /par and the token endpoint
+(authorization_code, refresh_token, token exchange). A resource that is not allowed, not an
+absolute URI (RFC 3986 section 4.3) or has a fragment is invalid_target: 400 JSON at the token
+endpoint and /par, an error redirect (with state and iss) at /authorize. The code remembers
+the resources named at authorization, and so does the grant's refresh token. At the code
+exchange and at refresh, a resource must be one of those when any were named there
+(`resource_bound_to_grant`, default true, as glewlwyd 2.7.5 does), else any allowed one. The
+access token's audience: the resources named at the token endpoint, else those named at
+authorization, else the client_id. (The device grant takes no resource.)
+
+--jwt-access-tokens (config `access_token_format`: opaque, the default, or jwt): access tokens
+are JWS signed with the provider's signing key (its kid), header typ at+jwt, claims iss, sub,
+aud (a string for one audience, else an array), client_id, scope, iat, exp, jti, and cnf.jkt
+when DPoP-bound. They are recorded like opaque ones (/_test/issued, /userinfo, revocation).
+
+Scope at refresh (RFC 6749 section 6), always on: a scope that is a subset of the grant's gives
+an access token with exactly that scope (and says so in `scope`); the rotated refresh token
+keeps the grant's full scope (config `refresh_token_keeps_grant_scope`, default true; false:
+the new refresh token takes the narrowed scope, as this provider did before). A scope beyond
+the grant is 400 invalid_scope (authlib's check, unchanged); an empty scope means the grant's.
+
+--token-exchange (config `token_exchange`): grant_type
+urn:ietf:params:oauth:grant-type:token-exchange at the token endpoint (advertised in
+grant_types_supported), for any registered client authenticated as at /token. subject_token:
+an active access token this provider issued (else invalid_request; a DPoP-bound one needs a
+proof of its key: none is invalid_request, another key invalid_dpop_proof); subject_token_type
+must be ...:token-type:access_token, requested_token_type (optional) too, actor_token is not
+supported (all invalid_request). audience (any string, repeatable) and resource (checked as
+above; with --resources off, for form only) become the new token's aud, else the subject
+token's audience is kept; scope must be a subset of the subject token's (invalid_scope), else
+its scope. The answer: access_token, issued_token_type ...:token-type:access_token,
+token_type Bearer (DPoP and bound with a valid proof, DPoP on), expires_in at most the
+subject token's remaining life, scope; no refresh token, no id_token. Recorded as an
+access_token of the subject's grant (revoked with it) with exchanged_from: the subject
+token's jti (every access and refresh token has a non-secret jti in /_test/issued).
+Faults: ignore_resource (the next token answer carrying a resource is issued as if none was
+asked: audience the default), ignore_scope_narrowing (the next refresh with a scope issues the
+grant's full scope and says so, as glewlwyd does), widen_exchange (the next token exchange
+ignores its scope, audience and resource).
 """
 
 from __future__ import annotations
@@ -109,6 +154,7 @@ from authlib.oauth2.rfc6749 import (  # noqa: E402
     ClientMixin,
     InvalidGrantError,
     InvalidRequestError,
+    InvalidScopeError,
     grants,
 )
 from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload  # noqa: E402
@@ -154,6 +200,11 @@ JKT_PATTERN = re.compile(r"[A-Za-z0-9_-]{43}")  # base64url of a SHA-256 digest
 PAR_REQUEST_URI_PREFIX = "urn:ietf:params:oauth:request_uri:"
 # Parameters of a pushed request that authenticate the client and are not kept with it.
 CLIENT_AUTH_PARAMETERS = {"client_secret", "client_assertion", "client_assertion_type"}
+# Token exchange (RFC 8693)
+TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
+ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
+# RFC 3986 section 3.1: an absolute URI starts with its scheme.
+URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 # ---------------------------------------------------------------------------------------------
 # Keys
@@ -345,6 +396,12 @@ class TokenRecord:
     rotated: bool = False
     token_type: str = "Bearer"  # as answered (a fault may answer DPoP for an unbound token)
     jkt: str | None = None  # RFC 9449: thumbprint of the DPoP key the token is bound to
+    # RFC 8707: an access token's resources (those of its audience); a refresh token's: the
+    # resources named at authorization, which bind the grant
+    resources: list[str] = field(default_factory=list)
+    audience: list[str] = field(default_factory=list)  # an access token's aud (client_id by default)
+    jti: str = field(default_factory=lambda: uuid.uuid4().hex)  # a non-secret id (the JWT's jti)
+    exchanged_from: str | None = None  # RFC 8693: the subject token's jti
 
     def check_client(self, client: Client) -> bool:
         return self.client_id == client.get_client_id()
@@ -381,6 +438,7 @@ class CodeRecord:
     family: str
     used: bool = False
     dpop_jkt: str | None = None  # RFC 9449 section 10: the token request must prove this key
+    resources: list[str] = field(default_factory=list)  # RFC 8707: named at authorization
 
     # authlib's AuthorizationCodeMixin / OIDC mixin surface
     def get_redirect_uri(self) -> str:
@@ -412,6 +470,7 @@ class PushedRequest:
     expires_at: float
     used: bool = False
     shown: int = 0  # GETs of /authorize that presented it (a reload shows it again)
+    resources: list[str] = field(default_factory=list)  # RFC 8707 (repeatable, kept apart)
 
     @property
     def expired(self) -> bool:
@@ -448,6 +507,15 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "par": False,
     "par_required": False,
     "par_expires_in": 60,
+    # Resource indicators (RFC 8707): off while empty; ["*"] allows any absolute URI
+    "resources": [],
+    "resource_bound_to_grant": True,
+    # RFC 9068: "opaque" or "jwt"
+    "access_token_format": "opaque",
+    # RFC 6749 section 6: a narrowed refresh leaves the rotated refresh token the grant's scope
+    "refresh_token_keeps_grant_scope": True,
+    # Token exchange (RFC 8693)
+    "token_exchange": False,
     "scopes_supported": [
         "openid",
         "profile",
@@ -496,6 +564,12 @@ FAULT_KINDS = {
     "dpop_token_type_bearer",
     "dpop_token_type_dpop_unasked",
     "dpop_refuse_proof",
+    # resource indicators, scope narrowing, token exchange: the next token answer carrying a
+    # resource issued with the default audience; the next refresh with a scope issued the
+    # grant's full scope; the next token exchange issued ignoring scope, audience and resource
+    "ignore_resource",
+    "ignore_scope_narrowing",
+    "widen_exchange",
 }
 
 ENDPOINT_NAMES = {
@@ -552,6 +626,15 @@ class State:
 
     def par_on(self) -> bool:
         return bool(self.config["par"] or self.config["par_required"])
+
+    def resources_on(self) -> bool:
+        return bool(self.config["resources"])
+
+    def jwt_access_tokens(self) -> bool:
+        return self.config["access_token_format"] == "jwt"
+
+    def token_exchange_on(self) -> bool:
+        return bool(self.config["token_exchange"])
 
     def rotate_dpop_nonce(self, reason: str) -> None:
         with self.lock:
@@ -630,6 +713,8 @@ class State:
                         "sub": code.user.sub,
                         "active": not code.used and time.time() < code.expires_at,
                         "dpop_jkt": code.dpop_jkt,
+                        "scopes": code.scope.split(),
+                        "resources": list(code.resources),
                     }
                 )
             for token in self.tokens.values():
@@ -648,6 +733,12 @@ class State:
                         "token_type": token.token_type,
                         "bound": token.jkt is not None,
                         "jkt": token.jkt,
+                        "scopes": token.scope.split(),
+                        "resources": list(token.resources),
+                        "audience": list(token.audience),
+                        "jti": token.jti,
+                        "format": "jwt" if token.value.count(".") == 2 else "opaque",
+                        **({"exchanged_from": token.exchanged_from} if token.exchanged_from else {}),
                     }
                 )
             items.extend(dict(t) for t in self.id_tokens)
@@ -976,6 +1067,67 @@ def dpop_resource_error(error: str, description: str) -> flask.Response:
 
 
 # ---------------------------------------------------------------------------------------------
+# Resource indicators (RFC 8707)
+
+
+class InvalidTargetError(OAuth2Error):
+    """RFC 8707 section 2: a resource that is invalid, unknown or not allowed."""
+
+    error = "invalid_target"
+    status_code = 400
+
+
+def unique(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+def resource_problem(uri: str, *, form_only: bool = False) -> str | None:
+    """Why a resource indicator is refused (None: accepted). It must be an absolute URI (RFC
+    3986 section 4.3: a scheme, no fragment) and, unless `form_only`, an allowed one."""
+    if not URI_SCHEME.match(uri) or any(c.isspace() or ord(c) < 0x21 for c in uri):
+        return "is not an absolute URI"
+    if "#" in uri:
+        return "has a fragment"
+    allowed = STATE.config["resources"] or []
+    if not form_only and "*" not in allowed and uri not in allowed:
+        return "is not a resource of this provider"
+    return None
+
+
+def check_resources(resources: list[str], *, form_only: bool = False, redirect_uri: str | None = None, state: str | None = None) -> None:
+    for uri in resources:
+        if problem := resource_problem(uri, form_only=form_only):
+            shown = uri if len(uri) <= 200 else uri[:200] + "..."
+            raise InvalidTargetError(f"The resource {shown} {problem}", redirect_uri=redirect_uri, state=state)
+
+
+def token_request_resources(grant_resources: list[str]) -> list[str]:
+    """The resources in effect for a code exchange or a refresh (RFC 8707 section 2.2): those
+    named at the token endpoint (each allowed, and one of the grant's when the authorization
+    named any and `resource_bound_to_grant`), else the grant's. [] with --resources off."""
+    if not STATE.resources_on():
+        return []
+    asked = unique(flask.request.form.getlist("resource"))
+    check_resources(asked)
+    if asked and grant_resources and STATE.config["resource_bound_to_grant"]:
+        outside = [uri for uri in asked if uri not in grant_resources]
+        if outside:
+            raise InvalidTargetError(f"The resource {outside[0]} was not named in the authorization request")
+    return asked or list(grant_resources)
+
+
+def set_token_audience(resources: list[str], grant_type: str, audience: list[str] | None = None) -> None:
+    """What the access token of this request is issued for: flask.g.token_resources and
+    flask.g.token_audience (None: the default, the client_id). Fault ignore_resource: the
+    resources are dropped, as by a provider that ignores them."""
+    if resources and STATE.take_fault("ignore_resource", "token", grant_type):
+        log.info("resource indicators ignored (test fault)")
+        resources = []
+    flask.g.token_resources = resources
+    flask.g.token_audience = unique(list(resources) + list(audience or [])) or None
+
+
+# ---------------------------------------------------------------------------------------------
 # Token generation and id_tokens
 
 
@@ -983,10 +1135,33 @@ def random_token(nbytes: int = 32) -> str:
     return secrets.token_urlsafe(nbytes)
 
 
+def mint_access_token(client: Client, user: User, scope: str | None, ttl: int, jkt: str | None, audience: list[str]) -> tuple[str, str]:
+    """An RFC 9068 access token: (the JWT, its jti)."""
+    now = int(time.time())
+    jti = uuid.uuid4().hex
+    claims: dict[str, Any] = {
+        "iss": STATE.issuer_for_tokens(),
+        "sub": user.sub,
+        "aud": audience[0] if len(audience) == 1 else list(audience),
+        "client_id": client.get_client_id(),
+        "iat": now,
+        "exp": now + ttl,
+        "jti": jti,
+    }
+    if scope:
+        claims["scope"] = scope
+    if jkt:
+        claims["cnf"] = {"jkt": jkt}
+    with STATE.lock:
+        signing = STATE.keys[0]
+    return sign_jwt(signing, claims, typ="at+jwt"), jti
+
+
 def generate_bearer_token(grant_type, client, user=None, scope=None, expires_in=None, include_refresh_token=True):
-    """Opaque random access and refresh tokens (not JWTs: a client must not read them);
-    token_type DPoP and bound to the proof's key when the request carried a DPoP proof."""
-    ttl = int(STATE.config["access_token_ttl"])
+    """Opaque random access and refresh tokens (not JWTs: a client must not read them), or
+    RFC 9068 JWT access tokens with access_token_format jwt; token_type DPoP and bound to the
+    proof's key when the request carried a DPoP proof."""
+    ttl = int(STATE.config["access_token_ttl"]) if expires_in is None else int(expires_in)
     proof: DPoPProof | None = flask.g.get("dpop")
     token_type, bind = "Bearer", None
     if proof is not None:
@@ -997,9 +1172,14 @@ def generate_bearer_token(grant_type, client, user=None, scope=None, expires_in=
     elif STATE.take_fault("dpop_token_type_dpop_unasked", "token", grant_type):
         token_type = "DPoP"
     flask.g.dpop_bind = bind
+    if STATE.jwt_access_tokens():
+        audience = flask.g.get("token_audience") or [client.get_client_id()]
+        access_token, flask.g.token_jti = mint_access_token(client, user, scope, ttl, bind, audience)
+    else:
+        access_token = random_token()
     token: dict[str, Any] = {
         "token_type": token_type,
-        "access_token": random_token(),
+        "access_token": access_token,
         "expires_in": ttl,
     }
     if scope:
@@ -1123,15 +1303,27 @@ def save_token(token: dict[str, Any], request) -> None:
     code: CodeRecord | None = getattr(request, "authorization_code", None)
     refresh: TokenRecord | None = getattr(request, "refresh_token", None)
     credential = getattr(request, "credential", None)
+    subject: TokenRecord | None = getattr(request, "subject_token", None)
+    scope = token.get("scope", "")
+    grant_scope, grant_resources = scope, []
     if code is not None:
         family, auth_time, original_sub = code.family, code.auth_time, user.sub
+        grant_scope, grant_resources = code.scope, list(code.resources)
     elif refresh is not None:
         family, auth_time, original_sub = refresh.family, refresh.auth_time, refresh.original_sub
+        grant_scope, grant_resources = refresh.scope, list(refresh.resources)
+    elif subject is not None:
+        # RFC 8693: the exchanged token belongs to the subject token's grant (revoked with it).
+        family, auth_time, original_sub = subject.family, subject.auth_time, subject.original_sub
     else:
         family = credential["family"] if credential is not None else uuid.uuid4().hex
         auth_time, original_sub = int(now), user.sub
-    scope = token.get("scope", "")
+        grant_scope = credential["scope"] if credential is not None else scope
+    if not STATE.config["refresh_token_keeps_grant_scope"]:
+        grant_scope = scope  # the rotated refresh token takes the scope answered, as before
     bind: str | None = flask.g.get("dpop_bind")
+    resources = list(flask.g.get("token_resources") or [])
+    audience = list(flask.g.get("token_audience") or [client.get_client_id()])
     with STATE.lock:
         STATE.tokens[token["access_token"]] = TokenRecord(
             kind="access_token",
@@ -1146,6 +1338,10 @@ def save_token(token: dict[str, Any], request) -> None:
             original_sub=original_sub,
             token_type=token["token_type"],
             jkt=bind,
+            resources=resources,
+            audience=audience,
+            jti=flask.g.get("token_jti") or uuid.uuid4().hex,
+            exchanged_from=subject.jti if subject is not None else None,
         )
         if "refresh_token" in token:
             ttl = STATE.config["refresh_token_ttl"]
@@ -1154,7 +1350,10 @@ def save_token(token: dict[str, Any], request) -> None:
                 value=token["refresh_token"],
                 client_id=client.get_client_id(),
                 sub=user.sub,
-                scope=scope,
+                # RFC 6749 section 6: the new refresh token's scope is the grant's, however
+                # narrow the access token asked for; it keeps the grant's resources too.
+                scope=grant_scope,
+                resources=grant_resources,
                 issued_at=now,
                 expires_at=(now + int(ttl)) if ttl else None,
                 family=family,
@@ -1272,6 +1471,9 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
                     redirect_uri=redirect_uri,
                     state=self.request.payload.state,
                 )
+        if STATE.resources_on():
+            # RFC 8707 section 2.1: each resource named is checked before the person is asked.
+            check_resources(self.request.payload.datalist.get("resource", []), redirect_uri=redirect_uri, state=self.request.payload.state)
         return redirect_uri
 
     def validate_token_request(self):
@@ -1284,6 +1486,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
                 raise InvalidGrantError("The authorization code is bound to a DPoP key (dpop_jkt): the token request needs a DPoP proof with that key")
             if proof.jkt != code.dpop_jkt:
                 raise InvalidGrantError("The DPoP proof's key is not the one the authorization code is bound to (dpop_jkt)")
+        set_token_audience(token_request_resources(code.resources), "authorization_code")
 
     def save_authorization_code(self, code, request):
         data = request.payload.data
@@ -1302,6 +1505,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
             expires_at=time.time() + int(STATE.config["authorization_code_ttl"]),
             family=uuid.uuid4().hex,
             dpop_jkt=data.get("dpop_jkt") if STATE.dpop_on() else None,
+            resources=unique(request.payload.datalist.get("resource", [])) if STATE.resources_on() else [],
         )
         with STATE.lock:
             STATE.codes[code] = record
@@ -1343,6 +1547,7 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
                 raise InvalidGrantError("The refresh token is bound to a DPoP key: the refresh request needs a DPoP proof with that key")
             if proof.jkt != record.jkt:
                 raise InvalidDPoPProofError("The DPoP proof's key is not the one the refresh token is bound to")
+        set_token_audience(token_request_resources(record.resources), "refresh_token")
 
     def authenticate_refresh_token(self, refresh_token):
         with STATE.lock:
@@ -1363,7 +1568,12 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
         return None
 
     def issue_token(self, user, refresh_token):
+        # RFC 6749 section 6: a narrower scope (checked by authlib: a subset of the grant's, else
+        # invalid_scope) is what the new access token gets; none means the grant's.
         scope = self.request.payload.scope or refresh_token.get_scope()
+        if self.request.payload.scope and STATE.take_fault("ignore_scope_narrowing", "token", "refresh_token"):
+            log.info("scope at refresh ignored: the grant's full scope issued (test fault)")
+            scope = refresh_token.get_scope()
         return self.generate_token(
             user=user, scope=scope, include_refresh_token=bool(STATE.config["refresh_token_rotation"])
         )
@@ -1373,6 +1583,91 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
             with STATE.lock:
                 refresh_token.revoked = True
                 refresh_token.rotated = True
+
+
+def user_for_sub(sub: str) -> User:
+    for user in STATE.users.values():
+        if user.sub == sub:
+            return user
+    return User(username="", sub=sub, claims={})
+
+
+class TokenExchangeGrant(grants.BaseGrant, grants.TokenEndpointMixin):
+    """RFC 8693 token exchange, with --token-exchange: an access token of this provider for
+    another access token, narrower in scope or for another audience or resource."""
+
+    GRANT_TYPE = TOKEN_EXCHANGE_GRANT
+    TOKEN_ENDPOINT_AUTH_METHODS = ALL_AUTH_METHODS
+    SINGLE_PARAMETERS = ("subject_token", "subject_token_type", "requested_token_type", "scope")
+
+    @classmethod
+    def check_token_endpoint(cls, request):
+        # Off: the grant type is unknown (unsupported_grant_type), as before.
+        return STATE.token_exchange_on() and super().check_token_endpoint(request)
+
+    def validate_token_request(self):
+        client = self.authenticate_token_endpoint_client()
+        self.request.client = client
+        form = flask.request.form
+        for name in self.SINGLE_PARAMETERS:
+            if len(form.getlist(name)) > 1:
+                raise InvalidRequestError(f"Multiple '{name}' in request")
+        subject_token, subject_type = form.get("subject_token"), form.get("subject_token_type")
+        if not subject_token:
+            raise InvalidRequestError("Missing 'subject_token' in request")
+        if not subject_type:
+            raise InvalidRequestError("Missing 'subject_token_type' in request")
+        if subject_type != ACCESS_TOKEN_TYPE:
+            raise InvalidRequestError(f"Unsupported 'subject_token_type': only {ACCESS_TOKEN_TYPE} is accepted")
+        requested_type = form.get("requested_token_type")
+        if requested_type is not None and requested_type != ACCESS_TOKEN_TYPE:
+            raise InvalidRequestError(f"Unsupported 'requested_token_type': only {ACCESS_TOKEN_TYPE} is issued")
+        if "actor_token" in form or "actor_token_type" in form:
+            raise InvalidRequestError("actor_token is not supported (no delegation)")
+        with STATE.lock:
+            record = STATE.tokens.get(subject_token)
+        if record is None or record.kind != "access_token" or not record.active:
+            # RFC 8693 section 2.2.2: an invalid subject_token is invalid_request.
+            raise InvalidRequestError("subject_token is not an active access token issued by this provider")
+        remaining = int(record.expires_at - time.time()) if record.expires_at is not None else None
+        if remaining is not None and remaining < 1:
+            raise InvalidRequestError("subject_token is not an active access token issued by this provider")
+        if record.jkt is not None:
+            proof: DPoPProof | None = flask.g.get("dpop")
+            if proof is None:
+                raise InvalidRequestError("subject_token is DPoP-bound: the exchange needs a DPoP proof with its key")
+            if proof.jkt != record.jkt:
+                raise InvalidDPoPProofError("The DPoP proof's key is not the one subject_token is bound to")
+        scope = self.request.payload.scope
+        if scope:
+            if not set(scope.split()) <= set(record.scope.split()):
+                raise InvalidScopeError("The scope asked for is not within subject_token's scope")
+        resources = unique(form.getlist("resource"))
+        check_resources(resources, form_only=not STATE.resources_on())
+        audiences = unique(form.getlist("audience"))
+        if any(not a for a in audiences):
+            raise InvalidRequestError("An empty 'audience'")
+        if STATE.take_fault("widen_exchange", "token", TOKEN_EXCHANGE_GRANT):
+            log.info("token exchange issued without its scope, audience and resource (test fault)")
+            scope, resources, audiences = None, [], []
+        set_token_audience(resources, TOKEN_EXCHANGE_GRANT, audiences)
+        if not flask.g.token_audience:
+            # Neither audience nor resource: the subject token's audience is kept.
+            flask.g.token_resources = list(record.resources)
+            flask.g.token_audience = list(record.audience) or None
+        ttl = int(STATE.config["access_token_ttl"])
+        self.request.subject_token = record
+        self.exchange_scope = scope or record.scope
+        self.expires_in = ttl if remaining is None else max(1, min(ttl, remaining))
+
+    def create_token_response(self):
+        record: TokenRecord = self.request.subject_token
+        user = user_for_sub(record.sub)
+        token = self.generate_token(user=user, scope=self.exchange_scope, expires_in=self.expires_in, include_refresh_token=False)
+        token["issued_token_type"] = ACCESS_TOKEN_TYPE
+        self.request.user = user
+        self.save_token(token)
+        return 200, token, self.TOKEN_RESPONSE_HEADER
 
 
 class ProviderDeviceCodeGrant(DeviceCodeGrant):
@@ -1467,6 +1762,11 @@ class ProviderAuthorizationServer(AuthorizationServer):
         pushed = flask.g.get("authorization_parameters")
         if pushed is not None:
             oauth_request.payload = BasicOAuth2Payload(dict(pushed))
+            resources = flask.g.get("authorization_resources")
+            if resources:
+                # RFC 8707: resource may be repeated; pushed, it is kept apart from the rest.
+                oauth_request.payload.data["resource"] = resources[0]
+                oauth_request.payload.datalist["resource"] = list(resources)
         return oauth_request
 
 
@@ -1563,7 +1863,8 @@ def discovery_document() -> dict[str, Any]:
         "device_authorization_endpoint": prefix + "/device_authorization",
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "refresh_token", DEVICE_GRANT],
+        "grant_types_supported": ["authorization_code", "refresh_token", DEVICE_GRANT]
+        + ([TOKEN_EXCHANGE_GRANT] if STATE.token_exchange_on() else []),
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": algs,
         "scopes_supported": list(STATE.config["scopes_supported"]),
@@ -1833,7 +2134,8 @@ def handle_par() -> flask.Response:
             client: Client = server.authenticate_client(request, ALL_AUTH_METHODS, "par")
         except OAuth2Error as error:
             return par_error(error, request)
-        repeated = sorted(name for name in form if len(form.getlist(name)) > 1)
+        repeatable = {"resource"} if STATE.resources_on() else set()
+        repeated = sorted(name for name in form if len(form.getlist(name)) > 1 and name not in repeatable)
         if repeated:
             return par_error(InvalidRequestError(f"Multiple '{repeated[0]}' in request"), request)
         if "request_uri" in form:
@@ -1841,6 +2143,9 @@ def handle_par() -> flask.Response:
         if "request" in form:
             return par_error(InvalidRequestError("Request objects are not supported: push the parameters themselves"), request)
         params = {name: value for name, value in form.items() if name not in CLIENT_AUTH_PARAMETERS}
+        resources = unique(form.getlist("resource")) if STATE.resources_on() else []
+        if STATE.resources_on():
+            params.pop("resource", None)
         if params.setdefault("client_id", client.client_id) != client.client_id:
             return par_error(InvalidRequestError("client_id is not the client that authenticated"), request)
         try:
@@ -1856,16 +2161,19 @@ def handle_par() -> flask.Response:
             params["dpop_jkt"] = proof.jkt
         # Validated as /authorize validates it, from the pushed parameters.
         flask.g.authorization_parameters = params
+        flask.g.authorization_resources = resources
         try:
             server.get_consent_grant(end_user=None)
         except OAuth2Error as error:
             return par_error(error, request)
         finally:
             flask.g.authorization_parameters = None
+            flask.g.authorization_resources = None
         request_uri = PAR_REQUEST_URI_PREFIX + random_token()
         expires_in = int(STATE.config["par_expires_in"])
         STATE.pushed[request_uri] = PushedRequest(
-            request_uri=request_uri, client_id=client.client_id, params=params, expires_at=time.time() + expires_in
+            request_uri=request_uri, client_id=client.client_id, params=params, expires_at=time.time() + expires_in,
+            resources=resources,
         )
     log.info("authorization request pushed by %s: %s", client.client_id, ",".join(sorted(params)))
     return json_response({"request_uri": request_uri, "expires_in": expires_in}, 201)
@@ -1897,18 +2205,24 @@ def error_page(status: int, error: str, description: str) -> flask.Response:
     return flask.Response(PAGE.format(title="Sign-in error", body=body), status=status, mimetype="text/html")
 
 
-def login_form(params: dict[str, str], client: Client, message: str = "", scope: str | None = None) -> str:
+def login_form(
+    params: dict[str, str], client: Client, message: str = "", scope: str | None = None, resources: list[str] | None = None
+) -> str:
+    """`resources` (RFC 8707, repeatable): sent again in the form's action URL, not as hidden
+    fields, so that a client that keeps one value per field name (the scripted browser) sends
+    them all."""
     hidden = "\n".join(
         f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
         for k, v in params.items()
-        if k not in ("username", "decision")
+        if k not in ("username", "decision") and not (resources and k == "resource")
     )
+    action = flask.request.path + ("?" + urlencode([("resource", r) for r in resources]) if resources else "")
     users = ", ".join(html.escape(u) for u in STATE.users)
     note = f"<p class='error'>{html.escape(message)}</p>" if message else ""
     scopes = html.escape(params.get("scope", "") if scope is None else scope)
     return f"""{note}
 <p>The application <code>{html.escape(client.client_id)}</code> asks for: <code>{scopes}</code></p>
-<form method="post" action="{html.escape(flask.request.path)}" id="login">
+<form method="post" action="{html.escape(action)}" id="login">
 {hidden}
 <label>Username <input type="text" name="username" autocomplete="username" required></label>
 <p>Known users: {users}</p>
@@ -2001,7 +2315,10 @@ def handle_authorize() -> flask.Response:
             return refusal
     # The authorization request's parameters: the pushed ones, or the request's own.
     flask.g.authorization_parameters = pushed.params if pushed else None
+    flask.g.authorization_resources = pushed.resources if pushed else None
     authorization = dict(pushed.params) if pushed else params
+    # RFC 8707: every resource of a request that was not pushed goes through the form again.
+    resources = flask.request.values.getlist("resource") if STATE.resources_on() and not pushed else []
     is_post = flask.request.method == "POST"
     user: User | None = None
     if is_post:
@@ -2017,12 +2334,12 @@ def handle_authorize() -> flask.Response:
     shown_scope = authorization.get("scope", "")
 
     if not is_post:
-        page = PAGE.format(title="Sign in", body=login_form(params, client, scope=shown_scope))
+        page = PAGE.format(title="Sign in", body=login_form(params, client, scope=shown_scope, resources=resources))
         return flask.Response(page, mimetype="text/html")
 
     decision = flask.request.form.get("decision", "approve")
     if decision == "approve" and user is None:
-        page = PAGE.format(title="Sign in", body=login_form(params, client, "Unknown user.", scope=shown_scope))
+        page = PAGE.format(title="Sign in", body=login_form(params, client, "Unknown user.", scope=shown_scope, resources=resources))
         return flask.Response(page, status=401, mimetype="text/html")
     if pushed is not None:
         with STATE.lock:
@@ -2140,6 +2457,7 @@ def test_par():
                 "client_id": r.client_id,
                 "params": sorted(r.params),
                 "dpop_jkt": r.params.get("dpop_jkt"),
+                "resources": list(r.resources),
                 "used": r.used,
                 "expired": r.expired,
                 "shown": r.shown,
@@ -2205,6 +2523,14 @@ def test_config():
         unknown = sorted(set(body) - set(DEFAULT_CONFIG))
         if unknown:
             return json_response({"error": f"unknown config keys {unknown}", "keys": sorted(DEFAULT_CONFIG)}, 400)
+        if body.get("resources") == "*":
+            body["resources"] = ["*"]
+        if "resources" in body and not (
+            isinstance(body["resources"], list) and all(isinstance(r, str) for r in body["resources"])
+        ):
+            return json_response({"error": "resources must be a list of URIs (or [\"*\"])"}, 400)
+        if "access_token_format" in body and body["access_token_format"] not in ("opaque", "jwt"):
+            return json_response({"error": "access_token_format must be opaque or jwt"}, 400)
         with STATE.lock:
             STATE.config.update(body)
             server.scopes_supported = STATE.config["scopes_supported"]
@@ -2323,6 +2649,9 @@ def ready_info() -> dict[str, Any]:
         "dpop_nonce": STATE.dpop_on() and STATE.dpop_nonce_required(),
         "par": STATE.par_on(),
         "par_required": STATE.par_on() and bool(STATE.config["par_required"]),
+        "resources": list(STATE.config["resources"] or []),
+        "access_token_format": STATE.config["access_token_format"],
+        "token_exchange": STATE.token_exchange_on(),
     }
 
 
@@ -2374,6 +2703,23 @@ def main() -> int:
         help="implies --par; advertise require_pushed_authorization_requests and refuse /authorize without "
         "request_uri (config par_required)",
     )
+    parser.add_argument(
+        "--resources",
+        action="append",
+        metavar="URI[,URI...]",
+        help="resource indicators (RFC 8707): the resources allowed ('*': any absolute URI without fragment); "
+        "repeatable, comma-separated (config resources)",
+    )
+    parser.add_argument(
+        "--jwt-access-tokens",
+        action="store_true",
+        help="RFC 9068 JWT access tokens (typ at+jwt) signed with the provider's key (config access_token_format jwt)",
+    )
+    parser.add_argument(
+        "--token-exchange",
+        action="store_true",
+        help="RFC 8693 token exchange of this provider's access tokens (config token_exchange)",
+    )
     args = parser.parse_args()
     peerlib.setup_logging(args.log)
 
@@ -2394,6 +2740,9 @@ def main() -> int:
         dpop_nonce_uses=args.dpop_nonce_uses,
         par=args.par or args.par_required,
         par_required=args.par_required,
+        resources=unique([r.strip() for value in args.resources or [] for r in value.split(",") if r.strip()]),
+        access_token_format="jwt" if args.jwt_access_tokens else "opaque",
+        token_exchange=args.token_exchange,
     )
     INITIAL_CONFIG.clear()
     INITIAL_CONFIG.update(copy.deepcopy(STATE.config))
@@ -2434,6 +2783,7 @@ def main() -> int:
 
     server.register_grant(RefreshTokenGrant, [IdTokenOnRefresh()])
     server.register_grant(ProviderDeviceCodeGrant, [IdTokenOnRefresh()])
+    server.register_grant(TokenExchangeGrant)
     server.register_endpoint(ProviderRevocationEndpoint)
     server.register_endpoint(ProviderDeviceAuthorizationEndpoint)
     install_routes()

@@ -24,8 +24,29 @@ def issued(provider: str) -> list[dict]:
         return []
 
 
-def live_access_token(provider: str, token: str) -> bool:
-    return any(i["kind"] == "access_token" and i["value"] == token and i.get("active") for i in issued(provider))
+def access_token_item(provider: str, token: str) -> dict | None:
+    """The provider's record of a live access token (never printed: it holds the value)."""
+    return next((i for i in issued(provider) if i["kind"] == "access_token" and i["value"] == token and i.get("active")), None)
+
+
+def token_scopes(item: dict) -> list[str]:
+    return list(item.get("scopes") or (item.get("scope") or "").split())
+
+
+def live_access_token(provider: str, token: str, resource: str | None = None, scope: str | None = None) -> bool:
+    """A live access token; with `resource`, one issued for it (RFC 8707: the item names it in
+    its resources or audience); with `scope`, one whose scopes include it."""
+    item = access_token_item(provider, token)
+    return item is not None and refusal(item, resource, scope) is None
+
+
+def refusal(item: dict, resource: str | None = None, scope: str | None = None) -> str | None:
+    """Why a live access token's item is not for `resource` / `scope`: "resource", "scope" or None."""
+    if resource is not None and resource not in (item.get("resources") or []) + (item.get("audience") or []):
+        return "resource"
+    if scope is not None and scope not in token_scopes(item):
+        return "scope"
+    return None
 
 
 def live_id_token(provider: str, token: str, audience: str | None = None) -> bool:

@@ -42,6 +42,13 @@ public final class OIDCTestProvider: Sendable {
         /// Pushed authorization requests (RFC 9126) offered, or required.
         public var par = false
         public var parRequired = false
+        /// Resource indicators (RFC 8707): the allowed resources (`["*"]`: any; authlib
+        /// `--resources`; glewlwyd `--resources`, listed under its `openid` scope).
+        public var resources: [String] = []
+        /// RFC 9068 JWT access tokens (authlib `--jwt-access-tokens`; glewlwyd's are always JWTs).
+        public var jwtAccessTokens = false
+        /// Token exchange (RFC 8693; authlib `--token-exchange`).
+        public var tokenExchange = false
         public var extraArguments: [String] = []
 
         public init() {}
@@ -126,6 +133,9 @@ public final class OIDCTestProvider: Sendable {
             if options.dpopNonce { arguments.append("--dpop-nonce") }
             if options.par { arguments.append("--par") }
             if options.parRequired { arguments.append("--par-required") }
+            if !options.resources.isEmpty { arguments += ["--resources", options.resources.joined(separator: ",")] }
+            if options.jwtAccessTokens { arguments.append("--jwt-access-tokens") }
+            if options.tokenExchange { arguments.append("--token-exchange") }
         case .mock:
             if let ttl = options.accessTokenTTL { arguments += ["--access-token-ttl", String(ttl)] }
             if options.requireNonce { arguments.append("--require-nonce") }
@@ -135,6 +145,7 @@ public final class OIDCTestProvider: Sendable {
             if options.dpopNonce { arguments += ["--dpop-nonce-counter", "2"] }
             if options.par { arguments.append("--par") }
             if options.parRequired { arguments.append("--par-required") }
+            if !options.resources.isEmpty { arguments += ["--resources", options.resources.joined(separator: ",")] }
         }
         arguments += options.extraArguments
         let (name, script): (String, String) =
@@ -308,6 +319,12 @@ public struct ProviderFault: Sendable {
     public static let dpopTokenTypeBearer = ProviderFault(kind: "dpop_token_type_bearer")
     /// A request without proof answered `token_type` `DPoP`.
     public static let dpopTokenTypeDPoPUnasked = ProviderFault(kind: "dpop_token_type_dpop_unasked")
+    /// The next token answer that carries a resource gets the default audience (RFC 8707 ignored).
+    public static let ignoreResource = ProviderFault(kind: "ignore_resource")
+    /// The next refresh with a `scope` gets the grant's full scope, and says so (as glewlwyd).
+    public static let ignoreScopeNarrowing = ProviderFault(kind: "ignore_scope_narrowing")
+    /// The next token exchange ignores `scope`, `audience` and `resource`.
+    public static let widenExchange = ProviderFault(kind: "widen_exchange")
     /// The next proved request (at `endpoint`, when named) refused with `invalid_dpop_proof`.
     public static func dpopRefuseProof(_ endpoint: String? = nil) -> ProviderFault {
         ProviderFault(kind: "dpop_refuse_proof", endpoint.map { ["endpoint": .string($0)] } ?? [:])

@@ -9,11 +9,13 @@ public final class GitTestServer: Sendable {
     /// The directory of bare repositories it serves.
     public let root: URL
 
-    public init(acceptTokensFrom provider: OIDCTestProvider, root: URL) throws {
+    /// `resource`: accept only tokens issued for it (RFC 8707), as an API that checks `aud` does.
+    public init(acceptTokensFrom provider: OIDCTestProvider, root: URL, resource: String? = nil) throws {
         self.root = root
         process = try PeerProcess(
             name: "git", script: "git_server.py",
-            arguments: ["--root", root.path, "--accept-tokens-from", provider.baseURL.absoluteString])
+            arguments: ["--root", root.path, "--accept-tokens-from", provider.baseURL.absoluteString]
+                + (resource.map { ["--resource", $0] } ?? []))
         baseURL = process.baseURL
     }
 

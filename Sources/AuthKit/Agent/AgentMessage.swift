@@ -75,6 +75,8 @@ package enum AgentRequest: Sendable, Equatable {
         package var storage: StorageChoice?
         package var account: String?
         package var scopes: [String]?
+        /// RFC 8707 resources the token is for.
+        package var resources: [String]?
         package var minTTL: Int?
         package var token: String?
         package var program: String?
@@ -87,7 +89,7 @@ package enum AgentRequest: Sendable, Equatable {
         package var nonce: String?
 
         enum CodingKeys: String, CodingKey {
-            case version = "v", op, group, storage, account, scopes, minTTL = "min_ttl", token, program, since, key
+            case version = "v", op, group, storage, account, scopes, resources, minTTL = "min_ttl", token, program, since, key
             case method, url, ath, nonce
         }
     }
@@ -118,9 +120,14 @@ package enum AgentRequest: Sendable, Equatable {
             guard (0...AgentTokenRequest.maximumMinTTL).contains(minTTL) else {
                 throw .badRequest("min_ttl must be between 0 and \(AgentTokenRequest.maximumMinTTL)")
             }
+            let resources = wire.resources ?? []
+            guard wire.op == .token || resources.isEmpty else { throw .badRequest("an id_token has no resources") }
+            guard resources.count <= 16, resources.allSatisfy(AgentTokenRequest.isResource) else {
+                throw .badRequest("resources are absolute URIs without fragment (RFC 8707), at most 16")
+            }
             let request = AgentTokenRequest(
                 group: try group("a token request"), storage: wire.storage, account: wire.account, scopes: wire.scopes ?? [],
-                minTTL: minTTL, program: wire.program)
+                resources: resources, minTTL: minTTL, program: wire.program)
             self = wire.op == .token ? .token(request) : .idToken(request)
         case .proof:
             guard let method = wire.method, let text = wire.url, let url = URL(string: text), let ath = wire.ath else {
@@ -147,6 +154,7 @@ package enum AgentRequest: Sendable, Equatable {
             wire.storage = request.storage
             wire.account = request.account
             wire.scopes = request.scopes.isEmpty ? nil : request.scopes
+            wire.resources = request.resources.isEmpty ? nil : request.resources
             wire.minTTL = request.minTTL
             wire.program = request.program
         case .rejected(let group, let storage, let token):
@@ -172,51 +180,6 @@ package enum AgentRequest: Sendable, Equatable {
     }
 }
 
-/// What a `token` or `id_token` request asks for.
-package struct AgentTokenRequest: Sendable, Equatable {
-    package static let defaultMinTTL = 60
-    package static let maximumMinTTL = 86_400
-
-    /// The group, never empty.
-    package var group: String
-    /// Where the caller would read the sign-in (nil: the Secret Service).
-    package var storage: StorageChoice?
-    package var account: String?
-    /// Other scopes than the sign-in's own (access tokens only).
-    package var scopes: [String]
-    /// Seconds the token must still live, 0 … ``maximumMinTTL``.
-    package var minTTL: Int
-    /// The program a token is for, when authkit asks for a program it runs (`exec`): named in
-    /// the log and matched against a group's `allow` list; believed only from authkit itself.
-    package var program: String?
-
-    package init(
-        group: String, storage: StorageChoice? = nil, account: String? = nil, scopes: [String] = [], minTTL: Int = defaultMinTTL,
-        program: String? = nil
-    ) {
-        self.group = group
-        self.storage = storage
-        self.account = account
-        self.scopes = scopes
-        self.minTTL = minTTL
-        self.program = program
-    }
-}
-
-/// What a `proof` request asks for: whose sign-in (as a token request names it), and what the
-/// proof says.
-package struct AgentProofRequest: Sendable, Equatable {
-    /// The group, store, account and program, as for an access token (no scopes, no `min_ttl`).
-    package var token: AgentTokenRequest
-    /// The proof's method, URL (without query), access-token hash and nonce.
-    package var proof: DPoPProof
-
-    package init(token: AgentTokenRequest, proof: DPoPProof) {
-        self.token = token
-        self.proof = proof
-    }
-}
-
 /// The agent's answer to one request: a token, the agent's identity, or a failure.
 package struct AgentResponse: Codable, Sendable, Equatable {
     package var version = AgentMessage.version
@@ -229,6 +192,8 @@ package struct AgentResponse: Codable, Sendable, Equatable {
     package var refreshed: Bool?
     /// `DPoP` for a token bound to the sign-in's key (absent: `Bearer`).
     package var tokenType: String?
+    /// The resources (RFC 8707) a narrowed token is for.
+    package var resources: [String]?
     /// `proof`: the DPoP proof the agent signed.
     package var proof: String?
     /// `hello`: the agent's version, its process id, and whether this socket is a restricted
@@ -255,7 +220,7 @@ package struct AgentResponse: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case version = "v", ok, token, expiresAt = "expires_at", account, scopes, refreshed, agent, pid, restricted, groups, events, counts
-        case tokenType = "token_type", proof
+        case tokenType = "token_type", proof, resources
         case error
     }
 }

@@ -24,6 +24,16 @@ package struct AgentPolicy: Sendable, Equatable {
     /// `open` request brings this key, sent by the far side once it checked that the socket is
     /// its account's alone.
     package var openKey: String?
+    /// A forward that hands out less (`--scope`, `--resource`): every token it serves is for at
+    /// most these scopes (nil: as asked, within ``extraScopes``) and these resources (RFC 8707;
+    /// empty: as asked). A request for anything wider is refused before the provider is asked.
+    package var narrowScopes: [String]?
+    package var resources: [String] = []
+    /// A forward that serves for a while only (`--for`): how long, in seconds from when it
+    /// starts listening (``AgentServer`` sets ``servesUntil``).
+    package var lifetime: Double?
+    /// Monotonic seconds after which it serves nothing.
+    package var servesUntil: Double?
 
     package static let owner = AgentPolicy(groups: nil, extraScopes: nil, idTokens: true)
 
@@ -51,6 +61,9 @@ package struct AgentPolicy: Sendable, Equatable {
             (storage, account, scopes) = (query.storage, query.account, query.scopes)
         case .token(let query):
             (storage, account, scopes) = (query.storage, query.account, query.scopes)
+            if !resources.isEmpty, !Set(query.resources).isSubset(of: Set(resources)) {
+                return .failure(.refused("this forwarded agent socket serves tokens for \(resources.joined(separator: ", ")) only"))
+            }
         case .proof(let query):
             (storage, account) = (query.token.storage, query.token.account)
         case .rejected(_, let named, _):
@@ -71,9 +84,26 @@ package struct AgentPolicy: Sendable, Equatable {
         if let fixed = accounts?[group], let asked = account, asked != fixed, asked.lowercased() != fixed.lowercased() {
             return .failure(.refused("this forwarded agent socket serves another account of ‘\(ProviderText.displayable(group))’"))
         }
-        if !scopes.isEmpty, let extraScopes, !Set(scopes).isSubset(of: extraScopes) {
-            return .failure(.refused("this forwarded agent socket does not serve those scopes (authkit agent forward --scope)"))
+        if let narrowScopes, !Set(scopes).isSubset(of: Set(narrowScopes)) {
+            return .failure(.refused("this forwarded agent socket serves tokens for at most \(narrowScopes.joined(separator: " "))"))
+        }
+        if narrowScopes == nil, !scopes.isEmpty, let extraScopes, !Set(scopes).isSubset(of: extraScopes) {
+            return .failure(.refused("this forwarded agent socket does not serve those scopes (authkit agent forward --allow-scope)"))
         }
         return .success(served)
+    }
+
+    /// `request` as this socket serves it: a forward that hands out less fills in its scopes
+    /// and resources where the request names none.
+    package func narrowed(_ request: AgentTokenRequest) -> AgentTokenRequest {
+        var request = request
+        if request.resources.isEmpty { request.resources = resources }
+        if request.scopes.isEmpty, let narrowScopes { request.scopes = narrowScopes }
+        return request
+    }
+
+    /// Whether the socket's time (`--for`) is over at `monotonic` seconds.
+    package func hasExpired(at monotonic: Double) -> Bool {
+        servesUntil.map { monotonic >= $0 } ?? false
     }
 }

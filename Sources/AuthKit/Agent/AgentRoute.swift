@@ -25,7 +25,8 @@ package struct AgentRoute: Sendable {
     /// The agent's access token, its failure as the error the store would have given, or nil
     /// when there is no agent to ask (the caller reads the store).
     func accessToken(
-        _ session: SharedSession, account: String?, minimumLifetime: Duration, scopes: [String]?, replacing rejected: AccessToken?
+        _ session: SharedSession, account: String?, minimumLifetime: Duration, scopes: [String]?, resources: [String],
+        replacing rejected: AccessToken?
     ) async throws(AuthKitError) -> AccessToken? {
         if let rejected {
             // Marked stale first, so the token asked for next is a new one.
@@ -33,7 +34,7 @@ package struct AgentRoute: Sendable {
         }
         let request = AgentTokenRequest(
             group: session.group.name, storage: storage, account: account ?? Self.environmentAccount(session), scopes: scopes ?? [],
-            minTTL: Self.seconds(minimumLifetime), program: session.environment[Self.programKey])
+            resources: resources, minTTL: Self.seconds(minimumLifetime), program: session.environment[Self.programKey])
         return try await ask(.token(request), session)
     }
 
@@ -125,7 +126,8 @@ package struct AgentRoute: Sendable {
         return AccessToken(
             value: value, expiresAt: Date(timeIntervalSince1970: Double(expiresAt)),
             scopes: (response.scopes ?? []).map(ProviderText.displayable), account: ProviderText.displayable(account),
-            refreshed: response.refreshed ?? false, tokenType: response.tokenType == "DPoP" ? "DPoP" : "Bearer")
+            refreshed: response.refreshed ?? false, tokenType: response.tokenType == "DPoP" ? "DPoP" : "Bearer",
+            resources: (response.resources ?? []).filter(AgentTokenRequest.isResource))
     }
 
     /// The agent's answer for `group`'s access token, asked on the calling thread (one
@@ -134,17 +136,17 @@ package struct AgentRoute: Sendable {
     /// token, or the agent's failure as the error the store would have given (a refusal, not
     /// signed in — never asked twice: a `--confirm` forward would ask its person again); nil
     /// when there is no agent or its answer is malformed, and the caller goes the usual way
-    /// (``SharedSession/validAccessToken(account:minimumLifetime:scopes:replacing:)``). Never
+    /// (``SharedSession/validAccessToken(account:minimumLifetime:scopes:resources:replacing:)``). Never
     /// call it from a task of the cooperative pool: it blocks its thread.
     package static func accessTokenNow(
-        group: String, storage: StorageChoice, account: String?, scopes: [String]?, minimumLifetime: Duration,
-        environment: [String: String]
+        group: String, storage: StorageChoice, account: String?, scopes: [String]?, resources: [String] = [],
+        minimumLifetime: Duration, environment: [String: String]
     ) -> Result<AccessToken, AuthKitError>? {
         guard let client = AgentClient(environment: environment) else { return nil }
         let request = AgentRequest.token(
             AgentTokenRequest(
                 group: group, storage: storage, account: account ?? environment["AUTHKIT_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 },
-                scopes: scopes ?? [], minTTL: seconds(minimumLifetime)))
+                scopes: scopes ?? [], resources: resources, minTTL: seconds(minimumLifetime)))
         guard
             case .answer(let response) = AgentClient.exchange(
                 path: client.path, request: request, timeout: client.answerTimeout, forwardKey: client.forwardKey)

@@ -82,8 +82,10 @@ package final class AgentServer: Sendable {
     ) async throws(Failure) -> AgentServer {
         let path = configuration.socketPath
         if configuration.inheritedDescriptor == nil { try prepare(path) }
+        var policy = configuration.policy
+        if let lifetime = policy.lifetime { policy.servesUntil = AgentCore.now().monotonic + lifetime }
         let core = AgentCore(
-            machine: AgentStateMachine(policy: configuration.policy, recheckInterval: configuration.recheckInterval, pid: getpid()),
+            machine: AgentStateMachine(policy: policy, recheckInterval: configuration.recheckInterval, pid: getpid()),
             sessions: sessions, logger: logger, confirmer: configuration.confirmer, askpass: configuration.askpass,
             journal: configuration.journal, via: configuration.via, environment: configuration.environment)
         let limit = configuration.connectionLimit

@@ -8,7 +8,7 @@ import Foundation
 
 /// The shared sessions an agent reads tokens through: one per group and store, kept for the
 /// agent's life (their key-set caches with them). Every refresh goes through the one refresh
-/// path (``SharedSession/validAccessToken(account:minimumLifetime:scopes:replacing:)``), so the
+/// path (``SharedSession/validAccessToken(account:minimumLifetime:scopes:resources:replacing:)``), so the
 /// agent and tools without it share a single refresh.
 package actor AgentSessions {
     private let environment: [String: String]
@@ -50,11 +50,13 @@ package actor AgentSessions {
                         scopes: [], refreshed: token.refreshed))
             }
             let token = try await session.validAccessToken(
-                account: key.account, minimumLifetime: .seconds(minTTL), scopes: key.scopes.isEmpty ? nil : key.scopes)
-            return .success(
-                AgentStateMachine.Token(
-                    value: token.value, expiresAt: Int64(token.expiresAt.timeIntervalSince1970), account: token.account,
-                    scopes: token.scopes, refreshed: token.refreshed, tokenType: token.tokenType == "DPoP" ? "DPoP" : nil))
+                account: key.account, minimumLifetime: .seconds(minTTL), scopes: key.scopes.isEmpty ? nil : key.scopes,
+                resources: key.resources)
+            var served = AgentStateMachine.Token(
+                value: token.value, expiresAt: Int64(token.expiresAt.timeIntervalSince1970), account: token.account,
+                scopes: token.scopes, refreshed: token.refreshed, tokenType: token.tokenType == "DPoP" ? "DPoP" : nil)
+            served.resources = token.resources
+            return .success(served)
         } catch {
             return .failure(AgentFailure(error))
         }

@@ -25,7 +25,17 @@ package struct AgentStateMachine: Sendable {
         package var group: String
         package var account: String?
         package var scopes: [String]
+        package var resources: [String] = []
         package var idToken: Bool
+
+        package init(storage: StorageChoice, group: String, account: String?, scopes: [String], resources: [String] = [], idToken: Bool) {
+            self.storage = storage
+            self.group = group
+            self.account = account
+            self.scopes = scopes
+            self.resources = resources
+            self.idToken = idToken
+        }
     }
 
     /// A token as the shared session handed it out.
@@ -38,6 +48,7 @@ package struct AgentStateMachine: Sendable {
         package var refreshed: Bool
         /// `DPoP` for a bound token; nil for a bearer one.
         package var tokenType: String?
+        package var resources: [String] = []
 
         package init(value: String, expiresAt: Int64, account: String, scopes: [String], refreshed: Bool, tokenType: String? = nil) {
             self.value = value
@@ -186,6 +197,15 @@ package struct AgentStateMachine: Sendable {
         }
         switch request {
         case .token, .idToken, .rejected, .proof:
+            guard !policy.hasExpired(at: now.monotonic) else {
+                let failure = AgentFailure(
+                    code: .refused, message: "this forward's time is over (it served for the --for it was opened with)",
+                    hint: "open a new one on the machine that holds the sign-in", category: .usage)
+                return [
+                    .reply(connection, .failure(failure)),
+                    record(.refused, request, connection: connection, now: now, reason: failure.message),
+                ]
+            }
             guard isOpen else {
                 let failure = AgentFailure(
                     code: .notOpen,
@@ -253,9 +273,10 @@ package struct AgentStateMachine: Sendable {
         askers[connection] = asker
     }
 
-    mutating func token(_ request: AgentTokenRequest, idToken: Bool, storage: StorageChoice, connection: Connection, now: Now)
+    mutating func token(_ asked: AgentTokenRequest, idToken: Bool, storage: StorageChoice, connection: Connection, now: Now)
         -> [Action]
     {
+        let request = idToken ? asked : policy.narrowed(asked)
         let group = request.group
         var minTTL = request.minTTL
         if policy.isRestricted {
@@ -264,8 +285,9 @@ package struct AgentStateMachine: Sendable {
             if let last = lastRefresh[group], now.monotonic - last < Self.forwardedRefreshInterval { minTTL = 0 }
         }
         let scopes = Array(Set(request.scopes)).sorted()
+        let resources = Array(Set(request.resources)).sorted()
         let account = policy.accounts?[group] ?? request.account
-        let key = Key(storage: storage, group: group, account: account, scopes: scopes, idToken: idToken)
+        let key = Key(storage: storage, group: group, account: account, scopes: scopes, resources: resources, idToken: idToken)
         if let entry = held[key], usable(entry, key: key, minTTL: minTTL, now: now) {
             return [.reply(connection, Self.answer(entry.token)), served(entry.token, key: key, connection: connection, now: now)]
         }
@@ -316,6 +338,7 @@ package struct AgentStateMachine: Sendable {
         response.scopes = token.scopes
         response.refreshed = token.refreshed
         response.tokenType = token.tokenType
+        response.resources = token.resources.isEmpty ? nil : token.resources
         return response
     }
 }

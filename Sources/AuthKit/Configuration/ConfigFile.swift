@@ -70,11 +70,11 @@ package struct ConfigFile: Sendable, Equatable {
     package var profileProblems: [String: [ConfigurationError]] = [:]
 
     /// Keys of `[credential "URL"]` and `[registry "HOST"]` sections.
-    package static let credentialKeys: Set<String> = ["profile", "group", "account", "scopes", "username", "storage"]
+    package static let credentialKeys: Set<String> = ["profile", "group", "account", "scopes", "resource", "username", "storage"]
 
     package static let profileKeys: Set<String> = [
         "issuer", "tenant", "client_id", "client_secret", "scopes", "group", "redirect_path", "redirect_host",
-        "graph_url", "storage", "login_hint", "prompt", "domain_hint", "dpop", "redirect_port",
+        "graph_url", "storage", "login_hint", "prompt", "domain_hint", "dpop", "redirect_port", "resources",
     ]
     package static let defaultsKeys: Set<String> = ["profile", "group", "storage"]
 

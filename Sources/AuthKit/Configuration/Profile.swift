@@ -100,6 +100,9 @@ public struct Profile: Sendable, Equatable {
     public var redirectPort: Int? = nil
     /// Whether the sign-in binds its tokens to a key (DPoP, RFC 9449); `auto` by default.
     public var dpop: DPoPMode = .auto
+    /// The APIs later tokens may be narrowed to, named at sign-in (RFC 8707 §2.1; some
+    /// providers refuse a narrower token for a resource the sign-in did not name).
+    public var resources: [String] = []
     /// Microsoft Graph base URL including the version, e.g. `https://graph.microsoft.com/v1.0`.
     public var graphBaseURL: String?
     /// Where the tokens are kept.

@@ -26,6 +26,8 @@ public struct ProfileOverrides: Sendable, Equatable {
     public var dpop: DPoPMode?
     /// The loopback redirect's port (`--redirect-port`).
     public var redirectPort: Int?
+    /// The resources named at sign-in (`--resource`, repeatable; added to the profile's).
+    public var resources: [String] = []
 
     /// Command-line values; `nil` leaves a setting to the environment, the file and the defaults.
     public init(
@@ -61,6 +63,7 @@ public struct ProfileOverrides: Sendable, Equatable {
 /// | Graph URL | — | `AUTHKIT_GRAPH_URL` | `graph_url` |
 /// | DPoP | `--dpop` | `AUTHKIT_DPOP` | `dpop` |
 /// | redirect port | `--redirect-port` | — | `redirect_port` |
+/// | resources named at sign-in | `--resource` (adds) | — | `resources` |
 public struct ProfileResolver: Sendable {
     package var file: ConfigFile
     package var environment: [String: String]
@@ -217,6 +220,14 @@ public struct ProfileResolver: Sendable {
                     problem: "a port is a number from 1 to 65535 (leave it unset for any free port, as RFC 8252 §7.3 lets providers allow)")
             }
             profile.redirectPort = number
+        }
+        if let listed = value("resources") {
+            profile.resources = listed.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+        }
+        for resource in overrides.resources where !profile.resources.contains(resource) { profile.resources.append(resource) }
+        if let bad = profile.resources.first(where: { !AgentTokenRequest.isResource($0) }) {
+            throw ConfigurationError(
+                location: location("resources"), key: "resources", problem: "‘\(bad)’ is not an absolute URI without a fragment (RFC 8707)")
         }
         if let dpop = value("dpop") {
             guard let mode = DPoPMode(rawValue: dpop) else {

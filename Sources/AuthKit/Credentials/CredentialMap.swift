@@ -9,6 +9,10 @@
 /// scopes = 499b84ac-1321-427f-aa17-267ca6975798/.default
 /// username = oauth2
 ///
+/// [credential "https://git.example.com"]
+/// group = com.example.shared
+/// resource = https://git.example.com/
+///
 /// [registry "registry.example.com"]
 /// group = com.example.shared
 /// storage = kernel-keyring
@@ -24,6 +28,8 @@ package struct CredentialTarget: Sendable, Equatable {
     package var account: String?
     /// Scopes other than the sign-in's own (a per-resource token), when set.
     package var scopes: [String]?
+    /// The APIs the token is for (RFC 8707), when set: the client gets a token for them only.
+    package var resources: [String]
     /// The user name to pair with the token (`oauth2` unless set).
     package var username: String
     /// The store the sign-in lives in, when the mapping names one (a client that runs the
@@ -38,17 +44,21 @@ package struct CredentialTarget: Sendable, Equatable {
         account = section.entries["account"]?.value
         let scopes = section.entries["scopes"]?.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) ?? []
         self.scopes = scopes.isEmpty ? nil : scopes
+        resources = section.entries["resource"]?.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) ?? []
         username = section.entries["username"]?.value ?? "oauth2"
         storage = section.entries["storage"].flatMap { StorageChoice(rawValue: $0.value) }
     }
 
     /// A target with everything given (the plug-ins' flag form).
-    package init(entry: String, profile: String?, group: String?, account: String?, scopes: [String]?, username: String) {
+    package init(
+        entry: String, profile: String?, group: String?, account: String?, scopes: [String]?, resources: [String] = [], username: String
+    ) {
         self.entry = entry
         self.profile = profile
         self.group = group
         self.account = account
         self.scopes = scopes
+        self.resources = resources
         self.username = username
     }
 }

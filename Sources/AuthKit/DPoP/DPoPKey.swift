@@ -70,7 +70,9 @@ package struct DPoPKey: Sendable {
     }
 
     /// Reads a stored key and checks it is the one `thumbprint` names.
-    package static func read(_ bytes: [UInt8], thumbprint expected: String, account: String) throws(DPoPError) -> DPoPKey {
+    package static func read(_ bytes: [UInt8], thumbprint expected: String, account: String, allowedTCTIs: Set<String>) throws(DPoPError)
+        -> DPoPKey
+    {
         guard case .object(let object)? = try? JSONValue(parsing: bytes), object["version"] == .number(1) else {
             throw .keyUnavailable("the stored key is not one authkit wrote")
         }
@@ -78,9 +80,12 @@ package struct DPoPKey: Sendable {
         do {
             if case .object(let jwk)? = object["jwk"] {
                 key = try SigningKey(privateJWK: jwk)
-            } else if case .object(let tpm)? = object["tpm"], let tcti = tpm["tcti"]?.stringValue, TPMChoice.isTCTI(tcti),
-                let blob = tpm["blob"]?.stringValue
-            {
+            } else if case .object(let tpm)? = object["tpm"], let tcti = tpm["tcti"]?.stringValue, let blob = tpm["blob"]?.stringValue {
+                guard allowedTCTIs.contains(tcti) else {
+                    throw DPoPError.keyUnavailable(
+                        "the stored key names a TPM authkit was not told to use (\(ProviderText.clean(tcti, limit: 80) ?? "?")): set AUTHKIT_TPM to it"
+                    )
+                }
                 key = try SigningKey(tpmBlob: Array(blob.utf8), tpm: TPM.open(tcti: tcti))
             } else {
                 throw DPoPError.keyUnavailable("the stored key is neither a key nor a TPM's blob")

@@ -64,6 +64,13 @@ package struct ResourceRequest: Sendable {
     /// from `session`'s store.
     package static func localProof(_ proof: DPoPProof, session: SharedSession, account: String?) async throws(AuthKitError) -> String {
         let (item, record) = try await session.select(account: account)
+        // A proof for the provider's own token or revocation endpoint would let whoever holds a
+        // copied refresh token use it: no client needs one (a refresh happens where the
+        // refresh token is).
+        let forbidden = [record.tokenEndpoint.url, record.revocationEndpoint?.url].compactMap { $0 }.compactMap(DPoPProof.target(of:))
+        guard !forbidden.contains(proof.target) else {
+            throw .dpop(.invalidRequest("no proof is made for the provider's token or revocation endpoint"))
+        }
         guard let key = try await session.dpopKeys.key(for: record, at: item.key) else {
             throw .dpop(.invalidRequest("the sign-in of \(record.account) is not bound to a key (its tokens are bearer tokens)"))
         }
@@ -93,9 +100,12 @@ extension SharedSession {
     /// - Parameters:
     ///   - request: The request, without `Authorization`.
     ///   - account: Which account (by default the group's current one).
-    ///   - scopes: Other scopes than the sign-in's.
-    public func send(_ request: HTTPRequest, account: String? = nil, scopes: [String]? = nil) async throws(AuthKitError) -> HTTPResponse {
-        let token = try await validAccessToken(account: account, scopes: scopes)
+    ///   - scopes: Other or fewer scopes than the sign-in's.
+    ///   - resources: The APIs the token is for (RFC 8707).
+    public func send(
+        _ request: HTTPRequest, account: String? = nil, scopes: [String]? = nil, resources: [String] = []
+    ) async throws(AuthKitError) -> HTTPResponse {
+        let token = try await validAccessToken(account: account, scopes: scopes, resources: resources)
         return try await ResourceRequest(transport: transport).send(
             request, token: token, prover: ResourceRequest.prover(self, account: token.account))
     }

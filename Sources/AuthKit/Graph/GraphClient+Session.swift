@@ -8,7 +8,7 @@ import Foundation
 
 extension GraphClient {
     /// A Graph client that takes its tokens from the shared sign-in: a 401 replaces the
-    /// rejected token through ``SharedSession/validAccessToken(account:minimumLifetime:scopes:replacing:)``.
+    /// rejected token through ``SharedSession/validAccessToken(account:minimumLifetime:scopes:resources:replacing:)``.
     public init(session: SharedSession, account: String? = nil, baseURL: URL, transport: any HTTPTransport = CurlHTTPTransport()) {
         let last = Mutex<AccessToken?>(nil)
         self.init(baseURL: baseURL, transport: transport) { forceRefresh in

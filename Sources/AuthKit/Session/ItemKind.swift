@@ -9,9 +9,10 @@ package enum ItemKind: Sendable, Equatable {
     case currentAccount
     /// STS credentials made from the sign-in for one role (``AWSCredentialCache``).
     case awsCredentials(AWSCredentialCache.Key)
-    /// The key a DPoP sign-in's tokens are bound to (``DPoPKey``): never in the item of the
-    /// refresh token.
-    case dpopKey
+    /// The key a DPoP sign-in's tokens are bound to (``DPoPKey``), by its thumbprint: never in
+    /// the item of the refresh token, and a new sign-in's key never replaces the one the
+    /// stored record names before the new record is stored.
+    case dpopKey(thumbprint: String)
 
     /// The `kind` attribute.
     package var stored: String {
@@ -19,7 +20,7 @@ package enum ItemKind: Sendable, Equatable {
         case .tokens: "tokens"
         case .currentAccount: "current-account"
         case .awsCredentials(let key): key.stored
-        case .dpopKey: "dpop-key"
+        case .dpopKey(let thumbprint): "dpop-key " + thumbprint
         }
     }
 
@@ -27,7 +28,10 @@ package enum ItemKind: Sendable, Equatable {
         switch stored {
         case "tokens": self = .tokens
         case "current-account": self = .currentAccount
-        case "dpop-key": self = .dpopKey
+        case let kind where kind.hasPrefix("dpop-key "):
+            let thumbprint = String(kind.dropFirst("dpop-key ".count))
+            guard thumbprint.utf8.count == 43, thumbprint.utf8.allSatisfy({ Base64URLCharacters.contains($0) }) else { return nil }
+            self = .dpopKey(thumbprint: thumbprint)
         default:
             guard let key = AWSCredentialCache.Key(stored: stored) else { return nil }
             self = .awsCredentials(key)
@@ -37,3 +41,6 @@ package enum ItemKind: Sendable, Equatable {
     /// Kept beside a sign-in and made from it: it goes when the sign-in goes.
     var isDerived: Bool { self != .tokens }
 }
+
+/// The base64url alphabet (RFC 4648 §5).
+private let Base64URLCharacters = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)

@@ -9,21 +9,14 @@ import Foundation
 /// The rules a refresh decides by, as pure functions of the records and tokens: which stored
 /// token is still usable, what an id_token on refresh must keep, how a generation advances.
 extension RefreshStateMachine {
-    /// The requested scopes, or nil when they are the sign-in's own.
-    static func normalized(_ scopes: [String]?, granted: [String]) -> [String]? {
-        guard let scopes, !scopes.isEmpty else { return nil }
-        let wanted = Array(Set(scopes)).sorted()
-        return Set(wanted).isSubset(of: Set(granted)) ? nil : wanted
-    }
-
-    static func usableToken(_ record: TokenRecord, scopes: [String]?, lifetime: Duration, now: Date) -> AccessToken? {
-        if let scopes {
-            guard let extra = record.additionalTokens?[scopes.joined(separator: " ")], let expires = extra.expiresAt,
+    static func usableToken(_ record: TokenRecord, narrowing: TokenNarrowing, lifetime: Duration, now: Date) -> AccessToken? {
+        if let key = narrowing.cacheKey {
+            guard let extra = record.additionalTokens?[key], let expires = extra.expiresAt,
                 expires - now.timeIntervalSince1970 >= Double(lifetime.components.seconds)
             else { return nil }
             return AccessToken(
                 value: extra.accessToken, expiresAt: Date(timeIntervalSince1970: expires), scopes: extra.scopes,
-                account: record.account, refreshed: false, tokenType: record.tokenType ?? "Bearer")
+                account: record.account, refreshed: false, tokenType: record.tokenType ?? "Bearer", resources: extra.resources ?? [])
         }
         guard record.accessTokenLives(lifetime, at: now) else { return nil }
         return AccessToken(

@@ -58,7 +58,8 @@ struct RefreshStateMachine {
 
     let group: String
     let account: String
-    let scopes: [String]?
+    /// Other scopes or resources than the sign-in's own (``TokenNarrowing/none``: its own token).
+    let narrowing: TokenNarrowing
     let minimumLifetime: Duration
     /// The access token a server rejected: never handed out again.
     let rejected: String?
@@ -74,10 +75,10 @@ struct RefreshStateMachine {
     private var verifiedIDToken: String?
     private var now = Date(timeIntervalSince1970: 0)
 
-    init(group: String, account: String, scopes: [String]?, minimumLifetime: Duration, rejected: String?) {
+    init(group: String, account: String, narrowing: TokenNarrowing, minimumLifetime: Duration, rejected: String?) {
         self.group = group
         self.account = account
-        self.scopes = scopes
+        self.narrowing = narrowing
         self.minimumLifetime = minimumLifetime
         self.rejected = rejected
     }
@@ -171,6 +172,16 @@ struct RefreshStateMachine {
             kept.generation = RefreshStateMachine.nextGeneration(original.generation)
             if let rotated { kept.refreshToken = rotated }
             self.kept = kept
+            // 2b. A bound sign-in's answer is DPoP, a bearer one's Bearer (RFC 9449 §5): another
+            //     kind hands out nothing, and a rotated refresh token is kept all the same.
+            let expected = original.isDPoP ? "DPoP" : "Bearer"
+            guard answer.tokenType == expected else {
+                let failure = AuthKitError.tokenEndpoint(.tokenTypeMismatch(asked: expected, answered: answer.tokenType))
+                guard rotated != nil else { return done(.fail(failure)) }
+                phase = .writingFailed(failure)
+                written = kept
+                return .write(kept)
+            }
             if let idToken = answer.idToken {
                 phase = .validating
                 return .validateIDToken(idToken, record: original, jwksURI: jwksURI)
@@ -234,19 +245,29 @@ struct RefreshStateMachine {
         return done(.fail(.rotationNotSaved(failure, keptPending: kept)))
     }
 
-    /// 4. Everything checked: store the answer whole, and hand out its access token.
+    /// 4. Everything checked: store the answer whole, and hand out its access token — a
+    ///    narrowed one only when it is as narrow as asked (else the new refresh token is kept and
+    ///    nothing is handed out).
     private mutating func writeUpdated() -> Effect {
         guard let original = record, let kept, let response else { return unexpected("an answer to store") }
         var updated = kept
-        if let verifiedIDToken, scopes == nil {
+        if let verifiedIDToken, narrowing.isNone {
             updated.idToken = verifiedIDToken
             updated.idTokenVerifiedAt = now.timeIntervalSince1970
         }
-        if let scopes {
+        if let key = narrowing.cacheKey {
+            if let problem = narrowing.problem(accessToken: response.accessToken, scopes: response.scopes, grant: original.scopes) {
+                let failure = AuthKitError.notNarrowed(problem)
+                guard rotated != nil else { return done(.fail(failure)) }
+                phase = .writingFailed(failure)
+                written = kept
+                return .write(kept)
+            }
             var extra = updated.additionalTokens ?? [:]
-            extra[scopes.joined(separator: " ")] = TokenRecord.ScopedToken(
+            extra[key] = TokenRecord.ScopedToken(
                 accessToken: response.accessToken, expiresAt: response.expiresAt?.timeIntervalSince1970,
-                scopes: response.scopes ?? scopes)
+                scopes: response.scopes ?? narrowing.scopes ?? original.scopes,
+                resources: narrowing.resources.isEmpty ? nil : narrowing.resources)
             updated.additionalTokens = extra
         } else {
             updated.accessToken = response.accessToken
@@ -258,15 +279,15 @@ struct RefreshStateMachine {
         updated.refreshProblemAt = nil
         let token = AccessToken(
             value: response.accessToken, expiresAt: response.expiresAt ?? now.addingTimeInterval(3600),
-            scopes: response.scopes ?? scopes ?? original.scopes, account: original.account, refreshed: true,
-            tokenType: original.tokenType ?? "Bearer")
+            scopes: response.scopes ?? narrowing.scopes ?? original.scopes, account: original.account, refreshed: true,
+            tokenType: original.tokenType ?? "Bearer", resources: narrowing.resources)
         phase = .writingUpdated(token)
         written = updated
         return .write(updated)
     }
 
     private func usable(_ record: TokenRecord, now: Date) -> AccessToken? {
-        guard let token = RefreshStateMachine.usableToken(record, scopes: scopes, lifetime: minimumLifetime, now: now),
+        guard let token = RefreshStateMachine.usableToken(record, narrowing: narrowing, lifetime: minimumLifetime, now: now),
             token.value != rejected
         else {
             return nil

@@ -20,7 +20,7 @@ extension SharedSession {
     }
 
     /// Makes `account` the group's current account — the one every tool of the group uses when
-    /// none is named (``validAccessToken(account:minimumLifetime:scopes:replacing:)``), unless
+    /// none is named (``validAccessToken(account:minimumLifetime:scopes:resources:replacing:)``), unless
     /// `AUTHKIT_ACCOUNT` names another. nil clears the choice (the most recent sign-in again).
     public func useAccount(_ account: String?) async throws(AuthKitError) {
         let entries = try await records()

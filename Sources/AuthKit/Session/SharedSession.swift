@@ -93,7 +93,7 @@ public final class SharedSession: Sendable {
         self.keys = JWKSCache(transport: transport, clock: clock, logger: logger)
         self.logger = logger
         self.agent = AgentRoute(store: store, environment: environment)
-        self.dpopKeys = DPoPKeyItems(store: store)
+        self.dpopKeys = DPoPKeyItems(store: store, environment: environment)
     }
 
     /// The endpoints stored sign-ins name, reached through this session's transport.
@@ -118,23 +118,26 @@ public final class SharedSession: Sendable {
     ///   - account: which account, when the group holds several; by default the one that
     ///     signed in most recently.
     ///   - minimumLifetime: how long the token must still be valid; a shorter one is refreshed.
-    ///   - scopes: other scopes than those of the sign-in (obtained with the refresh token and
-    ///     kept beside the main token).
+    ///   - scopes: other scopes than those of the sign-in, or fewer (obtained with the refresh
+    ///     token and kept beside the main token). Fewer scopes must come back fewer:
+    ///     ``AuthKitError/notNarrowed(_:)`` otherwise.
+    ///   - resources: the APIs the token is for (RFC 8707): the provider's token must name only
+    ///     them as its audience, else ``AuthKitError/notNarrowed(_:)``.
     ///   - rejected: a token a server just refused (HTTP 401) although it had not expired:
     ///     it is refreshed unless another process has already replaced it.
     public func validAccessToken(
-        account: String? = nil, minimumLifetime: Duration = .seconds(60), scopes: [String]? = nil,
+        account: String? = nil, minimumLifetime: Duration = .seconds(60), scopes: [String]? = nil, resources: [String] = [],
         replacing rejected: AccessToken? = nil
     ) async throws(AuthKitError) -> AccessToken {
         if let agent,
             let token = try await agent.accessToken(
-                self, account: account, minimumLifetime: minimumLifetime, scopes: scopes, replacing: rejected)
+                self, account: account, minimumLifetime: minimumLifetime, scopes: scopes, resources: resources, replacing: rejected)
         {
             return token
         }
         let (item, record) = try await select(account: account)
-        let wanted = RefreshStateMachine.normalized(scopes, granted: record.scopes)
-        if let token = RefreshStateMachine.usableToken(record, scopes: wanted, lifetime: minimumLifetime, now: clock()),
+        let narrowing = TokenNarrowing(scopes: scopes, resources: resources, granted: record.scopes)
+        if let token = RefreshStateMachine.usableToken(record, narrowing: narrowing, lifetime: minimumLifetime, now: clock()),
             token.value != rejected?.value
         {
             logger.debug(
@@ -147,17 +150,17 @@ public final class SharedSession: Sendable {
         logger.debug(
             "access token needs a refresh",
             metadata: [
-                "account": "\(record.account)",
+                "account": "\(record.account)", "narrowing": "\(narrowing)",
                 "reason": "\(rejected == nil ? "expires within \(minimumLifetime)" : "rejected by a server")",
             ])
         let key = item.key
         let flightKey =
-            "\(group.name)\u{0}\(key.issuer)\u{0}\(key.clientID)\u{0}\(key.account)\u{0}\(wanted?.joined(separator: " ") ?? "")\u{0}\(rejected == nil ? "" : "replace")"
+            "\(group.name)\u{0}\(key.issuer)\u{0}\(key.clientID)\u{0}\(key.account)\u{0}\(narrowing.cacheKey ?? "")\u{0}\(rejected == nil ? "" : "replace")"
         let result = await RefreshCoordinator.shared.run(flightKey) {
             do throws(AuthKitError) {
                 return .success(
-                    try await self.refreshUnderLock(
-                        key: key, scopes: wanted, minimumLifetime: minimumLifetime, rejected: rejected?.value))
+                    try await RefreshShell(session: self).run(
+                        key: key, narrowing: narrowing, minimumLifetime: minimumLifetime, rejected: rejected?.value))
             } catch {
                 return .failure(error)
             }
@@ -183,7 +186,7 @@ public final class SharedSession: Sendable {
             // earlier sign-in's key goes once a bearer record replaced it.
             if let dpopKey { try await dpopKeys.save(dpopKey, for: key) }
             location = try await write(record, for: key)
-            if dpopKey == nil { try? await dpopKeys.save(nil, for: key) }
+            await dpopKeys.removeOthers(than: dpopKey?.thumbprint, for: key)
         }
         await agent?.forget(group: group.name)
         // Later commands look here without being told (StorageRecord), and name the whole
@@ -238,6 +241,7 @@ public final class SharedSession: Sendable {
             PendingSave.forgetAll(in: group)
         }
         await agent?.forget(group: group.name)
+        dpopKeys.forgetCached()
         if let choice = StorageChoice(store: store), (try? await records().isEmpty) == true {
             try? StorageRecord.forget(group.name, storedIn: choice, environment: environment)
         }

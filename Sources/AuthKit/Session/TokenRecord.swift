@@ -53,6 +53,8 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
     package var dpopThumbprint: String? = nil
     /// Where the DPoP key was made: `tpm` or `store` (for `status`).
     package var dpopKeyPlace: String? = nil
+    /// The provider offers token exchange (RFC 8693; its discovery lists the grant).
+    package var tokenExchange: Bool? = nil
     package var scopes: [String]
     package var accessToken: String
     /// Seconds since 1970; nil when the provider did not say (then the token is treated as
@@ -80,15 +82,18 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
         package var accessToken: String
         package var expiresAt: Double?
         package var scopes: [String]
+        /// The resources (RFC 8707) the token was issued for, when it was asked for some.
+        package var resources: [String]?
 
-        package init(accessToken: String, expiresAt: Double?, scopes: [String]) {
+        package init(accessToken: String, expiresAt: Double?, scopes: [String], resources: [String]? = nil) {
             self.accessToken = accessToken
             self.expiresAt = expiresAt
             self.scopes = scopes
+            self.resources = resources
         }
 
         enum CodingKeys: String, CodingKey {
-            case scopes
+            case scopes, resources
             case accessToken = "access_token"
             case expiresAt = "expires_at"
         }
@@ -101,6 +106,7 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
         package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             scopes = try container.decode([String].self, forKey: .scopes)
+            resources = try container.decodeIfPresent([String].self, forKey: .resources)
             if container.contains(.accessToken) {
                 accessToken = try container.decode(String.self, forKey: .accessToken)
                 expiresAt = try container.decodeIfPresent(Double.self, forKey: .expiresAt)
@@ -142,6 +148,7 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
         case tokenType = "token_type"
         case dpopThumbprint = "dpop_jkt"
         case dpopKeyPlace = "dpop_key"
+        case tokenExchange = "token_exchange"
     }
 
     /// When the access token expires; for tokens without a stated lifetime, an hour after

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// An access token to send as `Authorization: Bearer …`, or — when ``tokenType`` is `DPoP` —
-/// as `Authorization: DPoP …` with a proof (``SharedSession/send(_:account:scopes:)`` does
+/// as `Authorization: DPoP …` with a proof (``SharedSession/send(_:account:scopes:resources:)`` does
 /// both). The value is a secret: the description shows only its expiry and scopes.
 public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The token itself: send it as `Authorization: Bearer …`; never print or log it.
@@ -21,6 +21,8 @@ public struct AccessToken: Sendable, CustomStringConvertible, CustomDebugStringC
     /// `Bearer`, or `DPoP` for a token bound to the sign-in's key (RFC 9449): a server that
     /// checks the binding takes it only with a proof.
     public internal(set) var tokenType: String = "Bearer"
+    /// The resources (RFC 8707) the token was issued for, when it was narrowed to some.
+    public internal(set) var resources: [String] = []
 
     public var description: String {
         "\(tokenType == "DPoP" ? "DPoP " : "")AccessToken(\(account), expires \(Int(clamping: expiresAt.timeIntervalSince1970)), scopes \(scopes.joined(separator: " ")))"

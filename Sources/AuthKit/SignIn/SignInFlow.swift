@@ -164,7 +164,9 @@ public struct SignInFlow: Sendable {
             revocationEndpoint: metadata.revocationEndpoint.map(StoredURL.init),
             tokenEndpointAuthMethods: metadata.tokenEndpointAuthMethodsSupported,
             idTokenAlgorithms: allowed, graphBaseURL: profile.graphBaseURL.flatMap { URL(string: $0) }.map(StoredURL.init),
-            tokenType: dpopKey == nil ? nil : "DPoP", dpopThumbprint: dpopKey?.thumbprint, dpopKeyPlace: dpopKey?.place, scopes: granted,
+            tokenType: dpopKey == nil ? nil : "DPoP", dpopThumbprint: dpopKey?.thumbprint, dpopKeyPlace: dpopKey?.place,
+            tokenExchange: metadata.grantTypesSupported?.contains(TokenEndpointClient.tokenExchangeGrant) == true ? true : nil,
+            scopes: granted,
             accessToken: response.accessToken,
             accessTokenExpiresAt: response.expiresAt?.timeIntervalSince1970, refreshToken: response.refreshToken,
             idToken: idToken, idTokenVerifiedAt: now.timeIntervalSince1970, additionalTokens: nil,
@@ -244,7 +246,7 @@ public struct SignInFlow: Sendable {
             request = try AuthorizationRequest(
                 authorizationEndpoint: metadata.authorizationEndpoint, clientID: clientID, redirectURI: receiver.redirectURI,
                 scopes: profile.scopes, loginHint: profile.loginHint, prompt: profile.prompt, domainHint: profile.domainHint,
-                dpopThumbprint: tokens.dpop?.thumbprint)
+                dpopThumbprint: tokens.dpop?.thumbprint, resources: profile.resources)
         } catch {
             await receiver.close()
             throw .authorization(error)

@@ -24,10 +24,29 @@ struct ForwardOptions: ParsableArguments {
     var groups: [String] = []
 
     @Option(
-        name: .customLong("scope"),
+        name: .customLong("allow-scope"),
         help: ArgumentHelp(
             "A scope, beyond the sign-in's own, that may be asked for (repeatable; default: none).", valueName: "scope"))
+    var allowedScopes: [String] = []
+
+    @Option(
+        name: .customLong(OptionName.scope),
+        help: ArgumentHelp(
+            "Hand out tokens for at most these scopes, fewer than the sign-in's (repeatable): the other side cannot ask for more.",
+            valueName: "scope"))
     var scopes: [String] = []
+
+    @Option(
+        name: .customLong(OptionName.resource),
+        help: ArgumentHelp(
+            "Hand out tokens for this API only (RFC 8707 resource indicator, repeatable): the other side gets no other.",
+            valueName: "uri"))
+    var resources: [String] = []
+
+    @Option(
+        name: .customLong("for"),
+        help: ArgumentHelp("Serve for this long only (e.g. 10m, 2h); then the socket hands out nothing.", valueName: "time"))
+    var lifetime: String?
 
     @Flag(name: .customLong("id-token"), help: "Also serve id_tokens (kubectl with an OIDC API server).")
     var idTokens = false
@@ -46,6 +65,13 @@ struct ForwardOptions: ParsableArguments {
         help: ArgumentHelp("The profile whose group and store are served (as for `token`).", valueName: "name"))
     var profile: String?
 
+    func validate() throws {
+        try TokenRequest.checkResources(resources)
+        if let lifetime, UnlockCommand.seconds(lifetime) == nil {
+            throw ValidationError("--for: use a number with s, m, h or d (e.g. 10m), at most 365d")
+        }
+    }
+
     /// The restricted policy: each group with the store its profile names. Says first, on
     /// standard error, which served group nobody is signed in to here: its requests through the
     /// forward would fail on the other side, where the fix cannot be made.
@@ -63,8 +89,11 @@ struct ForwardOptions: ParsableArguments {
                 "authkit: warning: nobody is signed in in the group \(group) here; requests for it through this forward fail "
                     + "until `\(loginCommand(SignInSelector(profile: profile, group: group)))` here")
         }
-        var policy = AgentPolicy.restricted(groups: served, extraScopes: Set(scopes), idTokens: idTokens)
+        var policy = AgentPolicy.restricted(groups: served, extraScopes: Set(allowedScopes), idTokens: idTokens)
         policy.confirm = confirm
+        policy.narrowScopes = scopes.isEmpty ? nil : Array(Set(scopes)).sorted()
+        policy.resources = Array(Set(resources)).sorted()
+        policy.lifetime = lifetime.flatMap(UnlockCommand.seconds).map(Double.init)
         if let account { policy.accounts = Dictionary(uniqueKeysWithValues: served.keys.map { ($0, account) }) }
         return policy
     }
@@ -92,7 +121,7 @@ struct AgentForwardCommand: AsyncParsableCommand {
         abstract: "Open a restricted socket that hands out access tokens only, for a container or sandbox.",
         discussion: """
             Serves, until it is stopped (Ctrl-C, SIGTERM, or its terminal closing: SIGHUP), access tokens of the listed groups — \
-            id_tokens only with --id-token, other scopes only those listed with --scope — and \
+            id_tokens only with --id-token, other scopes only those listed with --allow-scope — and \
             nothing else: no refresh token, no sign-in, sign-out or erase. Prints the socket's \
             path on standard output once it listens. Give that socket to the container:
 
@@ -104,6 +133,16 @@ struct AgentForwardCommand: AsyncParsableCommand {
 
             Whoever can open the socket (the user, and root) gets those access tokens while it \
             is open; see SECURITY.md. For SSH use `authkit ssh`.
+
+            Less than the sign-in: --resource URI hands out only tokens for that API (RFC 8707) \
+            and --scope S only tokens for at most those scopes, each checked before it is \
+            handed out (a provider that does not narrow gives nothing); the other side cannot \
+            ask for wider ones, and the provider is never asked for another resource through \
+            the socket. --for 10m ends the serving after that time (a token handed out before \
+            lives its own lifetime). For an AI agent in a sandbox:
+
+              authkit agent forward --resource https://git.example.com/ --scope read_repository \
+                  --for 1h --socket /tmp/ak/agent.sock &
             """)
 
     @OptionGroup var forward: ForwardOptions

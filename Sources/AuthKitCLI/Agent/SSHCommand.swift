@@ -18,7 +18,8 @@ struct SSHCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ssh",
         abstract: "Run ssh with this machine's sign-in forwarded (access tokens only) for the session.",
-        usage: "authkit ssh [--group <name> ...] [--scope <scope> ...] [--id-token] [--] [<ssh options>] <destination> [<command> ...]",
+        usage:
+            "authkit ssh [--group <name> ...] [--scope <scope> ...] [--resource <uri> ...] [--for <time>] [--id-token] [--] [<ssh options>] <destination> [<command> ...]",
         discussion: """
             Opens a restricted agent socket (as `authkit agent forward`), runs the system's ssh \
             with it forwarded to a random path on the remote host (-R, StreamLocalBindUnlink) \

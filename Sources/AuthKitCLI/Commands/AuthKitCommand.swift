@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import JOSE
 
 #if canImport(Glibc)
 import Glibc
@@ -55,6 +56,8 @@ struct AuthKitCommand: AsyncParsableCommand {
     /// (ExitStatus): usage errors exit 2, not ArgumentParser's default 64.
     static func main() async {
         _ = MainThread.id
+        // While this is the only thread: a TPM opened later replaces these values in place.
+        TPM.prepareEnvironment()
         LogSetup.bootstrapFromEnvironment()
         do {
             // The hot path scripts run in loops skips ArgumentParser (TokenFastPath).

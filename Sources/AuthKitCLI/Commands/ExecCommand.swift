@@ -88,7 +88,8 @@ struct ExecCommand: AsyncParsableCommand {
         do throws(AuthKitError) {
             let profile = try options.session.resolveProfile()
             token = try await options.session.session(for: profile, program: Self.programPath(words.first)).validAccessToken(
-                account: options.account, minimumLifetime: .seconds(options.minTTL), scopes: options.scopes.isEmpty ? nil : options.scopes)
+                account: options.account, minimumLifetime: .seconds(options.minTTL), scopes: options.scopes.isEmpty ? nil : options.scopes,
+                resources: options.resources)
         } catch {
             if error.category == .loginNeeded {
                 Terminal.printError(Voice.error(error.summary, hint: signInHint(options.session.settings)))

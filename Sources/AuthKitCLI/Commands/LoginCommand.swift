@@ -77,6 +77,12 @@ struct LoginCommand: AsyncParsableCommand {
     var dpop: DPoPMode?
 
     @Option(
+        name: .customLong(OptionName.resource),
+        help: ArgumentHelp(
+            "An API later tokens may be narrowed to (RFC 8707; repeatable): some providers refuse others.", valueName: "uri"))
+    var resources: [String] = []
+
+    @Option(
         name: .customLong("redirect-port"),
         help: ArgumentHelp(
             "Listen for the browser's redirect on this port (default: any free one) — for a provider that matches the registered port.",
@@ -140,6 +146,7 @@ struct LoginCommand: AsyncParsableCommand {
                         issuer: issuer, tenant: tenant, clientID: clientID, extraScopes: scopes, loginHint: loginHint)
                     overrides.dpop = dpop
                     overrides.redirectPort = redirectPort
+                    overrides.resources = resources
                     return overrides
                 }())
             if ownKeyring, profile.storage != .secretService {

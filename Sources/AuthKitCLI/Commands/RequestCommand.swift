@@ -61,8 +61,14 @@ struct RequestCommand: AsyncParsableCommand {
     @OptionGroup var accountOption: AccountOption
 
     @Option(
-        name: .customLong("scope"), help: ArgumentHelp("Use a token for other scopes than the sign-in's (repeatable).", valueName: "scope"))
+        name: .customLong("scope"),
+        help: ArgumentHelp("Use a token for other or fewer scopes than the sign-in's (repeatable).", valueName: "scope"))
     var scopes: [String] = []
+
+    @Option(
+        name: .customLong(OptionName.resource),
+        help: ArgumentHelp("Use a token for this API only (RFC 8707 resource indicator, repeatable).", valueName: "uri"))
+    var resources: [String] = []
 
     @Option(help: ArgumentHelp("Give up after this many seconds.", valueName: "seconds"))
     var timeout: Int = 60
@@ -73,6 +79,11 @@ struct RequestCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 3600 seconds") }
+        try TokenRequest.checkResources(resources)
+        if data != nil, let method, ["GET", "HEAD"].contains(method.uppercased()) {
+            throw ValidationError(
+                "--data sends a body, which \(method.uppercased()) has none of: leave out --method or use POST, PUT or PATCH")
+        }
         if let method, HTTPRequest.Method(rawValue: method) == nil { throw ValidationError("‘\(method)’ is not an HTTP method") }
         _ = try parsedHeaders()
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "https" || scheme == "http",
@@ -88,7 +99,7 @@ struct RequestCommand: AsyncParsableCommand {
             }
             let name = String(header[..<colon]).trimmingASCIIWhitespace()
             let value = String(header[header.index(after: colon)...]).trimmingASCIIWhitespace()
-            guard !name.isEmpty, HTTPRequest.Method(rawValue: name) != nil,
+            guard Self.isFieldName(name),
                 value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
             else { throw ValidationError("‘\(name)’ is not a header authkit can send") }
             guard !["authorization", "dpop"].contains(name.lowercased()) else {
@@ -118,7 +129,8 @@ struct RequestCommand: AsyncParsableCommand {
         do throws(AuthKitError) {
             let profile = try session.resolveProfile()
             let shared = try session.session(for: profile)
-            response = try await shared.send(request, account: accountOption.account, scopes: scopes.isEmpty ? nil : scopes)
+            response = try await shared.send(
+                request, account: accountOption.account, scopes: scopes.isEmpty ? nil : scopes, resources: resources)
         } catch {
             throw failure(error, hint: error.category == .loginNeeded ? signInHint(session.settings) : nil)
         }
@@ -137,6 +149,16 @@ struct RequestCommand: AsyncParsableCommand {
             Terminal.printError(line)
             throw ExitStatus.httpError
         }
+    }
+
+    /// RFC 9110 §5.1: a field name is a token (letters, digits, `!#$%&'*+-.^_`|~`).
+    static func isFieldName(_ name: String) -> Bool {
+        let symbols = Set("!#$%&'*+-.^_`|~".utf8)
+        return !name.isEmpty && name.utf8.count <= 256
+            && name.utf8.allSatisfy {
+                $0 < 0x80
+                    && (symbols.contains($0) || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0))
+            }
     }
 
     /// `--data`'s bytes: as written, a file's (`@FILE`), or standard input's (`@-`).

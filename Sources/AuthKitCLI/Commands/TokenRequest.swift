@@ -33,6 +33,11 @@ struct TokenRequest: Equatable {
     var selector = SignInSelector()
     var minTTL = 60
     var scopes: [String] = []
+    /// `--resource`: the APIs the token is for (RFC 8707).
+    var resources: [String] = []
+    /// `--exchange --audience A`: a token exchanged for `A` (RFC 8693) rather than refreshed.
+    var exchangeAudience: String?
+    var exchange = false
     /// `--json`: one object with the token and what scripts need around it.
     var json = false
     /// `--id-token`: a verified id_token instead of the access token.
@@ -96,10 +101,10 @@ struct TokenRequest: Equatable {
     /// `authkit token`; false when there is no agent to ask, and ``run(profile:)`` goes the
     /// usual way.
     func runThroughAgentNow(_ profile: Profile) throws -> Bool {
-        guard !json, !idToken,
+        guard !json, !idToken, !exchange,
             let answer = AgentRoute.accessTokenNow(
                 group: profile.group, storage: profile.storage, account: account, scopes: scopes.isEmpty ? nil : scopes,
-                minimumLifetime: .seconds(minTTL), environment: session.environment)
+                resources: resources, minimumLifetime: .seconds(minTTL), environment: session.environment)
         else { return false }
         try finish(answer.map { ($0.value + "\n", $0.expiresAt) })
         return true
@@ -115,8 +120,13 @@ struct TokenRequest: Equatable {
             let token = try await shared.validIDToken(account: account, minimumLifetime: .seconds(minTTL))
             return (token.value, token.expiresAt)
         }
-        let token = try await shared.validAccessToken(
-            account: account, minimumLifetime: .seconds(minTTL), scopes: scopes.isEmpty ? nil : scopes)
+        let token =
+            exchange
+            ? try await shared.exchangedToken(
+                audience: exchangeAudience, resources: resources, scopes: scopes.isEmpty ? nil : scopes, account: account,
+                minimumLifetime: .seconds(minTTL))
+            : try await shared.validAccessToken(
+                account: account, minimumLifetime: .seconds(minTTL), scopes: scopes.isEmpty ? nil : scopes, resources: resources)
         guard json else { return (token.value, token.expiresAt) }
         let issuer = try await shared.accounts().first { $0.account == token.account }?.issuer
         do throws(JSONOutputError) {

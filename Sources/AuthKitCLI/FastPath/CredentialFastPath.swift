@@ -46,7 +46,8 @@ enum CredentialFastPath {
         for case let (name, value?) in adapter.ownOptions where own[name] == nil { own[name] = value }
         guard adapter.actions.isEmpty || action != nil else { return nil }
         let flags = CredentialFlags(
-            selector: options.selector, scopes: options.scopes, minTTL: options.minTTL, action: action ?? "", own: own)
+            selector: options.selector, scopes: options.scopes, resources: options.resources, minTTL: options.minTTL,
+            action: action ?? "", own: own)
         guard adapter.accepts(flags) else { return nil }
         return (adapter.client, flags)
     }

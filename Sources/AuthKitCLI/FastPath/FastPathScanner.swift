@@ -4,6 +4,7 @@ import AuthKit
 struct SharedFastPathOptions: Equatable {
     var selector = SignInSelector()
     var scopes: [String] = []
+    var resources: [String] = []
     var minTTL: Int
 }
 
@@ -59,6 +60,9 @@ struct FastPathScanner {
         case "--" + OptionName.scope:
             guard let text = value(argument, name) else { return .malformed }
             options.scopes.append(text)
+        case "--" + OptionName.resource:
+            guard let text = value(argument, name), AgentTokenRequest.isResource(text) else { return .malformed }
+            options.resources.append(text)
         case "--" + OptionName.minTTL:
             guard let text = value(argument, name), let seconds = Int(text), TokenRequest.minTTLRange.contains(seconds) else {
                 return .malformed

@@ -18,6 +18,6 @@ enum TokenFastPath {
             guard case .handled = scanner.shared(arguments[scanner.index], into: &options) else { return nil }
             scanner.index += 1
         }
-        return TokenRequest(selector: options.selector, minTTL: options.minTTL, scopes: options.scopes)
+        return TokenRequest(selector: options.selector, minTTL: options.minTTL, scopes: options.scopes, resources: options.resources)
     }
 }

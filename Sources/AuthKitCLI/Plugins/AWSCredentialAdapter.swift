@@ -43,7 +43,9 @@ struct CredentialAWSCommand: CredentialAdapterCommand {
             throw ValidationError("--role-arn must be an IAM role ARN, e.g. arn:aws:iam::123456789012:role/dev")
         }
         if let duration, !(900...43_200).contains(duration) { throw ValidationError("--duration must be between 900 and 43200 seconds") }
-        if !options.scopes.isEmpty { throw ValidationError("credential aws takes no --scope: STS takes the sign-in's id_token") }
+        if !options.scopes.isEmpty || !options.resources.isEmpty {
+            throw ValidationError("credential aws takes no --scope or --resource: STS takes the sign-in's id_token")
+        }
     }
 
     typealias Adapter = AWSCredentialAdapter
@@ -71,7 +73,7 @@ enum AWSCredentialAdapter: CredentialAdapter {
     }
 
     static func accepts(_ flags: CredentialFlags) -> Bool {
-        guard let role = flags.own["--role-arn"], isRoleARN(role), flags.scopes.isEmpty else { return false }
+        guard let role = flags.own["--role-arn"], isRoleARN(role), flags.scopes.isEmpty, flags.resources.isEmpty else { return false }
         if let text = flags.own["--duration"] {
             guard let duration = Int(text), (900...43_200).contains(duration) else { return false }
         }

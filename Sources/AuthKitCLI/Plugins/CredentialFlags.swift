@@ -15,6 +15,7 @@ import Foundation
 struct CredentialFlags: Equatable {
     var selector = SignInSelector()
     var scopes: [String] = []
+    var resources: [String] = []
     var minTTL = 300
     /// The client's action word (empty for clients that pass none).
     var action = ""
@@ -28,6 +29,6 @@ struct CredentialFlags: Equatable {
     func target(entry: String, username: String = "oauth2") -> CredentialTarget {
         CredentialTarget(
             entry: entry, profile: selector.profile, group: selector.group, account: selector.account,
-            scopes: scopes.isEmpty ? nil : scopes, username: username)
+            scopes: scopes.isEmpty ? nil : scopes, resources: resources, username: username)
     }
 }

@@ -56,12 +56,13 @@ enum CredentialPlugin {
             if MainThread.isCurrent,
                 let answer = AgentRoute.accessTokenNow(
                     group: profile.group, storage: profile.storage, account: target.account, scopes: target.scopes,
-                    minimumLifetime: .seconds(minTTL), environment: settings.environment)
+                    resources: target.resources, minimumLifetime: .seconds(minTTL), environment: settings.environment)
             {
                 return try answer.get()
             }
             let session = try settings.session(for: profile)
-            return try await session.validAccessToken(account: target.account, minimumLifetime: .seconds(minTTL), scopes: target.scopes)
+            return try await session.validAccessToken(
+                account: target.account, minimumLifetime: .seconds(minTTL), scopes: target.scopes, resources: target.resources)
         } catch {
             throw failure(error, settings: settings)
         }

@@ -28,8 +28,8 @@ struct CredentialGCloudCommand: CredentialAdapterCommand {
     @OptionGroup var options: CredentialOptions
 
     func validate() throws {
-        if !options.scopes.isEmpty {
-            throw ValidationError("credential gcloud takes no --scope: Google's STS takes the sign-in's id_token")
+        if !options.scopes.isEmpty || !options.resources.isEmpty {
+            throw ValidationError("credential gcloud takes no --scope or --resource: Google's STS takes the sign-in's id_token")
         }
     }
 
@@ -48,7 +48,7 @@ enum GCloudCredentialAdapter: CredentialAdapter {
     static let idTokenType = "urn:ietf:params:oauth:token-type:id_token"
     static let jwtType = "urn:ietf:params:oauth:token-type:jwt"
 
-    static func accepts(_ flags: CredentialFlags) -> Bool { flags.scopes.isEmpty }
+    static func accepts(_ flags: CredentialFlags) -> Bool { flags.scopes.isEmpty && flags.resources.isEmpty }
 
     nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
         let environment = ProcessInfo.processInfo.environment

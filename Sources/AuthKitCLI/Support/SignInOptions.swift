@@ -10,6 +10,7 @@ enum OptionName {
     static let account = "account"
     static let insecureStorage = "insecure-storage"
     static let scope = "scope"
+    static let resource = "resource"
     static let minTTL = "min-ttl"
 }
 

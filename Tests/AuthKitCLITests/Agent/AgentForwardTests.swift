@@ -155,6 +155,53 @@ import Glibc
         try await world.assertNoSecretsLeaked()
     }
 
+    /// An AI agent's sandbox gets a token for one API and nothing wider: the forward narrows
+    /// every token to its resource (RFC 8707), the git server (which takes only tokens for it)
+    /// lets the sandbox clone, and a wider request is refused before the provider is asked.
+    @Test func aNarrowForwardHandsOutOnlyTokensForItsResource() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else {
+            Issue.record("bubblewrap is missing: run ./scripts/bootstrap")
+            return
+        }
+        let resource = "https://git.example.test/"
+        let git = try await GitCredentialTests.GitWorld.start(resource: resource)
+        defer { git.stop() }
+        let world = git.world
+        let (forward, socket) = try await Self.forward(world, ["--resource", resource, "--for", "1h"])
+        defer {
+            forward.send(signal: SIGTERM)
+            forward.wait(timeout: 10)
+        }
+        let config = world.scratch.appendingPathComponent("sandbox-config")
+        try FileManager.default.createDirectory(at: config.appendingPathComponent("authkit"), withIntermediateDirectories: true)
+        try "[credential \"\(git.url)\"]\ngroup = \(world.group)\n".write(
+            to: config.appendingPathComponent("authkit/config"), atomically: false, encoding: .utf8)
+        let clone = try await offThePool {
+            try Self.sandboxed(
+                ["git", "-c", "credential.helper=!authkit credential git", "clone", "-q", git.url + "/repo.git", "/tmp/clone"],
+                socket: socket, config: config)
+        }
+        world.recordExternal("git", ["clone"], clone)
+        #expect(clone.status == 0, "the sandbox clones with the narrowed token: \(clone.stderr)")
+
+        let token = try await offThePool { try Self.sandboxed(["authkit", "token"], socket: socket) }
+        world.recordExternal("authkit", ["token"], token)
+        let value = token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let issued = try await world.provider.issued()["items"].array.first { $0["value"].string == value }
+        #expect(issued?["resources"].array.compactMap(\.string) == [resource], "\(String(describing: issued))")
+
+        let before = try await world.provider.log().count(grantType: "refresh_token")
+        for wider in [["authkit", "token", "--resource", "https://other.example.test/"], ["authkit", "token", "--scope", "email"]] {
+            let refused = try await offThePool { try Self.sandboxed(wider, socket: socket) }
+            world.recordExternal("authkit", Array(wider.dropFirst()), refused)
+            #expect(
+                refused.status != 0 && refused.stdout.isEmpty && refused.stderr.contains("forwarded agent socket"),
+                "\(wider): \(refused.stderr)")
+        }
+        #expect(try await world.provider.log().count(grantType: "refresh_token") == before, "the provider was not asked for anything wider")
+        try await world.assertNoSecretsLeaked()
+    }
+
     @Test func closingItsTerminalEndsAForward() async throws {
         let world = try await CLIHarness.start()
         defer { world.stop() }

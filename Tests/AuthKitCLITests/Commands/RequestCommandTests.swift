@@ -50,6 +50,7 @@ import Testing
             let refused = try await world.authkit(["request", "--group", world.group] + bad + (bad.count == 1 ? [] : [userinfo]))
             #expect(refused.status == 2 && refused.stdout.isEmpty, "\(bad): \(refused.stderr)")
         }
+        #expect(world.dpopPrivateKeys().count == 1, "the leak scan looks for the stored DPoP key too")
         try await world.assertNoSecretsLeaked()
     }
 

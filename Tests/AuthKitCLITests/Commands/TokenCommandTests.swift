@@ -87,16 +87,25 @@ import Testing
     }
 
     @Test(arguments: CLIHarness.Storage.allCases)
-    func scopesTheSignInHasAreServedByItsToken(storage: CLIHarness.Storage) async throws {
+    func fewerScopesThanTheSignInsGetANarrowerTokenItsOwnScopesItsToken(storage: CLIHarness.Storage) async throws {
         let world = try await CLIHarness.start(storage: storage)
         defer { world.stop() }
         try await world.signIn()
         let plain = try await world.authkit(["token", "--group", world.group])
+        let status = try await world.authkit(["status", "--json", "--group", world.group])
+        let granted = try #require((try CLIOutput.jsonObject(status.stdout)["accounts"] as? [[String: Any]])?.first?["scopes"] as? [String])
         try await world.provider.clearLog()
-        let granted = try await world.authkit(["token", "--group", world.group, "--scope", "profile", "--scope", "openid"])
-        #expect(granted.status == 0, "\(granted.stderr)")
-        #expect(granted.stdout == plain.stdout, "scopes of the sign-in need no other token")
+        // Exactly the sign-in's scopes: its own token, no request.
+        let same = try await world.authkit(["token", "--group", world.group] + granted.reversed().flatMap { ["--scope", $0] })
+        #expect(same.status == 0 && same.stdout == plain.stdout, "\(same.stderr)")
         #expect(try await world.provider.log().total == 0)
+        // Fewer: a narrower token, asked for once and then shared from the store.
+        let fewer = try await world.authkit(["token", "--group", world.group, "--scope", "profile", "--scope", "openid"])
+        #expect(fewer.status == 0 && fewer.stdout != plain.stdout, "\(fewer.stderr)")
+        let again = try await world.authkit(["token", "--group", world.group, "--scope", "openid", "--scope", "profile"])
+        #expect(again.stdout == fewer.stdout)
+        #expect(try await world.provider.log().count(grantType: "refresh_token") == 1)
+        try await world.provider.clearLog()
 
         // A scope never granted is asked for with the refresh token; this provider refuses
         // (RFC 6749 §6: no scope beyond the original grant), and authkit says so.

@@ -12,12 +12,16 @@ import Testing
 @Suite("Fast paths follow the declarations")
 struct FastPathDeclarationTests {
     /// Options the fast paths leave to ArgumentParser (it parses them, or refuses them).
-    static let tokenLeftToArgumentParser: Set<String> = ["json", "allow-shorter", "id-token", "client-secret", "help", "version"]
+    static let tokenLeftToArgumentParser: Set<String> = [
+        "json", "allow-shorter", "id-token", "exchange", "audience", "client-secret", "help", "version",
+    ]
     static let pluginLeftToArgumentParser: Set<String> = ["client-secret", "help", "version"]
     /// What a client's command line needs besides the option tried (AWS: the role).
     static let required: [String: [String]] = ["aws": ["--role-arn", "arn:aws:iam::123456789012:role/dev"]]
     /// Options a client refuses (AWS's credentials have no scopes): ArgumentParser says why.
-    static let refused: [String: Set<String>] = ["aws": [OptionName.scope], "gcloud": [OptionName.scope]]
+    static let refused: [String: Set<String>] = [
+        "aws": [OptionName.scope, OptionName.resource], "gcloud": [OptionName.scope, OptionName.resource],
+    ]
 
     /// Each declared option of `command` (its long name) and whether it takes a value, from
     /// ArgumentParser's own description of the command (`--experimental-dump-help`).
@@ -47,6 +51,7 @@ struct FastPathDeclarationTests {
         case "token-type": return "id-token"
         case "role-arn": return "arn:aws:iam::123456789012:role/dev"
         case "duration": return "900"
+        case OptionName.resource: return "https://api.example.test/"
         default: return "x"
         }
     }

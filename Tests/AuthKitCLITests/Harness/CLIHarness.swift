@@ -270,13 +270,14 @@ final class CLIHarness: @unchecked Sendable {
     /// worlds): they never leave the store either.
     func dpopPrivateKeys() -> [LeakScanner.Secret] {
         guard storage == .secretService,
-            let listed = try? keyring.probe(["--show-secret", "list", "--group", group, "--kind", "dpop-key", "--secrets"]),
+            let listed = try? keyring.probe(["--show-secret", "list", "--group", group, "--secrets"]),
             listed.status == 0,
             let answer = try? JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any],
             let items = answer["items"] as? [[String: Any]]
         else { return [] }
         return items.compactMap { item in
-            guard let secret = item["secret"] as? String,
+            guard (item["kind"] as? String)?.hasPrefix("dpop-key ") == true,
+                let secret = item["secret"] as? String,
                 let stored = try? JSONSerialization.jsonObject(with: Data(secret.utf8)) as? [String: Any],
                 let jwk = stored["jwk"] as? [String: Any], let d = jwk["d"] as? String
             else { return nil }

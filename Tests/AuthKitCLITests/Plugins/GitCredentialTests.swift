@@ -13,9 +13,15 @@ import Testing
         let environment: [String: String]
         let home: URL
 
-        static func start(agent: Bool = false) async throws -> GitWorld {
-            let world = try await CLIHarness.start(agent: agent)
-            try await world.signIn(user: "ada")
+        /// `resource`: the server takes only tokens for it, and the provider issues them (RFC 8707).
+        static func start(agent: Bool = false, resource: String? = nil) async throws -> GitWorld {
+            var options = OIDCTestProvider.Options()
+            if let resource {
+                options.resources = [resource]
+                options.jwtAccessTokens = true
+            }
+            let world = try await CLIHarness.start(provider: options, agent: agent)
+            try await world.signIn(user: "ada", resource.map { ["--resource", $0] } ?? [])
             let root = world.scratch.appendingPathComponent("repos")
             let home = world.scratch.appendingPathComponent("home")
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -32,7 +38,8 @@ import Testing
             environment["PATH"] =
                 TestPaths.product("authkit").deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
             let git = GitWorld(
-                world: world, server: try GitTestServer(acceptTokensFrom: world.provider, root: root), environment: environment, home: home)
+                world: world, server: try GitTestServer(acceptTokensFrom: world.provider, root: root, resource: resource),
+                environment: environment, home: home)
             // A bare repository with one commit.
             let seed = world.scratch.appendingPathComponent("seed")
             try git.run(["init", "-q", "--bare", root.appendingPathComponent("repo.git").path])

@@ -133,7 +133,7 @@ import Testing
             let warnings = result.stderr.split(separator: "\n").filter { $0.hasPrefix("authkit: warning: ") }
             #expect(
                 warnings == [
-                    "authkit: warning: \(path):9: 'isuer': unknown key (did you mean issuer?); known keys: client_id, client_secret, domain_hint, dpop, graph_url, group, issuer, login_hint, prompt, redirect_host, redirect_path, redirect_port, scopes, storage, tenant (in [profile other], not used here; commands using it fail until it is fixed)"
+                    "authkit: warning: \(path):9: 'isuer': unknown key (did you mean issuer?); known keys: client_id, client_secret, domain_hint, dpop, graph_url, group, issuer, login_hint, prompt, redirect_host, redirect_path, redirect_port, resources, scopes, storage, tenant (in [profile other], not used here; commands using it fail until it is fixed)"
                 ],
                 "\(arguments): \(result.stderr)")
         }

@@ -351,6 +351,29 @@ struct AgentPolicyTests {
         #expect(early.error?.code == .notOpen)
     }
 
+    @Test("a narrowing forward fills in its resources and scopes, refuses wider ones, and serves nothing after its time")
+    func narrowingForward() {
+        var policy = Self.policy
+        policy.resources = ["https://api.example/"]
+        policy.narrowScopes = ["read"]
+        policy.servesUntil = AgentStateMachineTests.now.monotonic + 600
+        var machine = Machine(policy: policy, pid: 1)
+        var now = AgentStateMachineTests.now
+        let key = Machine.Key(
+            storage: .kernelKeyring, group: "g", account: nil, scopes: ["read"], resources: ["https://api.example/"], idToken: false)
+        #expect(machine.receiveActions(Array(#"{"v":1,"op":"token","group":"g"}"#.utf8), from: 1, now: now) == [.fetch(key, minTTL: 60)])
+        #expect(code(#"{"v":1,"op":"token","group":"g","resources":["https://other.example/"]}"#, policy: policy) == "refused")
+        #expect(code(#"{"v":1,"op":"token","group":"g","scopes":["write"]}"#, policy: policy) == "refused")
+        #expect(code(#"{"v":1,"op":"token","group":"g","resources":["not a uri"]}"#, policy: policy) == "bad_request")
+        now.monotonic += 601
+        guard case .reply(2, let late) = machine.receiveActions(Array(#"{"v":1,"op":"token","group":"g"}"#.utf8), from: 2, now: now).first
+        else {
+            Issue.record("no answer")
+            return
+        }
+        #expect(late.error?.code == .refused && late.error?.message.contains("time is over") == true)
+    }
+
     /// `authkit ssh`'s forward serves nothing until its far side opens it with the session's key:
     /// before, a token is `not_open`; the right key closes every connection made before it
     /// (another account's, in the moment before the far side's check) and then serves; a wrong

@@ -50,9 +50,9 @@ import TestSupport
 
         // The key is an item of its own, beside the record, and the record holds no key.
         let items = try await harness.store.items(matching: ItemQuery(group: harness.session.group), loadSecrets: true)
-        #expect(Set(items.map(\.key.kind)) == ["tokens", "dpop-key"])
+        #expect(Set(items.map(\.key.kind)) == ["tokens", "dpop-key \(thumbprint)"])
         let recordItem = try #require(items.first { $0.key.kind == "tokens" })
-        let keyItem = try #require(items.first { $0.key.kind == "dpop-key" })
+        let keyItem = try #require(items.first { $0.key.kind == "dpop-key \(thumbprint)" })
         #expect(!String(decoding: try recordItem.validatedSecret(), as: UTF8.self).contains("\"d\""))
         let keyText = String(decoding: try keyItem.validatedSecret(), as: UTF8.self)
         #expect(keyText.contains("\"d\"") && !keyText.contains(record.refreshToken ?? "-"))
@@ -181,8 +181,8 @@ import TestSupport
     @Test func aStoredKeyThatIsNotTheSignInsIsRefusedAndLeftInPlace() async throws {
         let harness = try await SignInHarness.start(options: Self.options)
         _ = try await harness.run(harness.flow(try harness.profile())).get()
-        let items = try await harness.store.items(matching: ItemQuery(group: harness.session.group, kind: "dpop-key"), loadSecrets: false)
-        let keyItem = try #require(items.first)
+        let items = try await harness.store.items(matching: ItemQuery(group: harness.session.group), loadSecrets: false)
+        let keyItem = try #require(items.first { $0.key.kind.hasPrefix("dpop-key ") })
         let other = try DPoPKey.make(.off).0
         _ = try await harness.store.save(try other.stored(), for: keyItem.key, label: "swapped")
         let fresh = try harness.secondSession()
@@ -213,7 +213,9 @@ import TestSupport
         let result = try await harness.run(flow).get()
         #expect(result.account.tokenType == "DPoP" && result.account.dpopKey == "tpm")
         let keyItem = try #require(
-            try await harness.store.items(matching: ItemQuery(group: session.group, kind: "dpop-key"), loadSecrets: true).first)
+            try await harness.store.items(matching: ItemQuery(group: session.group), loadSecrets: true).first {
+                $0.key.kind.hasPrefix("dpop-key ")
+            })
         let stored = String(decoding: try keyItem.validatedSecret(), as: UTF8.self)
         #expect(stored.contains("TSS2 PRIVATE KEY") && !stored.contains("\"d\""))
         // Another session (another process would do the same) loads the blob into the TPM.
@@ -233,5 +235,66 @@ import TestSupport
             await harness.run(SignInFlow(profile: try harness.profile(), session: session, browser: harness.browser())))
         #expect(error.description.contains("there is no TPM"), "\(error)")
         #expect(try await harness.itemCount() == 0)
+    }
+
+    @Test func aNewSignInsKeyNeverReplacesTheStoredOneBeforeItsRecord() async throws {
+        let harness = try await SignInHarness.start(options: Self.options)
+        _ = try await harness.run(harness.flow(try harness.profile())).get()
+        let first = try #require(try await harness.records().first?.dpopThumbprint)
+        _ = try await harness.run(harness.flow(try harness.profile())).get()
+        let second = try #require(try await harness.records().first?.dpopThumbprint)
+        #expect(first != second)
+        // One key per thumbprint: the new one was stored beside the old, which went only once
+        // the new record was in place.
+        let kinds = try await harness.store.items(matching: ItemQuery(group: harness.session.group), loadSecrets: false).map(\.key.kind)
+        #expect(Set(kinds) == ["tokens", "dpop-key \(second)"], "\(kinds)")
+        #expect(try await harness.secondSession().send(HTTPRequest(url: try await Self.userinfo(harness))).status == 200)
+    }
+
+    @Test func aRefreshAnsweredWithTheWrongTokenTypeKeepsTheRotatedRefreshToken() async throws {
+        let harness = try await SignInHarness.start(options: Self.options)
+        _ = try await harness.run(harness.flow(try harness.profile())).get()
+        let before = try #require(try await harness.records().first?.refreshToken)
+        try await harness.provider.setFault(.dpopTokenTypeBearer)
+        await #expect {
+            _ = try await harness.session.validAccessToken(minimumLifetime: .seconds(86_400 * 300))
+        } throws: { error in
+            guard case AuthKitError.tokenEndpoint(.tokenTypeMismatch(asked: "DPoP", answered: "Bearer")) = error else { return false }
+            return true
+        }
+        // The provider rotated the refresh token in that answer: it was kept, so the next
+        // refresh (the provider refuses a reused one) works.
+        let after = try #require(try await harness.records().first?.refreshToken)
+        #expect(after != before)
+        #expect(try await harness.session.validAccessToken(minimumLifetime: .seconds(86_400 * 300)).refreshed)
+    }
+
+    @Test func noProofIsMadeForTheProvidersTokenOrRevocationEndpoint() async throws {
+        let harness = try await SignInHarness.start(options: Self.options)
+        _ = try await harness.run(harness.flow(try harness.profile())).get()
+        let record = try #require(try await harness.records().first)
+        for url in [record.tokenEndpoint.url, try #require(record.revocationEndpoint?.url)] {
+            await #expect(throws: AuthKitError.self) {
+                _ = try await ResourceRequest.localProof(try DPoPProof(method: "POST", url: url), session: harness.session, account: nil)
+            }
+        }
+        _ = try await ResourceRequest.localProof(
+            try DPoPProof(method: "GET", url: try await Self.userinfo(harness)), session: harness.session, account: nil)
+    }
+
+    @Test func aStoredKeyNamingAnotherTPMIsRefused() async throws {
+        let harness = try await SignInHarness.start(options: Self.options)
+        _ = try await harness.run(harness.flow(try harness.profile())).get()
+        let items = try await harness.store.items(matching: ItemQuery(group: harness.session.group), loadSecrets: false)
+        let keyItem = try #require(items.first { $0.key.kind.hasPrefix("dpop-key ") })
+        let jkt = String(keyItem.key.kind.dropFirst("dpop-key ".count))
+        let planted = #"{"version":1,"jkt":"\#(jkt)","tpm":{"tcti":"device:/dev/watchdog","blob":"x"}}"#
+        _ = try await harness.store.save(Array(planted.utf8), for: keyItem.key, label: "planted")
+        await #expect {
+            _ = try await harness.secondSession().validAccessToken(minimumLifetime: .seconds(86_400 * 300))
+        } throws: { error in
+            "\(error)".contains("a TPM authkit was not told to use")
+        }
+        #expect(try await harness.itemCount() == 2)
     }
 }

@@ -13,14 +13,14 @@ final class KeyringSignIn: Sendable {
 
     /// Signs in; with `stale` the access token lives 1 s (stale at once for `--min-ttl 60`),
     /// after which the provider issues hour-long ones again.
-    init(stale: Bool = true) async throws {
+    init(stale: Bool = true, options: OIDCTestProvider.Options = OIDCTestProvider.Options()) async throws {
         authkit = try Authkit.executable()
         keyring = try await offThePool {
             // gnome-keyring gets 15 s to come up; on a machine under heavy load that can fall
             // short once, so it gets one more go.
             do { return try PrivateSecretService() } catch { return try PrivateSecretService() }
         }
-        provider = try await offThePool { try OIDCTestProvider.start() }
+        provider = try await offThePool { try OIDCTestProvider.start(options: options) }
         if stale { try await provider.configure(["access_token_ttl": 1]) }
         let client = try #require(provider.publicClient)
         let login = try await exec(
@@ -69,8 +69,8 @@ final class KeyringSignIn: Sendable {
     }
 
     /// `authkit token` for the group: stdout is the token (the one output allowed to hold it).
-    func token(timeout: TimeInterval = 60) throws -> ProcessResult {
-        try run(["token", "--group", group, "--min-ttl", "60"], timeout: timeout, scanStdout: false)
+    func token(_ extra: [String] = [], timeout: TimeInterval = 60) throws -> ProcessResult {
+        try run(["token", "--group", group, "--min-ttl", "60"] + extra, timeout: timeout, scanStdout: false)
     }
 
     func issuedAccessTokens() async throws -> [PeerJSON] {

@@ -102,6 +102,25 @@ struct RefreshRaceTests {
         try await signIn.expectNoSecretsLeaked()
     }
 
+    @Test("16 processes asking for the same narrow token (a resource) cause exactly ONE refresh, and all get it")
+    func sixteenProcessesOneNarrowRefresh() async throws {
+        var options = OIDCTestProvider.Options()
+        options.resources = ["https://api.example.test/"]
+        options.jwtAccessTokens = true
+        let signIn = try await KeyringSignIn(stale: false, options: options)
+        try await signIn.provider.clearLog()
+        try await signIn.provider.setFault(.delay("token", milliseconds: 1500))
+        let results = try await onThreads(16) { _ in Result { try signIn.token(["--resource", "https://api.example.test/"]) } }.map {
+            try $0.get()
+        }
+        #expect(results.allSatisfy { $0.status == 0 }, "\(results.map(\.stderr))")
+        #expect(Set(results.map(\.stdout)).count == 1, "all 16 printed the same narrow token")
+        #expect(try await signIn.provider.log().count(grantType: "refresh_token") == 1)
+        let issued = try await signIn.issuedAccessTokens().last
+        #expect(issued?["resources"].array.compactMap(\.string) == ["https://api.example.test/"])
+        try await signIn.expectNoSecretsLeaked()
+    }
+
     @Test("a process killed with SIGKILL while holding the lock does not block the next one")
     func killedHolderDoesNotBlock() async throws {
         let signIn = try await KeyringSignIn()

@@ -39,7 +39,7 @@ import Testing
     }
 
     static func machine(rejected: String? = nil) -> Machine {
-        Machine(group: "g", account: "ada@example.test", scopes: nil, minimumLifetime: .seconds(60), rejected: rejected)
+        Machine(group: "g", account: "ada@example.test", narrowing: .none, minimumLifetime: .seconds(60), rejected: rejected)
     }
 
     /// Runs the machine to the refresh request.

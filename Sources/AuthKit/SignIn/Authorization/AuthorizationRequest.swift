@@ -24,6 +24,8 @@ package struct AuthorizationRequest: Sendable, CustomStringConvertible {
     package let additionalParameters: [(name: String, value: String)]
     /// The thumbprint of the DPoP key the code is to be bound to (`dpop_jkt`, RFC 9449 §10).
     package let dpopThumbprint: String?
+    /// The APIs later tokens may be narrowed to (RFC 8707 §2.1: `resource`, repeated).
+    package let resources: [String]
 
     package init(
         authorizationEndpoint: URL,
@@ -34,7 +36,8 @@ package struct AuthorizationRequest: Sendable, CustomStringConvertible {
         prompt: String? = nil,
         domainHint: String? = nil,
         additionalParameters: [(name: String, value: String)] = [],
-        dpopThumbprint: String? = nil
+        dpopThumbprint: String? = nil,
+        resources: [String] = []
     ) throws(AuthorizationError) {
         guard !clientID.isEmpty else { throw .invalidRequest("the client id is empty") }
         guard !scopes.isEmpty else { throw .invalidRequest("no scopes") }
@@ -43,7 +46,7 @@ package struct AuthorizationRequest: Sendable, CustomStringConvertible {
         }
         let reserved: Set<String> = [
             "response_type", "client_id", "redirect_uri", "scope", "state", "nonce",
-            "code_challenge", "code_challenge_method", "login_hint", "prompt", "domain_hint", "dpop_jkt", "request_uri",
+            "code_challenge", "code_challenge_method", "login_hint", "prompt", "domain_hint", "dpop_jkt", "request_uri", "resource",
         ]
         if let clash = additionalParameters.first(where: { reserved.contains($0.name) }) {
             throw .invalidRequest("the additional parameter ‘\(clash.name)’ would override one authkit sets")
@@ -57,6 +60,7 @@ package struct AuthorizationRequest: Sendable, CustomStringConvertible {
         self.domainHint = domainHint
         self.additionalParameters = additionalParameters
         self.dpopThumbprint = dpopThumbprint
+        self.resources = resources
         do {
             state = try SecureRandom.token()
             nonce = try SecureRandom.token()
@@ -82,6 +86,7 @@ package struct AuthorizationRequest: Sendable, CustomStringConvertible {
         if let prompt, !prompt.isEmpty { fields.append(("prompt", prompt)) }
         if let domainHint, !domainHint.isEmpty { fields.append(("domain_hint", domainHint)) }
         if let dpopThumbprint { fields.append(("dpop_jkt", dpopThumbprint)) }
+        for resource in resources { fields.append(("resource", resource)) }
         fields.append(contentsOf: additionalParameters)
         return fields
     }

@@ -27,6 +27,8 @@ package struct ProviderMetadata: Sendable, Equatable, Codable {
     package var pushedAuthorizationRequestEndpoint: URL? = nil
     /// RFC 9126 §5: the provider takes authorization requests only pushed.
     package var requirePushedAuthorizationRequests = false
+    /// The grant types the provider lists (`grant_types_supported`), if it lists them.
+    package var grantTypesSupported: [String]? = nil
 
     package init(
         issuer: String, authorizationEndpoint: URL, tokenEndpoint: URL, jwksURI: URL,
@@ -91,6 +93,7 @@ package struct ProviderMetadata: Sendable, Equatable, Codable {
         pushedAuthorizationRequestEndpoint = try optionalEndpoint(
             raw.pushed_authorization_request_endpoint, "pushed_authorization_request_endpoint")
         requirePushedAuthorizationRequests = raw.require_pushed_authorization_requests ?? false
+        grantTypesSupported = raw.grant_types_supported
         if requirePushedAuthorizationRequests, pushedAuthorizationRequestEndpoint == nil {
             throw .malformedDocument("it requires pushed authorization requests but names no pushed_authorization_request_endpoint")
         }
@@ -116,6 +119,7 @@ package struct ProviderMetadata: Sendable, Equatable, Codable {
         var dpop_signing_alg_values_supported: [String]?
         var pushed_authorization_request_endpoint: String?
         var require_pushed_authorization_requests: Bool?
+        var grant_types_supported: [String]?
     }
 
 }

@@ -54,15 +54,45 @@ package struct TokenEndpointClient: Sendable {
         ])
     }
 
-    /// Uses a refresh token. `scopes` narrows the request (nil: the original grant's scopes).
-    package func refresh(_ refreshToken: String, scopes: [String]? = nil) async throws(TokenEndpointError) -> TokenResponse {
+    /// Uses a refresh token. `scopes` narrows the request (nil: the original grant's scopes),
+    /// `resources` names the APIs the token is for (RFC 8707 §2.2).
+    package func refresh(_ refreshToken: String, scopes: [String]? = nil, resources: [String] = []) async throws(TokenEndpointError)
+        -> TokenResponse
+    {
         var fields: [(name: String, value: String)] = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let scopes, !scopes.isEmpty { fields.append(("scope", scopes.joined(separator: " "))) }
-        return try await request(fields)
+        for resource in resources { fields.append(("resource", resource)) }
+        // Its token_type is the refresh's to judge: a wrong one must not lose a rotated
+        // refresh token (RefreshStateMachine keeps it).
+        return try await request(fields, checkingType: false)
+    }
+
+    /// RFC 8693's grant type.
+    package static let tokenExchangeGrant = "urn:ietf:params:oauth:grant-type:token-exchange"
+    static let accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
+
+    /// Exchanges `subjectToken` (an access token of the sign-in) for one for `audience` and
+    /// `resources`, with at most `scopes` (RFC 8693 §2.1). No refresh token comes back.
+    package func exchange(_ subjectToken: String, audience: String?, resources: [String], scopes: [String]?)
+        async throws(TokenEndpointError)
+        -> TokenResponse
+    {
+        var fields: [(name: String, value: String)] = [
+            ("grant_type", Self.tokenExchangeGrant), ("subject_token", subjectToken), ("subject_token_type", Self.accessTokenType),
+            ("requested_token_type", Self.accessTokenType),
+        ]
+        if let audience { fields.append(("audience", audience)) }
+        for resource in resources { fields.append(("resource", resource)) }
+        if let scopes, !scopes.isEmpty { fields.append(("scope", scopes.joined(separator: " "))) }
+        let tokens = try await request(fields)
+        if let issued = tokens.issuedTokenType, issued != Self.accessTokenType {
+            throw .malformedResponse("the exchange issued a \(ProviderText.clean(issued, limit: 80) ?? "?"), not an access token")
+        }
+        return tokens
     }
 
     /// Sends a token request with client authentication and returns the tokens.
-    func request(_ fields: [(name: String, value: String)]) async throws(TokenEndpointError) -> TokenResponse {
+    func request(_ fields: [(name: String, value: String)], checkingType: Bool = true) async throws(TokenEndpointError) -> TokenResponse {
         let response = try await post(fields)
         guard response.status == 200 else {
             throw TokenEndpointError.oauthError(body: response.body, status: response.status) ?? .httpStatus(response.status)
@@ -71,7 +101,7 @@ package struct TokenEndpointClient: Sendable {
         // A proof asked for a bound token, and no proof for a bearer one (RFC 9449 §5): an
         // answer of the other kind is a provider (or something between) not doing what was asked.
         let asked = dpop == nil ? "Bearer" : "DPoP"
-        guard tokens.tokenType == asked else { throw .tokenTypeMismatch(asked: asked, answered: tokens.tokenType) }
+        guard tokens.tokenType == asked || !checkingType else { throw .tokenTypeMismatch(asked: asked, answered: tokens.tokenType) }
         return tokens
     }
 

@@ -15,6 +15,8 @@ package struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStri
     package let idToken: String?
     /// The granted scopes, when the provider listed them (RFC 6749 §5.1: else as requested).
     package let scopes: [String]?
+    /// A token exchange's `issued_token_type` (RFC 8693 §2.2.1).
+    package var issuedTokenType: String? = nil
     /// When authkit received the response; `expiresIn` counts from here.
     package let receivedAt: Date
 
@@ -86,6 +88,7 @@ package struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStri
             refreshToken: raw.refresh_token.flatMap { $0.isEmpty ? nil : $0 },
             idToken: raw.id_token.flatMap { $0.isEmpty ? nil : $0 },
             scopes: scopes, receivedAt: receivedAt)
+        issuedTokenType = raw.issued_token_type
     }
 
     /// Visible ASCII only (0x21…0x7E): the RFC 6750 `b64token` characters and a little more,
@@ -123,6 +126,7 @@ package struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStri
         var refresh_token: String?
         var id_token: String?
         var scope: String?
+        var issued_token_type: String?
     }
 }
 

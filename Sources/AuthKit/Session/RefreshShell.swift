@@ -7,18 +7,22 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The one refresh path every tool of a group shares (see ``SharedSession``).
-extension SharedSession {
+/// The one refresh path every tool of a group shares (see ``SharedSession``): the I/O shell
+/// of ``RefreshStateMachine`` for one session.
+struct RefreshShell {
+    let session: SharedSession
+
     /// The refresh under the group's lock: ``RefreshStateMachine`` decides, this performs what
     /// it asks (reads, key fetches, the token endpoint, validation, writes) and feeds back the
     /// results.
-    func refreshUnderLock(key: ItemKey, scopes: [String]?, minimumLifetime: Duration, rejected: String?) async throws(AuthKitError)
+    func run(key: ItemKey, narrowing: TokenNarrowing, minimumLifetime: Duration, rejected: String?) async throws(AuthKitError)
         -> AccessToken
     {
-        let held = try await acquireLock()
+        let (group, logger, keys, clock) = (session.group, session.logger, session.keys, session.clock)
+        let held = try await session.acquireLock()
         defer { held.release() }
         var machine = RefreshStateMachine(
-            group: group.name, account: key.account, scopes: scopes, minimumLifetime: minimumLifetime, rejected: rejected)
+            group: group.name, account: key.account, narrowing: narrowing, minimumLifetime: minimumLifetime, rejected: rejected)
         var effect = machine.first
         var rereads = 0
         while true {
@@ -27,7 +31,7 @@ extension SharedSession {
                 // Another process may have refreshed (or signed out) while we waited.
                 if rereads > 0 { logger.debug("refresh token refused (invalid_grant); reading the store again") }
                 rereads += 1
-                let current = try await readRecord(key)
+                let current = try await session.readRecord(key)
                 effect = machine.recordRead(current, pending: PendingRecord.find(key, current: current, logger: logger), now: clock())
             case .fetchKeys(let url):
                 // The keys first: a key-set outage then fails this call before the provider
@@ -45,16 +49,18 @@ extension SharedSession {
                         "token_endpoint": "\(record.tokenEndpoint.url.redactedOrigin)",
                         "generation": "\(record.generation)",
                     ])
-                let proof = try await dpopKeys.key(for: record, at: key)
+                let proof = try await session.dpopKeys.key(for: record, at: key)
                 do throws(TokenEndpointError) {
-                    let client = endpoints.tokenClient(for: record, key: proof)
-                    effect = machine.refreshed(.success(try await client.refresh(refreshToken, scopes: scopes)), now: clock())
+                    let client = session.endpoints.tokenClient(for: record, key: proof)
+                    effect = machine.refreshed(
+                        .success(try await client.refresh(refreshToken, scopes: narrowing.scopes, resources: narrowing.resources)),
+                        now: clock())
                 } catch {
                     effect = machine.refreshed(.failure(error), now: clock())
                 }
             case .revoke(let rotated, let record):
-                let proof = try? await dpopKeys.key(for: record, at: key)
-                let revoked = await endpoints.revoke(rotated, for: record, key: proof ?? nil) == .revoked
+                let proof = try? await session.dpopKeys.key(for: record, at: key)
+                let revoked = await session.endpoints.revoke(rotated, for: record, key: proof ?? nil) == .revoked
                 logger.debug("refresh answered for another identity; nothing kept", metadata: ["new_refresh_token_revoked": "\(revoked)"])
                 effect = machine.revoked(revoked)
             case .validateIDToken(let idToken, let record, let jwksURI):
@@ -71,7 +77,7 @@ extension SharedSession {
                 }
             case .write(let record):
                 do throws(AuthKitError) {
-                    try await write(record, for: key)
+                    try await session.write(record, for: key)
                     effect = machine.written()
                 } catch .storage(let failure) {
                     effect = machine.written(failure)
