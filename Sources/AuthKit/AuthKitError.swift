@@ -75,6 +75,9 @@ public enum AuthKitError: Error, Sendable, CustomStringConvertible {
         case provider
         /// The provider rejected the configuration: an unknown client, a wrong secret (exit 7).
         case configurationRejected
+        /// The agent refused: its socket does not serve that, a group's rules do not allow the
+        /// asker, or a person said no (exit 10).
+        case refused
     }
 
     /// What kind of failure this is, for an exit code or a retry decision.

@@ -88,15 +88,16 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case .noSessionBus(let detail):
             return (
                 "no D-Bus session bus, so the Secret Service cannot be reached (\(shorten(detail)))",
-                "on a server, over SSH or in CI use --storage kernel-keyring (memory only, shared by your sessions); "
-                    + "on a desktop start a bus with `dbus-run-session -- bash` and unlock a keyring in it with "
-                    + "`gnome-keyring-daemon --unlock --components=secrets`; --insecure-storage keeps the tokens unencrypted in a file"
+                "on a server, over SSH or in CI use --storage encrypted-file (a passphrase-sealed file that survives a reboot; "
+                    + "`authkit unlock` once per boot) or --storage kernel-keyring (memory only, gone at reboot); on a desktop "
+                    + "start a bus with `dbus-run-session -- bash` and unlock a keyring in it with "
+                    + "`gnome-keyring-daemon --unlock --components=secrets`"
             )
         case .noSecretService(let detail):
             return (
                 "no Secret Service on the session bus: nothing provides org.freedesktop.secrets (\(shorten(detail)))",
                 "install and start one (gnome-keyring, KeePassXC with Secret Service integration, or KDE's ksecretd), "
-                    + "or use --storage kernel-keyring; --insecure-storage keeps the tokens unencrypted in a file"
+                    + "or use --storage encrypted-file (a passphrase-sealed file) or --storage kernel-keyring (memory only)"
             )
         case .locked(let collection):
             let name = collection.isEmpty ? "holding the item" : "‘\(collection)’"
@@ -157,7 +158,8 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
         case .wrongPassphrase(let path):
             return (
                 "the passphrase does not open \(path); nothing was changed",
-                "try again (a forgotten passphrase cannot be recovered: sign in again after `authkit logout --all`)"
+                "try again; a forgotten passphrase cannot be recovered: remove the store's folder (`rm -r "
+                    + "\(Self.folder(of: path))`) and sign in again (README, Troubleshooting)"
             )
         case .encryptedStoreIdentity(let path, let reason):
             return ("the identity \(path) cannot be used: \(reason)", nil)
@@ -229,5 +231,13 @@ public struct StoreFailure: Error, Sendable, Equatable {
         self.store = store
         self.summary = summary
         self.hint = hint
+    }
+}
+
+extension SecretStoreError {
+    /// The folder of a file's path (the encrypted store's, for its identity).
+    static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return path }
+        return String(path[..<slash])
     }
 }

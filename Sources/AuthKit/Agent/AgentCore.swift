@@ -139,7 +139,7 @@ actor AgentCore {
                     await sessions.markRejected(token, group: group, storage: storage)
                     self.perform([.reply(connection, AgentResponse(ok: true))])
                 }
-            case .confirm(let connection, let group, let idToken, let asker):
+            case .confirm(let connection, let group, _, let asker, let what):
                 let previous = questions
                 let (confirmer, askpass) = (self.confirmer, self.askpass)
                 pendingQuestions += 1
@@ -148,7 +148,7 @@ actor AgentCore {
                     perform(machine.confirmed(connection, allowed: false, reason: "too many questions wait already", now: Self.now()))
                     continue
                 }
-                let question = "\(asker) — \(idToken ? "an id_token" : "a token") for \(ProviderText.displayable(group))?"
+                let question = "authkit: \(asker) asks for \(ProviderText.displayable(what)). Allow?"
                 questions = Task {
                     await previous?.value
                     // A connection that went away while it waited is not asked about.

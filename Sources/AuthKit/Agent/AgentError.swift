@@ -37,7 +37,8 @@ extension AgentFailure {
         switch code {
         case .notSignedIn: return .notSignedIn(group: self.group ?? group, account: account)
         case .loginRequired: return .loginRequired(account: account ?? "?", reason: message)
-        case .refused, .notOpen, .badRequest, .failed: return .agent(AgentError(summary: message, hint: hint, category: category.kind))
+        case .refused: return .agent(AgentError(summary: message, hint: hint, category: .refused))
+        case .notOpen, .badRequest, .failed: return .agent(AgentError(summary: message, hint: hint, category: category.kind))
         }
     }
 }
@@ -50,6 +51,8 @@ extension AgentFailure.Category {
         case .storage: self = .storage
         case .provider: self = .provider
         case .configurationRejected: self = .configuration
+        // Said by the code (`refused`) on the wire; its category stays one every client reads.
+        case .refused: self = .usage
         }
     }
 

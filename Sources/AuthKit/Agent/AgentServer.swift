@@ -255,11 +255,26 @@ extension AgentServer {
             return path
         }
         let base = environment["TMPDIR"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        // One folder per user, so that a second `agent start` finds the first agent: used only
+        // when it is this user's own and nobody else's (made now, or found so: a folder someone
+        // else made first is never used, and a random one is made instead).
+        let own = base + "/authkit-\(getuid())"
+        if mkdir(own, 0o700) == 0 || errno == EEXIST, Self.isPrivateFolder(own) { return own }
         var template = Array((base + "/authkit-XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw Failure("cannot create a private directory under \(base): \(String(cString: strerror(errno)))")
         }
         return String(cString: made)
+    }
+
+    /// Whether `path` is a directory (not a link) of this user's, that only they can use.
+    static func isPrivateFolder(_ path: String) -> Bool {
+        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return false }
+        return info.st_uid == getuid() && info.st_mode & 0o077 == 0
     }
 
     /// A random name for a forwarded socket: nobody can guess it to squat it first.

@@ -83,8 +83,9 @@ package struct AgentStateMachine: Sendable {
         case markRejected(group: String, storage: StorageChoice, token: String, then: Connection)
         /// Ask a person whether this connection's asker may have a token of this kind for this
         /// group (`--confirm`, a group's `confirm`); call ``confirmed(_:allowed:reason:now:)``
-        /// with the answer. `asker` names who asks (``AgentAsker/summary``).
-        case confirm(Connection, group: String, idToken: Bool, asker: String)
+        /// with the answer. `asker` names who asks (``AgentAsker/summary``), `what` what it asks
+        /// for (the kind of token, the group, the account, scopes and resources).
+        case confirm(Connection, group: String, idToken: Bool, asker: String, what: String)
         /// Sign this proof with the key of the sign-in the request names, then call
         /// ``signed(_:_:request:now:)``.
         case sign(Connection, AgentProofRequest, storage: StorageChoice)

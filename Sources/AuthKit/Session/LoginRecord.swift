@@ -29,6 +29,11 @@ package enum LoginRecord {
         try GroupStateFile.update(path(environment: environment), group: group) { _ in fields.joined(separator: " ") }
     }
 
+    /// Every group a sign-in was recorded for (kept after sign-outs), sorted.
+    package static func groups(environment: [String: String]) -> [String] {
+        GroupStateFile.lines(path(environment: environment)).keys.sorted()
+    }
+
     static func path(environment: [String: String]) -> String {
         GroupStateFile.path("logins", environment: environment)
     }

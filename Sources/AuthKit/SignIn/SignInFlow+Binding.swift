@@ -7,6 +7,22 @@ import Foundation
 /// What binds a sign-in to this machine: its DPoP key (RFC 9449), and the authorization
 /// request pushed to the provider (RFC 9126) rather than carried through the browser.
 extension SignInFlow {
+    /// Whether the provider answers for the profile's issuer (its discovery document, read
+    /// and checked as the sign-in reads it): for a caller that would otherwise create
+    /// something (a store, a passphrase) before a typo in the issuer shows.
+    public func checkProvider() async throws(AuthKitError) {
+        guard let issuer = profile.issuer else {
+            throw .configuration(
+                ConfigurationError(location: "login", key: "issuer", problem: "no issuer: pass --issuer or choose a profile"))
+        }
+        do {
+            let url = try DiscoveryClient.discoveryURL(issuer: issuer, tenant: profile.tenant ?? "common")
+            _ = try await DiscoveryClient(transport: transport).metadata(issuer: issuer, discoveryURL: url)
+        } catch {
+            throw .discovery(error)
+        }
+    }
+
     /// The new sign-in's DPoP key, as the profile's `dpop` and the provider's discovery decide
     /// (nil: bearer tokens), and a warning when the TPM was there but could not be used.
     func dpopKey(for metadata: ProviderMetadata) throws(AuthKitError) -> (DPoPKey?, warning: String?) {

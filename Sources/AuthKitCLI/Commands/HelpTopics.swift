@@ -117,6 +117,8 @@ enum HelpTopics {
                  prints it anyway)
               9  unlock, login: the passphrase does not open the encrypted store's
                  identity; nothing was changed
+             10  the agent refused: a forward does not serve that, a group's allow
+                 list does not name the asker, or the person asked said no
              22  request: the server answered HTTP 400 or more (the body is on stdout)
             `authkit exec` exits with its command's status (127: the command was not found).
             """

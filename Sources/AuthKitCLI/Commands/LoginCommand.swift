@@ -134,21 +134,27 @@ struct LoginCommand: AsyncParsableCommand {
         return .browser
     }
 
+    var overrides: ProfileOverrides {
+        var overrides = ProfileOverrides(issuer: issuer, tenant: tenant, clientID: clientID, extraScopes: scopes, loginHint: loginHint)
+        overrides.dpop = dpop
+        overrides.redirectPort = redirectPort
+        overrides.resources = resources
+        return overrides
+    }
+
     func run() async throws {
-        if let profile = try? session.resolveProfile() {
+        if let profile = try? session.resolveProfile(overrides), EncryptedStoreSetup.needsSetUp(profile) {
+            // Nothing is created (no store, no passphrase) before the provider answered.
+            do throws(AuthKitError) {
+                try await SignInFlow(profile: profile, session: try session.session(for: profile)).checkProvider()
+            } catch {
+                throw failure(error)
+            }
             try await EncryptedStoreSetup.prepare(profile, passphraseFD: passphraseFD)
         }
         let indicator = WaitIndicator()
         do throws(AuthKitError) {
-            let profile = try session.resolveProfile(
-                {
-                    var overrides = ProfileOverrides(
-                        issuer: issuer, tenant: tenant, clientID: clientID, extraScopes: scopes, loginHint: loginHint)
-                    overrides.dpop = dpop
-                    overrides.redirectPort = redirectPort
-                    overrides.resources = resources
-                    return overrides
-                }())
+            let profile = try session.resolveProfile(overrides)
             if ownKeyring, profile.storage != .secretService {
                 throw AuthKitError.unsupported(
                     "--own-keyring is for the Secret Service; the sign-in goes to --storage \(profile.storage.rawValue), so leave it out")

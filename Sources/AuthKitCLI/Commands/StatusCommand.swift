@@ -24,7 +24,8 @@ struct StatusCommand: AsyncParsableCommand {
             Exit status: 0 when at least one account is usable (its access token is valid or \
             it can be refreshed), 1 when nobody is signed in or a new login is needed, 2 for \
             usage or configuration errors, 3 when the token store is unavailable (no D-Bus session, no \
-            Secret Service, or the keyring holding the sign-in is locked).
+            Secret Service, or the keyring holding the sign-in is locked). A locked encrypted \
+            store's sign-ins are shown as locked (`authkit unlock`), with 0.
 
             --json prints one JSON object whose field names are stable (README, "status --json").
             """
@@ -42,6 +43,18 @@ struct StatusCommand: AsyncParsableCommand {
         do {
             accounts = try await session.session(for: profile, context: .person).accounts()
         } catch {
+            // A locked encrypted store: its sign-ins are there, unreadable until `authkit unlock`.
+            if case .storage(.encryptedStoreLocked(let directory)) = error, let count = await Self.lockedItems(profile), count > 0 {
+                let line = "locked: run `authkit unlock` to use them"
+                if json {
+                    printJSON(StatusReport(group: profile.group, signedIn: true, usable: false, accounts: [], error: line))
+                } else {
+                    Terminal.printOut(
+                        "Group \(profile.group)\n  the encrypted store \(directory) holds \(count) item\(count == 1 ? "" : "s") of the group "
+                            + "(who signed in is inside them)\n  \(line)")
+                }
+                return
+            }
             if json {
                 // Scripts get an answer on stdout even now; whether anyone is signed in is unknown.
                 printJSON(StatusReport(group: profile.group, signedIn: nil, usable: false, accounts: [], error: error.description))
@@ -92,6 +105,12 @@ struct StatusCommand: AsyncParsableCommand {
             throw ExitStatus.storageUnavailable
         }
         throw ExitStatus.loginNeeded
+    }
+
+    /// How many items a locked encrypted store holds for the profile's group (nil: another store).
+    static func lockedItems(_ profile: Profile) async -> Int? {
+        guard profile.storage == StorageChoice(EncryptedFileStore.self), let group = try? SecretGroup(profile.group) else { return nil }
+        return try? await EncryptedFileStore().storageStatus(for: group).itemCount
     }
 
     /// Whether the user's agent serves these tokens from memory, in one line (nil: no agent).

@@ -76,6 +76,10 @@ struct TokenRequest: Equatable {
         case .success(let value): (output, expiresAt) = value
         case .failure(let error):
             switch error.category {
+            case .storage where otherGroupsHint(session) != nil:
+                // The default group's store is not there because nobody uses it: the group is.
+                Terminal.printError(Voice.error("nobody is signed in to the group \(Profile.defaultGroup)", hint: otherGroupsHint(session)))
+                throw ExitStatus.loginNeeded
             case .loginNeeded:
                 // One line: scripts log stderr, and `$(authkit token)` leaves stdout empty.
                 Terminal.printError("authkit: \(error); " + signInHint(session))

@@ -26,6 +26,9 @@ enum ExitStatus {
     /// `unlock`, `login --storage encrypted-file`: the passphrase does not open the encrypted
     /// store's identity; nothing was changed.
     static let wrongPassphrase = ExitCode(9)
+    /// The agent refused: its (forwarded) socket does not serve that, a group's `allow` list
+    /// does not name the asker, or the person asked said no.
+    static let refused = ExitCode(10)
     /// `request`: the server answered HTTP 400 or more (as curl --fail's 22).
     static let httpError = ExitCode(22)
 }

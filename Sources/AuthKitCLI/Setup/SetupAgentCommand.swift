@@ -40,7 +40,16 @@ struct SetupAgentCommand: AsyncParsableCommand {
         // All or nothing: when a step fails, the unit files are put back as they were (none
         // left behind for `setup --list` to count), and systemd was never told of them.
         var previous: [(path: String, bytes: [UInt8]?)] = []
+        var madeFolders: [String] = []
+        var enabled = false
         do throws(Setup.Failure) {
+            // No user systemd (a container, WSL without it, a bare SSH login): said before
+            // anything is written.
+            if !noStart, (try? Setup.run("systemctl", ["--user", "show-environment"]))?.0 != 0 {
+                throw Setup.Failure(
+                    description: "no systemd user session answers here (`systemctl --user` cannot reach it); nothing was written")
+            }
+            madeFolders = Self.missingFolders(directory)
             try? FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
             for unit in units {
@@ -51,6 +60,7 @@ struct SetupAgentCommand: AsyncParsableCommand {
             if !noStart {
                 for step in [["--user", "daemon-reload"], ["--user", "enable", "--now", "authkit-agent.socket"]] {
                     let (status, _) = try Setup.run("systemctl", step)
+                    if step.contains("enable") { enabled = true }
                     guard status == 0 else {
                         throw Setup.Failure(
                             description:
@@ -66,12 +76,27 @@ struct SetupAgentCommand: AsyncParsableCommand {
             }
             Terminal.printError("✓ the agent starts on the first request; check with: authkit agent status")
         } catch {
+            // An enable that got as far as its link leaves none behind.
+            if enabled { _ = try? Setup.run("systemctl", ["--user", "disable", "authkit-agent.socket"]) }
             for (path, bytes) in previous.reversed() {
                 if let bytes { try? Setup.writeAtomically(bytes, to: path, mode: 0o644) } else { unlink(path) }
             }
+            for folder in madeFolders.reversed() { rmdir(folder) }
             Terminal.printError(Voice.error(error.description, hint: "without systemd: eval \"$(authkit agent start)\""))
             throw ExitStatus.usage
         }
+    }
+
+    /// The folders of `path` (itself included) that do not exist yet, outermost first.
+    static func missingFolders(_ path: String) -> [String] {
+        var missing: [String] = []
+        var current = path
+        while !current.isEmpty, current != "/", !FileManager.default.fileExists(atPath: current) {
+            missing.insert(current, at: 0)
+            guard let slash = current.lastIndex(of: "/") else { break }
+            current = String(current[..<slash])
+        }
+        return missing
     }
 
     static func directory(environment: [String: String]) -> String {

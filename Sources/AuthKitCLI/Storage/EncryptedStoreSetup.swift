@@ -21,6 +21,11 @@ enum EncryptedStoreSetup {
         }
     }
 
+    /// Whether `profile` uses the encrypted store and it has no identity yet.
+    static func needsSetUp(_ profile: Profile) -> Bool {
+        profile.storage == StorageChoice(EncryptedFileStore.self) && (try? EncryptedFileStore().lockState()) == .notSetUp
+    }
+
     /// Creates the store's identity when `profile` uses the store and it has none yet; else
     /// does nothing (a locked store takes a sign-in: saving needs only the recipient).
     static func prepare(_ profile: Profile, passphraseFD: Int32?) async throws {

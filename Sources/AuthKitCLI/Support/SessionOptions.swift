@@ -143,13 +143,27 @@ func exitCode(for category: AuthKitError.Category) -> ExitCode {
     case .storage: return ExitStatus.storageUnavailable
     case .provider: return ExitStatus.providerError
     case .configurationRejected: return ExitStatus.configurationRejected
+    case .refused: return ExitStatus.refused
     }
+}
+
+/// When the command named no group and the default one was never signed in here, but others
+/// were: which, so that "no D-Bus" or "nobody is signed in" does not hide a missing `--group`.
+func otherGroupsHint(_ options: SignInSelector) -> String? {
+    guard options.group == nil, let profile = try? options.resolveProfile(), profile.sources["group"] == nil,
+        LoginRecord.entry(for: profile.group, environment: options.environment) == nil
+    else { return nil }
+    let others = LoginRecord.groups(environment: options.environment).filter { $0 != profile.group }
+    guard let first = others.first else { return nil }
+    return "no --group, AUTHKIT_GROUP or profile named a group, so this was the default \(profile.group); sign-ins here were made for "
+        + "\(others.prefix(5).joined(separator: ", ")): name one, e.g. --group \(first) (or AUTHKIT_GROUP=\(first))"
 }
 
 /// What to do when nobody (or not the named account) is signed in: the one hint every command
 /// gives, naming the whole command that signs this group and profile in — with the issuer and
 /// client id of the group's last sign-in (``LoginRecord``) where the settings supply none.
 func signInHint(_ options: SignInSelector) -> String {
+    if let other = otherGroupsHint(options) { return other }
     // A session on a forward signs in nowhere but on the machine that forwarded it.
     if ForwardedGroups.served(environment: options.environment) != nil {
         let group = (try? options.resolveProfile())?.group ?? options.group ?? Profile.defaultGroup

@@ -195,6 +195,33 @@ import Glibc
         try await world.assertNoSecretsLeaked()
     }
 
+    /// Without a runtime directory (no systemd user session): `agent start` twice is one agent,
+    /// `agent stop` stops it, says `unset` only to an `eval`, and leaves no folder behind.
+    @Test func agentStartAndStopWithoutSystemdAreIdempotentAndClean() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        let tmp = world.scratch.appendingPathComponent("tmp").path
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        var environment = world.environment
+        environment["XDG_RUNTIME_DIR"] = ""
+        environment["TMPDIR"] = tmp
+        let env = environment.merging(["AUTHKIT_AGENT_SOCK": ""]) { $1 }
+        let first = try await world.authkit(["agent", "start"], environment: env)
+        #expect(first.status == 0, "\(first.stderr)")
+        let second = try await world.authkit(["agent", "start"], environment: env)
+        #expect(second.status == 0 && second.stderr.contains("already serves"), "\(second.stderr)")
+        let socket = try #require(first.stdout.split(separator: "\n").first?.split(separator: ";").first?.split(separator: "=").last)
+            .trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+        #expect(second.stdout == first.stdout, "the same agent: \(second.stdout)")
+        #expect(socket.hasPrefix(tmp + "/authkit-"), "\(socket)")
+        let stopped = try await world.authkit(["agent", "stop", "--socket", socket], environment: env)
+        #expect(stopped.status == 0 && stopped.stdout == "unset AUTHKIT_AGENT_SOCK;\n", "\(stopped.stdout)\(stopped.stderr)")
+        let folder = String(socket[..<(socket.lastIndex(of: "/") ?? socket.endIndex)])
+        #expect(!FileManager.default.fileExists(atPath: folder), "the private folder went with the agent")
+        let again = try await world.authkit(["agent", "stop", "--socket", socket], environment: env)
+        #expect(again.status == 0 && again.stderr.contains("no agent is running"), "\(again.stderr)")
+    }
+
     @Test func setupAgentWritesSystemdUnitsAndTheActivatedAgentServes() async throws {
         let world = try await CLIHarness.start()
         defer { world.stop() }
@@ -210,6 +237,8 @@ import Glibc
         #expect(failed.status == 2 && failed.stderr.contains("systemctl"), "\(failed.stderr)")
         #expect(
             !FileManager.default.fileExists(atPath: unitsBefore.appendingPathComponent("authkit-agent.socket").path), "no unit left behind")
+        #expect(!FileManager.default.fileExists(atPath: unitsBefore.path), "no folder left behind either")
+        #expect(failed.stderr.contains("nothing was written") && failed.stderr.contains("authkit agent start"), "\(failed.stderr)")
         #expect(!(try await world.authkit(["setup", "--list"]).stdout.contains("agent    set up")))
         let written = try await world.authkit(["setup", "agent", "--no-start"])
         #expect(written.status == 0, "\(written.stderr)")

@@ -1,3 +1,6 @@
+import ArgumentParser
+import AuthKit
+@testable import AuthKitCLI
 import Foundation
 import TestSupport
 import Testing
@@ -69,5 +72,51 @@ import Testing
         let words = Set(help.stdout.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") }).map(String.init))
         let missing = names.subtracting(words).sorted()
         #expect(missing.isEmpty, "read by the sources but not in `authkit help environment`: \(missing)")
+    }
+
+    /// Every command (with its subcommands) is in `--help` and the README's command table, and
+    /// every key the config file takes is in the README and in `authkit help config`.
+    @Test func everyCommandAndConfigKeyIsDocumented() async throws {
+        let readme = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        func commands(_ type: any ParsableCommand.Type, prefix: [String]) -> [[String]] {
+            let name = type.configuration.commandName.map { [$0] } ?? []
+            let path = prefix + name
+            let subcommands = type.configuration.subcommands.flatMap { commands($0, prefix: path) }
+            return (name.isEmpty ? [] : [path]) + subcommands
+        }
+        let lines = readme.split(separator: "\n").map(String.init)
+        for path in AuthKitCommand.configuration.subcommands.flatMap({ commands($0, prefix: []) }) {
+            // A command's default subcommand (`config show`, `account list`) is the command itself.
+            guard let name = path.last else { continue }
+            let parentType = path.count > 1 ? Self.type(of: Array(path.dropLast())) : nil
+            if parentType?.configuration.defaultSubcommand?.configuration.commandName == name { continue }
+            // Named as typed: `authkit agent log`, or among alternatives: `authkit agent start\|stop`.
+            let parent = "authkit " + path.dropLast().joined(separator: " ")
+            let named = lines.contains { line in
+                line.contains("authkit " + path.joined(separator: " "))
+                    || (line.contains(parent.trimmingCharacters(in: .whitespaces) + " ") && line.contains("\\|\(name)"))
+            }
+            #expect(named, "README lacks authkit \(path.joined(separator: " "))")
+            let help = try await Self.help(Array(path.dropLast()) + ["--help"])
+            #expect(help.stdout.contains(name), "`\(path.dropLast().joined(separator: " ")) --help` lacks \(name)")
+        }
+        let config = try await Self.help(["help", "config"])
+        let keys = ConfigFile.profileKeys.union(ConfigFile.credentialKeys).union(ConfigFile.defaultsKeys).union(ConfigFile.groupKeys)
+        for key in keys.sorted() {
+            #expect(
+                readme.contains("`\(key)`") || readme.contains("`\(key) =") || readme.contains("\n\(key) = "),
+                "README lacks the config key \(key)")
+            #expect(config.stdout.contains(key), "`authkit help config` lacks \(key)")
+        }
+    }
+
+    /// The command type at `path` (`["agent", "log"]`).
+    static func type(of path: [String]) -> (any ParsableCommand.Type)? {
+        var current: any ParsableCommand.Type = AuthKitCommand.self
+        for word in path {
+            guard let next = current.configuration.subcommands.first(where: { $0.configuration.commandName == word }) else { return nil }
+            current = next
+        }
+        return current
     }
 }

@@ -186,4 +186,19 @@ import Testing
         #expect(try await world.authkit(["token", "--group", world.group]).status == 0)
         try await world.assertNoSecretsLeaked()
     }
+
+    /// A command that names no group, after sign-ins made for named ones: it says which, rather
+    /// than "no D-Bus" or a bare "nobody is signed in".
+    @Test func noGroupNamedSaysWhichGroupsAreSignedIn() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn()
+        for environment in [[:], ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"]] {
+            let bare = try await world.authkit(["token"], environment: environment)
+            #expect(bare.status == 1 && bare.stdout.isEmpty, "\(bare.status) \(bare.stderr)")
+            #expect(
+                bare.stderr.contains("sign-ins here were made for \(world.group)") && bare.stderr.contains("--group \(world.group)"),
+                "\(bare.stderr)")
+        }
+    }
 }

@@ -64,6 +64,22 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
+    /// A typo in the issuer: the provider does not answer, and nothing was created — no store,
+    /// no passphrase asked.
+    @Test func nothingIsCreatedBeforeTheProviderAnswers() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        let login = try await world.authkit(
+            [
+                "login", "--issuer", world.provider.issuer.absoluteString + "/typo", "--client-id", CLIHarness.clientID, "--storage",
+                "encrypted-file",
+                "--passphrase-fd", "0", "--group", world.group,
+            ],
+            stdin: Self.passphrase + "\n", timeout: 60)
+        #expect(login.status != 0 && !login.stderr.contains("choose a passphrase"), "\(login.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: store(world).identityPath), "no store was made")
+    }
+
     @Test func aSignInSurvivesAReboot() async throws {
         let group = "com.example.encrypted-\(UInt32.random(in: 0...UInt32.max))"
         let world = try await CLIHarness.start(group: group)
@@ -104,8 +120,13 @@ import Testing
         let locked = try await world.authkit(["token", "--group", group])
         #expect(locked.status == 3 && locked.stdout.isEmpty, "\(locked.stdout)\(locked.stderr)")
         #expect(locked.stderr.contains("is locked") && locked.stderr.contains("`authkit unlock`"), "\(locked.stderr)")
+        // status shows the sign-ins as there and locked, and says how to open them: exit 0.
         let lockedStatus = try await world.authkit(["status", "--group", group])
-        #expect(lockedStatus.status == 3 && lockedStatus.stderr.contains("locked"), "\(lockedStatus.stderr)")
+        #expect(
+            lockedStatus.status == 0 && lockedStatus.stdout.contains("locked: run `authkit unlock`"),
+            "\(lockedStatus.stdout)\(lockedStatus.stderr)")
+        let lockedJSON = try CLIOutput.jsonObject(try await world.authkit(["status", "--json", "--group", group]).stdout)
+        #expect(lockedJSON["signed_in"] as? Bool == true && (lockedJSON["error"] as? String)?.contains("authkit unlock") == true)
         let plugin = try await world.authkit(
             ["credential", "git", "--group", group, "get"], stdin: "protocol=https\nhost=git.example.com\n\n")
         #expect(

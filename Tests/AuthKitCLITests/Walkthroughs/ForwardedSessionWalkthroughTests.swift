@@ -95,7 +95,7 @@ import Glibc
 
         let other = try await ssh("authkit token --group com.example.other")
         #expect(
-            other.status == 2 && other.stderr.contains("does not serve the group") && other.stderr.contains("com.example.other")
+            other.status == 10 && other.stderr.contains("does not serve the group") && other.stderr.contains("com.example.other")
                 && other.stderr.contains("it serves \(world.group)") && other.stderr.contains("--group \(world.group)"),
             "the refusal names what is served and how to ask for it: \(other.stderr)")
 

@@ -59,7 +59,7 @@ struct AgentApprovalTests {
         var now = Self.now
         machine.opened(1, asker: Self.asker(10))
         let asked = machine.receive(Self.request, from: 1, now: now)
-        guard case .confirm(1, "g", false, let question) = asked.first else {
+        guard case .confirm(1, "g", false, let question, _) = asked.first else {
             Issue.record("no question: \(asked)")
             return
         }

@@ -213,7 +213,11 @@ struct AgentPolicyTests {
         machine.opened(1, asker: .test(42))
         let request = Array(#"{"v":1,"op":"token","group":"g"}"#.utf8)
         #expect(
-            machine.receiveActions(request, from: 1, now: now) == [.confirm(1, group: "g", idToken: false, asker: "git (pid 42) ← bash")])
+            machine.receiveActions(request, from: 1, now: now) == [
+                .confirm(
+                    1, group: "g", idToken: false, asker: "git (pid 42) ← bash",
+                    what: "an access token of g for the group's current account")
+            ])
         let key = Machine.Key(storage: .kernelKeyring, group: "g", account: nil, scopes: [], idToken: false)
         #expect(machine.confirmedActions(1, allowed: true, now: now) == [.fetch(key, minTTL: 60)])
         _ = machine.fetchedActions(key, .success(AgentStateMachineTests.token()), now: now)
@@ -223,7 +227,11 @@ struct AgentPolicyTests {
 
         machine.opened(2, asker: .test(43))
         #expect(
-            machine.receiveActions(request, from: 2, now: now) == [.confirm(2, group: "g", idToken: false, asker: "git (pid 43) ← bash")])
+            machine.receiveActions(request, from: 2, now: now) == [
+                .confirm(
+                    2, group: "g", idToken: false, asker: "git (pid 43) ← bash",
+                    what: "an access token of g for the group's current account")
+            ])
         let refused = machine.confirmedActions(2, allowed: false, now: now)
         #expect(refused.count == 2 && refused.last == .close(2))
         if case .reply(2, let response) = refused.first { #expect(response.error?.code == .refused) } else { Issue.record("no refusal") }
@@ -238,21 +246,37 @@ struct AgentPolicyTests {
         let now = AgentStateMachineTests.now
         machine.opened(1, asker: .test(42))
         let token = Array(#"{"v":1,"op":"token","group":"g"}"#.utf8)
-        #expect(machine.receiveActions(token, from: 1, now: now) == [.confirm(1, group: "g", idToken: false, asker: "git (pid 42) ← bash")])
+        #expect(
+            machine.receiveActions(token, from: 1, now: now) == [
+                .confirm(
+                    1, group: "g", idToken: false, asker: "git (pid 42) ← bash",
+                    what: "an access token of g for the group's current account")
+            ])
         let key = Machine.Key(storage: .kernelKeyring, group: "g", account: nil, scopes: [], idToken: false)
         #expect(machine.confirmedActions(1, allowed: true, now: now) == [.fetch(key, minTTL: 60)])
         _ = machine.fetchedActions(key, .success(AgentStateMachineTests.token()), now: now)
         let idToken = Array(#"{"v":1,"op":"id_token","group":"g"}"#.utf8)
         #expect(
-            machine.receiveActions(idToken, from: 1, now: now) == [.confirm(1, group: "g", idToken: true, asker: "git (pid 42) ← bash")])
+            machine.receiveActions(idToken, from: 1, now: now) == [
+                .confirm(
+                    1, group: "g", idToken: true, asker: "git (pid 42) ← bash", what: "an id_token of g for the group's current account")
+            ])
         #expect(machine.confirmedActions(1, allowed: false, now: now).last == .close(1))
         machine.closed(1)
         machine.opened(2, asker: .test(43))
         #expect(
-            machine.receiveActions(token, from: 2, now: now).first == .confirm(2, group: "g", idToken: false, asker: "git (pid 43) ← bash"))
+            machine.receiveActions(token, from: 2, now: now).first
+                == .confirm(
+                    2, group: "g", idToken: false, asker: "git (pid 43) ← bash",
+                    what: "an access token of g for the group's current account"))
         _ = machine.confirmedActions(2, allowed: true, now: now)
         let other = Array(#"{"v":1,"op":"token","group":"h"}"#.utf8)
-        #expect(machine.receiveActions(other, from: 2, now: now) == [.confirm(2, group: "h", idToken: false, asker: "git (pid 43) ← bash")])
+        #expect(
+            machine.receiveActions(other, from: 2, now: now) == [
+                .confirm(
+                    2, group: "h", idToken: false, asker: "git (pid 43) ← bash",
+                    what: "an access token of h for the group's current account")
+            ])
     }
 
     @Test("a forward's client gets min_ttl capped, and its rejections reach the store once a minute at most")
