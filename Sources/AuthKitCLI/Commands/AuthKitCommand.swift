@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthKit
 import JOSE
+import SecretStore
 
 #if canImport(Glibc)
 import Glibc
@@ -14,10 +15,12 @@ struct AuthKitCommand: AsyncParsableCommand {
         abstract: "One shared sign-in for the command-line tools on this machine.",
         discussion: """
             authkit signs in to an OpenID Connect provider (Microsoft identity platform, Google, \
-            Keycloak …) with the authorization-code flow and PKCE, checks every id_token's \
-            signature against the provider's published keys, and keeps the tokens in the \
-            Secret Service (gnome-keyring, KeePassXC …) under a group name that several tools \
-            can share.
+            Keycloak ...) with the authorization-code flow and PKCE, checks every id_token's \
+            signature against the provider's published keys, and keeps the tokens under a \
+            group name that several tools can share, in the store --storage names \
+            (AUTHKIT_STORAGE, storage = in the config file; later commands use the store the \
+            group's sign-in went to):
+            \(storeLines)
 
             Settings come from flags, then AUTHKIT_* variables, then the config file:
               authkit help environment   the variables
@@ -51,6 +54,15 @@ struct AuthKitCommand: AsyncParsableCommand {
             JWTCommand.self,
         ]
     )
+
+    /// The stores, one a line with what `--storage` says of each (StoreKinds, in its order), so
+    /// that `--help` and `man authkit` name every store and none that is gone.
+    static var storeLines: String {
+        StorageChoice.allCases.map { choice in
+            let name = "  " + choice.rawValue
+            return name + String(repeating: " ", count: max(1, 19 - name.count)) + HelpTopics.wrapped(choice.kind.summary, column: 19)
+        }.joined(separator: "\n")
+    }
 
     /// Parses and runs the command, mapping errors to the documented exit codes
     /// (ExitStatus): usage errors exit 2, not ArgumentParser's default 64.

@@ -149,6 +149,16 @@ enum HelpTopics {
 
               [registry "registry.example.com"]      # docker-credential-authkit
               profile = work
+
+              [group "com.example.prod"]     # what the agent does before a token goes out
+              confirm = once                  # always, once or never (default)
+              confirm_for = 10m               # how long a once yes lasts (90s ... 24h)
+              allow = git kubectl /usr/bin/curl   # the programs that may have tokens
+
+            A [group "NAME"] section rules the tokens an agent or a forward hands out (a
+            command that reads the store itself is not asked); the agent asks a person
+            through AUTHKIT_ASKPASS, `authkit agent forward --confirm` on its terminal.
+            More: `authkit help agent`, and the README, "Approval and the audit log".
             """
         ),
     ]

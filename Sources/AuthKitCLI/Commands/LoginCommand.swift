@@ -42,8 +42,9 @@ struct LoginCommand: AsyncParsableCommand {
             A client secret, for providers that insist on one, comes from AUTHKIT_CLIENT_SECRET \
             or the config file — never from a flag, which other users could see in `ps`.
 
-            The tokens go to your login keyring (the Secret Service's default collection, \
-            which the desktop unlocks when you log in), marked with the group's name. With \
+            With the Secret Service (the default --storage), the tokens go to your login \
+            keyring (its default collection, which the desktop unlocks when you log in), \
+            marked with the group's name. With \
             --own-keyring they go to a keyring of the group's own instead: your desktop asks \
             once, now, for that keyring's password, and it stays locked in each new desktop \
             session until you unlock it (git, kubectl and the agent never ask; they fail \
