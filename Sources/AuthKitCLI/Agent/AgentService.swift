@@ -50,6 +50,11 @@ enum AgentService {
         configuration.inheritedDescriptor = inherited
         configuration.confirmer = confirmer
         configuration.askpass = AgentAskpass(environment: environment)
+        if let named = environment["AUTHKIT_ASKPASS"], !named.isEmpty, !named.hasPrefix("/") {
+            // A relative program is never run (whose PATH?): every question would be a no, unsaid.
+            Terminal.printError(
+                "authkit: warning: AUTHKIT_ASKPASS=\(named) is not an absolute path and is not used; questions are refused until it is")
+        }
         configuration.journal = AgentJournal(environment: environment)
         configuration.via = via
         configuration.environment = environment

@@ -159,6 +159,13 @@ enum HelpTopics {
             command that reads the store itself is not asked); the agent asks a person
             through AUTHKIT_ASKPASS, `authkit agent forward --confirm` on its terminal.
             More: `authkit help agent`, and the README, "Approval and the audit log".
+
+            Every key, by section:
+              [profile NAME]  \(wrapped(ConfigFile.profileKeys.sorted().joined(separator: ", "), column: 18))
+              [credential "URL"], [registry "HOST"]
+                              \(wrapped(ConfigFile.credentialKeys.sorted().joined(separator: ", "), column: 18))
+              [defaults]      \(ConfigFile.defaultsKeys.sorted().joined(separator: ", "))
+              [group "NAME"]  \(ConfigFile.groupKeys.sorted().joined(separator: ", "))
             """
         ),
     ]
