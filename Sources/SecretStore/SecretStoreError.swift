@@ -91,13 +91,14 @@ public enum SecretStoreError: Error, Sendable, Equatable, CustomStringConvertibl
                 "on a server, over SSH or in CI use --storage encrypted-file (a passphrase-sealed file that survives a reboot; "
                     + "`authkit unlock` once per boot) or --storage kernel-keyring (memory only, gone at reboot); on a desktop "
                     + "start a bus with `dbus-run-session -- bash` and unlock a keyring in it with "
-                    + "`gnome-keyring-daemon --unlock --components=secrets`"
+                    + "`gnome-keyring-daemon --unlock --components=secrets`; --insecure-storage keeps the tokens unencrypted in a file"
             )
         case .noSecretService(let detail):
             return (
                 "no Secret Service on the session bus: nothing provides org.freedesktop.secrets (\(shorten(detail)))",
                 "install and start one (gnome-keyring, KeePassXC with Secret Service integration, or KDE's ksecretd), "
-                    + "or use --storage encrypted-file (a passphrase-sealed file) or --storage kernel-keyring (memory only)"
+                    + "or use --storage encrypted-file (a passphrase-sealed file) or --storage kernel-keyring (memory only); "
+                    + "--insecure-storage keeps the tokens unencrypted in a file"
             )
         case .locked(let collection):
             let name = collection.isEmpty ? "holding the item" : "‘\(collection)’"

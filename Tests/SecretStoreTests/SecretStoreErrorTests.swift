@@ -2,11 +2,15 @@ import Testing
 @testable import SecretStore
 
 @Suite struct SecretStoreErrorTests {
-    @Test func noSessionBusExplainsWhatToDoOverSSH() {
+    @Test func noSessionBusExplainsWhatToDoOverSSH() throws {
         let text = SecretStoreError.noSessionBus(detail: "Cannot autolaunch D-Bus without X11 $DISPLAY").description
         #expect(text.contains("dbus-run-session -- bash"))
         #expect(text.contains("gnome-keyring-daemon --unlock"))
         #expect(text.contains("--insecure-storage"))
+        // A headless newcomer is steered to the encrypted store first.
+        let encrypted = try #require(text.range(of: "--storage encrypted-file")),
+            kernel = try #require(text.range(of: "--storage kernel-keyring"))
+        #expect(encrypted.lowerBound < kernel.lowerBound)
     }
 
     @Test func lockedAndDismissedAreDistinct() {

@@ -20,7 +20,16 @@ package final class DPoPNonces: Sendable {
 
     /// The nonce to send to `url`'s origin, if that server sent one.
     package func nonce(for url: URL) -> String? {
-        nonces.withLock { $0[url.redactedOrigin] }
+        let origin = Self.origin(of: url)
+        return nonces.withLock { $0[origin] }
+    }
+
+    /// The origin as a proof's `htu` normalizes it (scheme and host lowercased, no default port).
+    static func origin(of url: URL) -> String {
+        guard let target = DPoPProof.target(of: url) else { return url.redactedOrigin }
+        let afterScheme =
+            target.index(target.startIndex, offsetBy: (url.scheme?.count ?? 0) + 3, limitedBy: target.endIndex) ?? target.endIndex
+        return String(target[..<(target[afterScheme...].firstIndex(of: "/") ?? target.endIndex)])
     }
 
     /// Remembers the `DPoP-Nonce` of `response` (from `url`); returns whether there was a new one.
@@ -30,7 +39,7 @@ package final class DPoPNonces: Sendable {
             return false
         }
         return nonces.withLock { nonces in
-            let origin = url.redactedOrigin
+            let origin = Self.origin(of: url)
             guard nonces[origin] != nonce else { return false }
             nonces[origin] = nonce
             return true

@@ -83,8 +83,10 @@ struct SignInSelector: Equatable {
         return words
     }
 
-    /// The profile with these settings (and `more`) applied on top of environment and files.
-    func resolveProfile(_ more: ProfileOverrides = ProfileOverrides()) throws(AuthKitError) -> Profile {
+    /// The profile with these settings (and `more`) applied on top of environment and files;
+    /// `warn`: say a broken profile the command does not use (once per command: a hint that
+    /// resolves again passes false).
+    func resolveProfile(_ more: ProfileOverrides = ProfileOverrides(), warn: Bool = true) throws(AuthKitError) -> Profile {
         var overrides = more
         overrides.profile = profile
         overrides.group = group
@@ -101,7 +103,7 @@ struct SignInSelector: Equatable {
                 resolved.sources["group"] = "the forwarded agent socket (AUTHKIT_AGENT_SOCK)"
             }
             // A broken profile this command does not use: said, not fatal.
-            for warning in resolver.warnings(using: resolved) { Terminal.printError("authkit: warning: \(warning)") }
+            if warn { for warning in resolver.warnings(using: resolved) { Terminal.printError("authkit: warning: \(warning)") } }
             return resolved
         } catch {
             throw .configuration(error)
@@ -150,7 +152,7 @@ func exitCode(for category: AuthKitError.Category) -> ExitCode {
 /// When the command named no group and the default one was never signed in here, but others
 /// were: which, so that "no D-Bus" or "nobody is signed in" does not hide a missing `--group`.
 func otherGroupsHint(_ options: SignInSelector) -> String? {
-    guard options.group == nil, let profile = try? options.resolveProfile(), profile.sources["group"] == nil,
+    guard options.group == nil, let profile = try? options.resolveProfile(warn: false), profile.sources["group"] == nil,
         LoginRecord.entry(for: profile.group, environment: options.environment) == nil
     else { return nil }
     let others = LoginRecord.groups(environment: options.environment).filter { $0 != profile.group }
@@ -166,11 +168,12 @@ func signInHint(_ options: SignInSelector) -> String {
     if let other = otherGroupsHint(options) { return other }
     // A session on a forward signs in nowhere but on the machine that forwarded it.
     if ForwardedGroups.served(environment: options.environment) != nil {
-        let group = (try? options.resolveProfile())?.group ?? options.group ?? Profile.defaultGroup
+        let group = (try? options.resolveProfile(warn: false))?.group ?? options.group ?? Profile.defaultGroup
         return "this session's tokens come from a forwarded agent socket: sign in on the machine that forwarded it "
             + "(`authkit login --group \(group)` there), not here"
     }
-    guard let profile = try? options.resolveProfile(), let last = LoginRecord.entry(for: profile.group, environment: options.environment)
+    guard let profile = try? options.resolveProfile(warn: false),
+        let last = LoginRecord.entry(for: profile.group, environment: options.environment)
     else { return "run `\(loginCommand(options))` to sign in" }
     return "run `\(loginCommand(options, profile: profile, issuer: last.issuer, clientID: last.clientID))` to sign in"
 }

@@ -91,6 +91,7 @@ import Testing
         #expect(nonces.remember(HTTPResponse(status: 400, headers: HTTPHeaders([("DPoP-Nonce", "n-1")])), from: a))
         #expect(!nonces.remember(HTTPResponse(status: 200, headers: HTTPHeaders([("DPoP-Nonce", "n-1")])), from: a))
         #expect(nonces.nonce(for: try #require(URL(string: "https://a.example/userinfo?q"))) == "n-1")
+        #expect(nonces.nonce(for: try #require(URL(string: "HTTPS://A.example:443/other"))) == "n-1", "the same origin, normalized")
         #expect(nonces.nonce(for: other) == nil)
         #expect(!nonces.remember(HTTPResponse(status: 200, headers: HTTPHeaders([("DPoP-Nonce", "bad nonce")])), from: other))
         #expect(
