@@ -23,7 +23,10 @@ public enum RealAge {
             if not data:
                 break
             seen += data
-            if seen.rstrip().endswith(b":") and b"passphrase" in seen.lower():
+            # A prompt is the last line (after age's cursor-moving escapes), never text a read
+            # happened to end in the middle of.
+            last = seen.rstrip().rsplit(b"\\n", 1)[-1].rsplit(b"\\x1b[K", 1)[-1].strip()
+            if last.endswith(b":") and (last.startswith(b"Enter passphrase") or last.startswith(b"Confirm passphrase")):
                 os.write(fd, passphrase + b"\\n")
                 seen = b""
         _, status = os.waitpid(pid, 0)

@@ -210,6 +210,7 @@ import Testing
         let driver = """
             import os, pty, sys
             passphrase = sys.argv[1].encode()
+            prompts = (b"New passphrase for the encrypted token store:", b"The same passphrase again:")
             pid, fd = pty.fork()
             if pid == 0:
                 os.execv(sys.argv[2], sys.argv[2:])
@@ -223,7 +224,9 @@ import Testing
                     break
                 seen += data
                 out += data
-                if seen.rstrip().endswith(b":") and b"passphrase" in seen.lower():
+                # The prompt is the whole last line: other lines say "passphrase:" too, and a
+                # read can end right after them.
+                if seen.rstrip().rsplit(b"\\n", 1)[-1].strip() in prompts:
                     os.write(fd, passphrase + b"\\n")
                     asked += 1
                     seen = b""

@@ -40,17 +40,19 @@ import Glibc
         try await store.save(Array(#"{"a":2}"#.utf8), for: ada)
         #expect(try await store.item(for: ada)?.secret == Array(#"{"a":2}"#.utf8))
         #expect(try await store.items(matching: ItemQuery(group: group), loadSecrets: false).count == 2)
-        // Another group is untouched by a delete-all.
-        let other = try self.group()
-        try await store.save(Array("x".utf8), for: key(other))
-        #expect(try await store.deleteAll(in: group) == 2)
-        #expect(try await store.item(for: key(other)) != nil)
-        #expect(try await store.delete(key(other)))
-        #expect(try await store.delete(key(other)) == false)
         // Permissions: the possessor only (the user may see the key, nothing more).
         let keys = try #require(try Self.procKeys().split(separator: "\n").first { $0.contains(String(format: "%08x", keyring)) })
         let fields = keys.split(separator: " ").filter { !$0.isEmpty }
         #expect(fields.count > 4 && fields[4] == "3f010000", "user/group/other permission bits on \(keys)")
+        // Another group is untouched by a delete-all.
+        let other = try self.group()
+        try await store.save(Array("x".utf8), for: key(other))
+        #expect(try await store.deleteAll(in: group) == 2)
+        #expect(try store.groupKeyring(group, create: false) == nil, "an emptied group leaves no keyring behind")
+        #expect(try await store.item(for: key(other)) != nil)
+        #expect(try await store.delete(key(other)))
+        #expect(try await store.delete(key(other)) == false)
+        _ = try await store.deleteAll(in: other)
     }
 
     /// A process in a new, unrelated session keyring (as a new SSH session or a cron job)
