@@ -25,6 +25,7 @@ actor AgentCore {
     private let journal: AgentJournal?
     /// On a forwarded socket: the forward, named in every asker.
     private let via: String?
+    private var forwardSaid: AgentEvent.Kind?
     private let authkit = AgentAsker.ownExecutable
     /// Where the groups' rules come from (the config file), read again when it changes.
     private var rules: AgentRulesSource
@@ -71,6 +72,21 @@ actor AgentCore {
         channels[nextConnection] = channel
         machine.opened(nextConnection, asker: AgentAsker.resolve(pid: peer, via: via, authkit: authkit))
         return nextConnection
+    }
+
+    /// A forwarded socket began (`.opened`) or stopped (`.closed`) serving: said in the log.
+    func forward(_ kind: AgentEvent.Kind) {
+        guard let via, forwardSaid != kind else { return }  // a second close says nothing new
+        forwardSaid = kind
+        perform([machine.forwardEvent(kind, via: via, now: Self.now())])
+    }
+
+    /// The journal's datagram saying this forward closed, built ahead for a process that ends
+    /// on a signal, where nothing can be built (nil: not a forward, or no journal).
+    func farewell() -> (journal: String, datagram: [UInt8])? {
+        guard let via, let journal else { return nil }
+        let event = machine.forwardEvent(.closed, via: via, wall: Self.now().wall)
+        return (journal.path, AgentJournal.datagram(event, message: Self.message(event)))
     }
 
     func isWaiting(_ connection: AgentStateMachine.Connection) -> Bool {
@@ -190,7 +206,7 @@ actor AgentCore {
         case .failed: return "\(what) of \(group) for \(who) failed: \(event.reason ?? "")"
         case .asked: return "asked whether \(who) may have a \(what) of \(group)"
         case .allowed: return "allowed \(who) a \(what) of \(group)"
-        case .opened, .closed: return "forward \(event.kind.rawValue): \(event.via ?? "")"
+        case .opened, .closed: return "forward \(event.via ?? "?") \(event.kind.rawValue) (groups: \(event.group ?? "all"))"
         }
     }
 

@@ -120,6 +120,7 @@ package final class AgentServer: Sendable {
         }
         let server = AgentServer(path: path, channel: channel, core: core, identity: identity)
         await core.attach { [server] in Task { await server.close() } }
+        await core.forward(.opened)
         logger.info("agent listening", metadata: ["socket": "\(path)", "restricted": "\(configuration.policy.isRestricted)"])
         return server
     }
@@ -129,9 +130,16 @@ package final class AgentServer: Sendable {
         try? await channel.closeFuture.get()
     }
 
+    /// For a forward that may end on a signal: the journal's socket and the datagram that says
+    /// it closed, to send from the handler (nil: not a forward, or no journal).
+    package func farewell() async -> (journal: String, datagram: [UInt8])? {
+        await core.farewell()
+    }
+
     /// Stops listening and removes the socket file (only the one this agent made).
     package func close() async {
         try? await channel.close().get()
+        await core.forward(.closed)
         var info = stat()
         if let identity, lstat(path, &info) == 0, UInt64(info.st_dev) == identity.dev, UInt64(info.st_ino) == identity.ino {
             unlink(path)

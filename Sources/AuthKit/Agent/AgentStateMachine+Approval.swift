@@ -146,6 +146,20 @@ extension AgentStateMachine {
         return .journal(log.append(event))
     }
 
+    /// A forwarded socket began or stopped serving (`via` names the forward); with the groups it
+    /// serves, so the log shows what was reachable, and when.
+    mutating func forwardEvent(_ kind: AgentEvent.Kind, via: String, now: Now) -> Action {
+        .journal(log.append(forwardEvent(kind, via: via, wall: now.wall)))
+    }
+
+    /// The event itself, kept out of the log (for a farewell said from a signal handler).
+    func forwardEvent(_ kind: AgentEvent.Kind, via: String, wall: Double) -> AgentEvent {
+        var event = AgentEvent(time: Int64(wall), kind: kind)
+        event.via = Self.bounded(via)
+        if let groups = policy.groups { event.group = groups.keys.sorted().prefix(16).map(Self.bounded).joined(separator: " ") }
+        return event
+    }
+
     static func bounded(_ text: String) -> String { ProcText.cleaned(text, limit: 128) }
 
     /// What a request asks for, as a person reads it: "an access token of com.example.prod for

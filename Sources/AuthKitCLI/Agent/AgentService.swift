@@ -60,6 +60,8 @@ enum AgentService {
         configuration.environment = environment
         let server = try await AgentServer.start(
             configuration, sessions: AgentSessions(environment: environment), logger: LogSetup.agentLogger(level: logLevel))
+        // A forward ended by a signal still says so in the journal.
+        if let (journal, datagram) = await server.farewell() { AgentSignals.sayOnSignal(journal: journal, datagram: datagram) }
         // systemd's socket file is systemd's to remove.
         if inherited == nil { AgentSignals.removeOnSignal(path, hangup: endsOnHangup) } else { AgentSignals.exitOnSignal() }
         return server

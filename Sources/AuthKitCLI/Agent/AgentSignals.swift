@@ -31,6 +31,7 @@ enum AgentSignals {
                     unlink(path)
                 }
             }
+            AgentSignals.sayFarewell()
             _exit(0)
         }
         signal(SIGTERM, handler)
@@ -41,8 +42,36 @@ enum AgentSignals {
         }
     }
 
+    /// A datagram for the journal that the handler sends before the process ends (a forward's
+    /// "closed"), built ahead: a handler may only make system calls.
+    nonisolated(unsafe) static var farewell: (address: UnsafeMutablePointer<sockaddr_un>, bytes: UnsafeMutableRawBufferPointer)?
+
+    /// Sets ``farewell``; call before the handlers are installed.
+    static func sayOnSignal(journal: String, datagram: [UInt8]) {
+        guard let address = AgentSocket.address(journal) else { return }
+        let stored = UnsafeMutablePointer<sockaddr_un>.allocate(capacity: 1)
+        stored.initialize(to: address)
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: datagram.count, alignment: 1)
+        bytes.copyBytes(from: datagram)
+        farewell = (stored, bytes)
+    }
+
+    /// Sends ``farewell`` (async-signal-safe: socket, sendto, close).
+    static func sayFarewell() {
+        guard let (address, bytes) = farewell else { return }
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return }
+        _ = address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
+        close(fd)
+    }
+
     static func exitOnSignal() {
-        let handler: @convention(c) (Int32) -> Void = { _ in _exit(0) }
+        let handler: @convention(c) (Int32) -> Void = { _ in
+            AgentSignals.sayFarewell()
+            _exit(0)
+        }
         signal(SIGTERM, handler)
         signal(SIGINT, handler)
     }

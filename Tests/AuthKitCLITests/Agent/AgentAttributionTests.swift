@@ -208,9 +208,16 @@ import Glibc
         #expect(try await offThePool { forward.firstStdoutLine(timeout: 30) } == socket)
         let inside = try await offThePool { try AgentForwardTests.sandboxed(["authkit", "token", "--group", world.group], socket: socket) }
         #expect(inside.status == 0, "\(inside.stderr)")
-        let text = try await journal.text()
+        var text = try await journal.text()
         #expect(text.contains("AUTHKIT_VIA=authkit agent forward (\(socket))"), "\(text)")
         #expect(text.contains("AUTHKIT_EVENT=served") && text.contains("AUTHKIT_ASKER=") && text.contains("bwrap"), "\(text)")
+        // The forward's start and its end by a signal (Ctrl-C) are logged, with what it served.
+        #expect(text.contains("AUTHKIT_EVENT=opened") && text.contains("(groups: \(world.group))"), "\(text)")
+        #expect(!text.contains("AUTHKIT_EVENT=closed"), "\(text)")
+        forward.send(signal: SIGINT)
+        forward.wait(timeout: 10)
+        text = try await journal.text()
+        #expect(text.contains("MESSAGE=forward authkit agent forward (\(socket)) closed (groups: \(world.group))"), "\(text)")
         world.recordExternal("journal", [], ProcessResult(status: 0, stdout: text, stderr: "", timedOut: false))
         try await world.assertNoSecretsLeaked()
     }

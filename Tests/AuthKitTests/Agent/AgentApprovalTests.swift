@@ -119,6 +119,22 @@ struct AgentApprovalTests {
         #expect(forward.receiveActions(Array(#"{"v":1,"op":"log"}"#.utf8), from: 1, now: Self.now).first?.isRefusal == true)
     }
 
+    @Test("a forward's start and end are logged with the forward and the groups it serves")
+    func forwardOpenedAndClosed() throws {
+        var forward = Machine(
+            policy: .restricted(groups: ["g": .kernelKeyring, "a": .secretService], extraScopes: [], idTokens: false), pid: 1)
+        let opened = forward.forwardEvent(.opened, via: "ssh to build-box", now: Self.now)
+        let closed = forward.forwardEvent(.closed, via: "ssh to build-box", now: Self.now)
+        guard case .journal(let first) = opened, case .journal(let last) = closed else {
+            Issue.record("no events: \(opened) \(closed)")
+            return
+        }
+        #expect(first.kind == .opened && first.via == "ssh to build-box" && first.group == "a g")
+        #expect(last.kind == .closed && last.sequence == first.sequence + 1)
+        #expect(AgentCore.message(first) == "forward ssh to build-box opened (groups: a g)")
+        #expect(forward.log.events(after: 0, limit: 10).map(\.kind) == [.opened, .closed])
+    }
+
     @Test("a hundred thousand requests keep the log and the machine bounded")
     func bounded() {
         var machine = Machine(policy: .restricted(groups: ["g": .kernelKeyring], extraScopes: [], idTokens: false), pid: 1)
