@@ -28,6 +28,20 @@ enum Setup {
         return CommandLine.arguments.first ?? "authkit"
     }
 
+    /// Whether the symbolic link `link` leads, through any number of links, relative or
+    /// absolute, to the same file as `target`.
+    static func leadsTo(_ link: String, _ target: String) -> Bool {
+        var info = stat()
+        guard lstat(link, &info) == 0, info.st_mode & S_IFMT == S_IFLNK,
+            let resolved = realpath(link, nil), let wanted = realpath(target, nil)
+        else { return false }
+        defer {
+            free(resolved)
+            free(wanted)
+        }
+        return strcmp(resolved, wanted) == 0
+    }
+
     /// `word` quoted for the shell git runs `!`-helpers with.
     static func shellQuoted(_ word: String) -> String {
         word.allSatisfy({ $0.isLetter || $0.isNumber || "/._-+:=@".contains($0) })

@@ -133,7 +133,9 @@ struct CredHelpersFile {
 
     /// The helper link, then the file: the client is never pointed at a helper that is not there.
     private func write(registry: String, text: String, changed: Bool, executable: String, link: String) throws(Setup.Failure) {
-        if (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) != executable {
+        // A link that already leads to this authkit stays as it is (the package's own links are
+        // relative, and dpkg owns them).
+        if !Setup.leadsTo(link, executable) {
             unlink(link)
             guard symlink(executable, link) == 0 else {
                 throw Setup.Failure(

@@ -169,4 +169,21 @@ import Testing
         #expect(failed.status == 2, "\(failed.stderr)")
         #expect(try String(contentsOf: config, encoding: .utf8) == before, "the mapping stayed although setup failed")
     }
+
+    /// The package's plug-in links are relative (`docker-credential-authkit -> authkit`) and
+    /// dpkg's: setup leaves a link that already leads to this authkit as it is.
+    @Test func setupKeepsARelativeLinkThatLeadsHere() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        let bin = world.scratch.appendingPathComponent("usr-bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: bin.path + "/authkit", withDestinationPath: TestPaths.product("authkit").path)
+        let link = bin.path + "/docker-credential-authkit"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "authkit")
+        let setUp = try await world.authkit(
+            ["setup", "docker", "--registry", "r.example", "--link-dir", bin.path],
+            environment: ["DOCKER_CONFIG": world.scratch.appendingPathComponent("docker-relative").path])
+        #expect(setUp.status == 0, "\(setUp.stderr)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "authkit", "the relative link was replaced")
+    }
 }
