@@ -17,10 +17,14 @@ public struct GraphClient: Sendable {
     /// Gives the access token to send; `forceRefresh` after a 401.
     public typealias AccessTokenSource = @Sendable (_ forceRefresh: Bool) async throws -> String
 
+    /// Sends one request with a token (`forceRefresh`: a new one, after a 401): the bearer
+    /// token of an ``AccessTokenSource``, or the shared sign-in's token as
+    /// ``SharedSession/send(_:account:scopes:resources:)`` sends it (a DPoP proof for a bound one).
+    package typealias Sender = @Sendable (_ request: HTTPRequest, _ forceRefresh: Bool) async throws(GraphError) -> HTTPResponse
+
     /// e.g. `https://graph.microsoft.com/v1.0`.
     public var baseURL: URL
-    package var transport: any HTTPTransport
-    package var accessToken: AccessTokenSource
+    package var send: Sender
     package var timeout: Duration
     package var maxRetryAfter: Duration
     package var maxThrottleRetries: Int
@@ -41,9 +45,22 @@ public struct GraphClient: Sendable {
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
         accessToken: @escaping AccessTokenSource
     ) {
+        self.init(baseURL: baseURL, timeout: timeout, maxRetryAfter: maxRetryAfter, maxThrottleRetries: maxThrottleRetries, sleep: sleep) {
+            request, forceRefresh throws(GraphError) in
+            let token: String
+            do { token = try await accessToken(forceRefresh) } catch { throw .token("\(error)") }
+            var request = request
+            request.headers.replace("Authorization", with: "Bearer \(token)")
+            do throws(HTTPError) { return try await transport.send(request) } catch { throw .transport(error) }
+        }
+    }
+
+    package init(
+        baseURL: URL, timeout: Duration = .seconds(30), maxRetryAfter: Duration = .seconds(30), maxThrottleRetries: Int = 3,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }, send: @escaping Sender
+    ) {
         self.baseURL = baseURL
-        self.transport = transport
-        self.accessToken = accessToken
+        self.send = send
         self.timeout = timeout
         self.maxRetryAfter = maxRetryAfter
         self.maxThrottleRetries = maxThrottleRetries
@@ -116,27 +133,15 @@ public struct GraphClient: Sendable {
         }
     }
 
-    /// GET with the bearer token, one silent refresh on 401 (for the whole search:
-    /// `refreshUsed`), bounded waits on 429/503.
+    /// GET with the token, one silent refresh on 401 (for the whole search: `refreshUsed`),
+    /// bounded waits on 429/503.
     private func get(_ url: URL, refreshUsed: inout Bool) async throws(GraphError) -> HTTPResponse {
         var refreshed = false
         var throttled = 0
         while true {
-            let token: String
-            do {
-                token = try await accessToken(refreshed)
-            } catch {
-                throw .token("\(error)")
-            }
             var headers = HTTPHeaders()
-            headers.add("Authorization", "Bearer \(token)")
             headers.add("Accept", "application/json")
-            let response: HTTPResponse
-            do {
-                response = try await transport.send(HTTPRequest(url: url, headers: headers, timeout: timeout, maxResponseBytes: 4 << 20))
-            } catch {
-                throw .transport(error)
-            }
+            let response = try await send(HTTPRequest(url: url, headers: headers, timeout: timeout, maxResponseBytes: 4 << 20), refreshed)
             switch response.status {
             case 200:
                 return response

@@ -104,18 +104,8 @@ struct SearchCommand: AsyncParsableCommand {
         -> [GraphUser]
     {
         let tokenFailure = Mutex<AuthKitError?>(nil)
-        let last = Mutex<AccessToken?>(nil)
-        let client = GraphClient(baseURL: baseURL) { forceRefresh in
-            // As GraphClient(session:): after a 401, replace the token that was refused.
-            let rejected = forceRefresh ? last.withLock { $0 } : nil
-            do throws(AuthKitError) {
-                let token = try await session.validAccessToken(account: account, replacing: rejected)
-                last.withLock { $0 = token }
-                return token.value
-            } catch {
-                tokenFailure.withLock { $0 = error }
-                throw error
-            }
+        let client = GraphClient(session: session, account: account, baseURL: baseURL, transport: session.transport) { error in
+            tokenFailure.withLock { $0 = error }
         }
         do throws(GraphError) {
             return try await client.searchUsers(text, top: top)

@@ -282,6 +282,29 @@ import TestSupport
             try DPoPProof(method: "GET", url: try await Self.userinfo(harness)), session: harness.session, account: nil)
     }
 
+    /// A Graph search with a bound sign-in sends the token as RFC 9449 §7 says (a bound token
+    /// sent as Bearer is refused by any server that knows DPoP): the DPoP scheme, and a proof of
+    /// the sign-in's key for this GET of this URL with the token's hash.
+    @Test func aGraphSearchSendsABoundTokenWithAProof() async throws {
+        let harness = try await SignInHarness.start(options: Self.options)
+        _ = try await harness.run(harness.flow(try harness.profile())).get()
+        let record = try #require(try await harness.records().first)
+        let graph = ScriptedTransport([.success(HTTPResponse(status: 200, headers: HTTPHeaders(), body: Array(#"{"value":[]}"#.utf8)))])
+        let base = try #require(URL(string: "https://graph.example.test/v1.0"))
+        let client = GraphClient(session: harness.session, baseURL: base, transport: graph)
+        #expect(try await client.searchUsers("ada").isEmpty)
+        let sent = try #require(graph.requests.first)
+        let token = try await harness.session.validAccessToken()
+        #expect(sent.headers["Authorization"] == "DPoP \(token.value)")
+        let proof = try #require(sent.headers["DPoP"])
+        let (_, claims) = try DPoPProofTests.parts(proof)
+        #expect(claims["htm"] == .string("GET") && claims["htu"] == .string("https://graph.example.test/v1.0/users"))
+        #expect(claims["ath"] == .string(try DPoPProof.hash(of: token.value)))
+        let key = try DPoPProofTests.headerKey(proof)
+        #expect(try key.thumbprint() == record.dpopThumbprint)
+        _ = try JWSVerifier(allowedAlgorithms: [.es256]).verify(proof, keys: JWKSet(keys: [key]))
+    }
+
     @Test func aStoredKeyNamingAnotherTPMIsRefused() async throws {
         let harness = try await SignInHarness.start(options: Self.options)
         _ = try await harness.run(harness.flow(try harness.profile())).get()
