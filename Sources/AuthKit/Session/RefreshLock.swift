@@ -9,9 +9,11 @@ import Glibc
 #endif
 
 /// The cross-process lock that makes one refresh at a time per group: `flock(2)` on
-/// `$XDG_RUNTIME_DIR/authkit/<group>.lock`, or, where `XDG_RUNTIME_DIR` is unset (cron, a
-/// plain SSH session), on `$XDG_STATE_HOME/authkit/locks/<group>.lock` (by default under
-/// `~/.local/state`), a 0700 directory in the user's own home.
+/// `$XDG_STATE_HOME/authkit/locks/<group>.lock` (by default under `~/.local/state`), a 0700
+/// directory in the user's own home. One place whatever the session: a cron job or a plain SSH
+/// session has no `XDG_RUNTIME_DIR` while the agent and a desktop shell do, and they share the
+/// same stores, so a lock that moved with it would let two of them spend one rotated refresh
+/// token.
 ///
 /// The kernel releases a `flock` when its holder exits, however it exits: a process killed
 /// with SIGKILL while refreshing does not block the next one. The directory must belong to
@@ -104,32 +106,25 @@ public struct RefreshLock: Sendable {
         return String(safe) + ".lock"
     }
 
-    /// `$XDG_RUNTIME_DIR/authkit`, else `$XDG_STATE_HOME/authkit/locks` (by default
-    /// `~/.local/state/authkit/locks`): places only this user can create, made 0700 where
-    /// missing and checked to be ours and private. (Not a predictable name under /tmp, where
-    /// another user could create it first and block every refresh.)
+    /// `$XDG_STATE_HOME/authkit/locks` (by default `~/.local/state/authkit/locks`), whether or
+    /// not `XDG_RUNTIME_DIR` is set: a place only this user can create, made 0700 where missing
+    /// and checked to be ours and private. (Not a predictable name under /tmp, where another
+    /// user could create it first and block every refresh.)
     static func directory(environment: [String: String]) throws(Failure) -> String {
-        let path: String
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            path = runtime + "/authkit"
-            try makeDirectory(path)
+        let state: String
+        if let explicit = environment["XDG_STATE_HOME"], explicit.hasPrefix("/") {
+            state = explicit
+        } else if let home = homeDirectory(environment), home.hasPrefix("/") {
+            state = home + "/.local/state"
         } else {
-            let state: String
-            if let explicit = environment["XDG_STATE_HOME"], explicit.hasPrefix("/") {
-                state = explicit
-            } else if let home = homeDirectory(environment), home.hasPrefix("/") {
-                state = home + "/.local/state"
-            } else {
-                throw .directory(path: "~/.local/state/authkit/locks", reason: "neither XDG_RUNTIME_DIR, XDG_STATE_HOME nor HOME is set")
+            throw .directory(path: "~/.local/state/authkit/locks", reason: "neither XDG_STATE_HOME nor HOME is set")
+        }
+        var path = ""
+        for component in (state + "/authkit/locks").split(separator: "/") {
+            path += "/" + component
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
+                throw .directory(path: path, reason: String(cString: strerror(errno)))
             }
-            var built = ""
-            for component in (state + "/authkit/locks").split(separator: "/") {
-                built += "/" + component
-                if mkdir(built, 0o700) != 0 && errno != EEXIST {
-                    throw .directory(path: built, reason: String(cString: strerror(errno)))
-                }
-            }
-            path = built
         }
         var info = stat()
         guard lstat(path, &info) == 0 else { throw .directory(path: path, reason: String(cString: strerror(errno))) }
@@ -139,12 +134,6 @@ public struct RefreshLock: Sendable {
             throw .directory(path: path, reason: "others can write to it; run chmod 700 \(path)")
         }
         return path
-    }
-
-    private static func makeDirectory(_ path: String) throws(Failure) {
-        if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw .directory(path: path, reason: String(cString: strerror(errno)))
-        }
     }
 
     private static func homeDirectory(_ environment: [String: String]) -> String? {

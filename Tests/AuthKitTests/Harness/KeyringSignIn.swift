@@ -39,8 +39,8 @@ final class KeyringSignIn: Sendable {
         }
     }
 
-    /// `$XDG_RUNTIME_DIR/authkit/<group>.lock` of the private session.
-    var lockPath: String { (keyring.environment["XDG_RUNTIME_DIR"] ?? "") + "/authkit/\(group).lock" }
+    /// `$XDG_STATE_HOME/authkit/locks/<group>.lock` of the private session.
+    var lockPath: String { (keyring.environment["XDG_STATE_HOME"] ?? "") + "/authkit/locks/\(group).lock" }
 
     /// Runs `authkit` in the private session; its stderr (and stdout unless `keepStdout` is
     /// false) go to the leak scan.

@@ -15,7 +15,8 @@ final class SignInHarness: Sendable {
     let group: String
     let store: PlainFileStore
     let session: SharedSession
-    /// `XDG_RUNTIME_DIR` of this harness: the refresh lock lives under it.
+    /// `XDG_RUNTIME_DIR` and `XDG_STATE_HOME` of this harness: the refresh lock lives under the
+    /// second.
     let environment: [String: String]
     let transcript = Transcript()
 
@@ -28,7 +29,7 @@ final class SignInHarness: Sendable {
         directory = try TestPaths.makeTemporaryDirectory(prefix: "authkit-signin")
         group = "test.signin.\(UUID().uuidString.prefix(8).lowercased())"
         store = PlainFileStore(directory: directory.appendingPathComponent("store").path)
-        environment = ["XDG_RUNTIME_DIR": directory.path]
+        environment = ["XDG_RUNTIME_DIR": directory.path, "XDG_STATE_HOME": directory.path + "/state"]
         session = try SharedSession(group: group, store: store, transport: transport, environment: environment, lockTimeout: .seconds(20))
     }
 

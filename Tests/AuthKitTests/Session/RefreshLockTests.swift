@@ -9,8 +9,8 @@ struct RefreshLockTests {
     func exclusion() async throws {
         let directory = try TestPaths.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let lock = try RefreshLock(group: "com.example.shared", environment: ["XDG_RUNTIME_DIR": directory.path])
-        #expect(lock.path == directory.path + "/authkit/com.example.shared.lock")
+        let lock = try RefreshLock(group: "com.example.shared", environment: ["XDG_STATE_HOME": directory.path])
+        #expect(lock.path == directory.path + "/authkit/locks/com.example.shared.lock")
         let first = try await lock.acquire()
         await #expect(throws: RefreshLock.Failure.timedOut(path: lock.path, seconds: 0)) {
             _ = try await lock.acquire(timeout: .milliseconds(200))
@@ -24,7 +24,7 @@ struct RefreshLockTests {
     func killedHolder() async throws {
         let directory = try TestPaths.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let lock = try RefreshLock(group: "g", environment: ["XDG_RUNTIME_DIR": directory.path])
+        let lock = try RefreshLock(group: "g", environment: ["XDG_STATE_HOME": directory.path])
         // One process that takes the lock and sleeps (flock(1) would hand it to a child) until it
         // is killed: a busy run once took longer than a 60 s sleep, and the lock was free again.
         let holder = try TestProcess(
@@ -45,12 +45,19 @@ struct RefreshLockTests {
         next.release()
     }
 
-    @Test("without XDG_RUNTIME_DIR a private directory under XDG_STATE_HOME (else ~/.local/state) is used; a shared one is refused")
-    func fallbackDirectory() throws {
+    @Test(
+        "a private directory under XDG_STATE_HOME (else ~/.local/state), the same with or without XDG_RUNTIME_DIR; a shared one is refused"
+    )
+    func lockDirectory() throws {
         let directory = try TestPaths.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let lock = try RefreshLock(group: "a/b c", environment: ["XDG_STATE_HOME": directory.path + "/state"])
         #expect(lock.path == "\(directory.path)/state/authkit/locks/a_b_c.lock")
+        // A cron job (no XDG_RUNTIME_DIR) and the agent or a desktop shell (with one) share the
+        // stores, so they must share the lock too.
+        let session = try RefreshLock(
+            group: "a/b c", environment: ["XDG_STATE_HOME": directory.path + "/state", "XDG_RUNTIME_DIR": directory.path + "/run"])
+        #expect(session.path == lock.path)
         var info = stat()
         for path in ["/state", "/state/authkit", "/state/authkit/locks"] {
             #expect(stat(directory.path + path, &info) == 0)
@@ -60,8 +67,8 @@ struct RefreshLockTests {
         #expect(home.path == "\(directory.path)/home/.local/state/authkit/locks/g.lock")
 
         let open = directory.appendingPathComponent("open")
-        try FileManager.default.createDirectory(at: open.appendingPathComponent("authkit"), withIntermediateDirectories: true)
-        chmod(open.appendingPathComponent("authkit").path, 0o777)
-        #expect(throws: RefreshLock.Failure.self) { _ = try RefreshLock(group: "g", environment: ["XDG_RUNTIME_DIR": open.path]) }
+        try FileManager.default.createDirectory(at: open.appendingPathComponent("authkit/locks"), withIntermediateDirectories: true)
+        chmod(open.appendingPathComponent("authkit/locks").path, 0o777)
+        #expect(throws: RefreshLock.Failure.self) { _ = try RefreshLock(group: "g", environment: ["XDG_STATE_HOME": open.path]) }
     }
 }

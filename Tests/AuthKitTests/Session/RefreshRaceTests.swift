@@ -9,7 +9,7 @@ import Glibc
 
 // The refresh race, and SIGKILL while holding the lock, with whole processes:
 // `authkit token` (the built product) in a private D-Bus session with a real gnome-keyring
-// (PrivateSecretService; its XDG_RUNTIME_DIR is private, so the refresh lock is too), against
+// (PrivateSecretService; its XDG_STATE_HOME is private, so the refresh lock is too), against
 // our authlib provider, whose request log counts the refreshes. The sign-in they share is made
 // by `authkit login` with the scripted browser as $BROWSER: the real Secret Service path.
 

@@ -419,7 +419,7 @@ struct SharedSessionTests {
         let directory = try TestPaths.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let session = try SharedSession(
-            group: "test.empty", store: PlainFileStore(directory: directory.path), environment: ["XDG_RUNTIME_DIR": directory.path])
+            group: "test.empty", store: PlainFileStore(directory: directory.path), environment: ["XDG_STATE_HOME": directory.path])
         await #expect {
             _ = try await session.validAccessToken()
         } throws: { error in
