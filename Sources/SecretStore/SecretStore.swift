@@ -30,10 +30,7 @@ public protocol SecretStore: Sendable {
     @discardableResult
     nonisolated(nonsending) func delete(_ key: ItemKey) async throws(SecretStoreError) -> Bool
 
-    /// Deletes every item of `group`, sound or corrupt. Returns how many were deleted. A
-    /// container made only to hold the items (the kernel keyring's group keyring) goes too; one
-    /// the user chose (a collection, the encrypted store's folder) stays. The caller keeps saves
-    /// of the same group from racing this (AuthKit holds the group's lock).
+    /// Deletes every item of `group`, sound or corrupt. Returns how many were deleted.
     @discardableResult
     nonisolated(nonsending) func deleteAll(in group: SecretGroup) async throws(SecretStoreError) -> Int
 

@@ -15,4 +15,21 @@ public enum Keyctl {
             ] + arguments,
             timeout: timeout)
     }
+
+    /// Removes the kernel keyring store's keyrings of `group` (its items' and its pending items'),
+    /// and with them every key they hold. Each test makes a group of its own, and the store keeps
+    /// a group's keyring when its last item goes: without this, repeated runs would fill the
+    /// user's key quota (200 keys for a user other than root).
+    public static func removeGroup(_ group: String) {
+        _ = try? ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/keyctl"), removeGroupArguments(group), timeout: 10)
+    }
+
+    /// `keyctl`'s arguments for ``removeGroup(_:)``, for a test that runs it as another user.
+    public static func removeGroupArguments(_ group: String) -> [String] {
+        [
+            "session", "-", "/bin/sh", "-c",
+            #"p=$(keyctl get_persistent @s) || exit 1; for d in "authkit:$1" "authkit-pending:$1"; do k=$(keyctl search "$p" keyring "$d" 2>/dev/null) && keyctl unlink "$k" "$p" >/dev/null; done; exit 0"#,
+            "sh", group,
+        ]
+    }
 }

@@ -178,11 +178,6 @@ public final class KernelKeyringStore: SecretStore {
             }
             _ = ak_keyctl_unlink(id, keyring)
         }
-        // An emptied group leaves no trace: its keyring goes too (a save racing this one is the
-        // caller's to prevent; AuthKit writes a group only under the group's lock).
-        if (try? Self.members(of: keyring))?.isEmpty == true, let persistent = try? Self.persistentKeyring() {
-            _ = ak_keyctl_unlink(keyring, persistent)
-        }
         return count
     }
 

@@ -84,6 +84,7 @@ import Testing
         defer { world.stop() }
         try await world.signIn()
         let kernelGroup = "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))"
+        defer { Keyctl.removeGroup(kernelGroup) }
         let login = try await world.authkit(
             [
                 "login", "--issuer", world.provider.issuer.absoluteString, "--client-id", CLIHarness.clientID, "--group", kernelGroup,

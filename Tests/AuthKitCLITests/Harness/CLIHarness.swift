@@ -147,6 +147,7 @@ final class CLIHarness: @unchecked Sendable {
             // The kernel keyring outlives the world: remove the group's items.
             _ = try? ProcessRunner.run(
                 TestPaths.product("authkit"), ["logout", "--all", "--group", group], environment: environment, timeout: 30)
+            Keyctl.removeGroup(group)
         }
         graph?.stop()
         provider.stop()

@@ -13,6 +13,7 @@ import Glibc
 @Suite struct KernelKeyringCLITests {
     @Test func theWholeLifeOfASignInInTheKernelKeyring() async throws {
         let group = "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))"
+        defer { Keyctl.removeGroup(group) }
         let world = try await CLIHarness.start(group: group)
         defer { world.stop() }
         let storage = ["--storage", "kernel-keyring"]
@@ -71,6 +72,7 @@ import Glibc
     /// went), says where it is and why; a flag still wins; the last logout forgets the record.
     @Test func theSignInIsFoundWhereItWasStoredWithoutTheFlag() async throws {
         let group = "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))"
+        defer { Keyctl.removeGroup(group) }
         let world = try await CLIHarness.start(group: group)
         defer { world.stop() }
         let noBus = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/bus"]
@@ -108,6 +110,7 @@ import Glibc
     /// may write, which authkit never trusts): login succeeds and says so, with what to do.
     @Test func aStorageRecordThatCannotBeWrittenIsSaidAtLogin() async throws {
         let group = "com.example.kernel-\(UInt32.random(in: 0...UInt32.max))"
+        defer { Keyctl.removeGroup(group) }
         let world = try await CLIHarness.start(group: group)
         defer { world.stop() }
         let state = try #require(world.environment["XDG_STATE_HOME"]) + "/authkit"
