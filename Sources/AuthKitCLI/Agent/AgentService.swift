@@ -37,6 +37,9 @@ enum AgentService {
         ready()
         await server.run()
         await server.close()
+        // close() said "closed" (a forward's); a signal during the rest of the shutdown says
+        // nothing more.
+        AgentSignals.disarmFarewell()
     }
 
     static func start(

@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthKit
 import ChildProcess
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -20,6 +21,7 @@ enum AgentSignals {
     nonisolated(unsafe) static var identity = stat()
 
     static func removeOnSignal(_ path: String, hangup: Bool = false) {
+        prepareHandlerState()
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
         identity = info
@@ -42,32 +44,49 @@ enum AgentSignals {
         }
     }
 
-    /// A datagram for the journal that the handler sends before the process ends (a forward's
-    /// "closed"), built ahead: a handler may only make system calls.
-    nonisolated(unsafe) static var farewell: (address: UnsafeMutablePointer<sockaddr_un>, bytes: UnsafeMutableRawBufferPointer)?
+    /// The journal datagram a handler sends before the process ends (a forward's "closed"),
+    /// built ahead — a handler may only make system calls — and sent only while armed: the
+    /// forward that said "closed" itself disarms it.
+    nonisolated(unsafe) static var farewell: (address: UnsafePointer<sockaddr>, bytes: UnsafeRawBufferPointer)?
+    static let farewellArmed = Atomic<Bool>(false)
 
-    /// Sets ``farewell``; call before the handlers are installed.
+    /// Builds and arms ``farewell``; call before the handlers are installed.
     static func sayOnSignal(journal: String, datagram: [UInt8]) {
         guard let address = AgentSocket.address(journal) else { return }
         let stored = UnsafeMutablePointer<sockaddr_un>.allocate(capacity: 1)
         stored.initialize(to: address)
         let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: datagram.count, alignment: 1)
         bytes.copyBytes(from: datagram)
-        farewell = (stored, bytes)
+        farewell = (UnsafeRawPointer(stored).assumingMemoryBound(to: sockaddr.self), UnsafeRawBufferPointer(bytes))
+        farewellArmed.store(true, ordering: .releasing)
     }
 
-    /// Sends ``farewell`` (async-signal-safe: socket, sendto, close).
+    /// The forward said "closed" itself: a signal from now on says nothing more.
+    static func disarmFarewell() {
+        farewellArmed.store(false, ordering: .releasing)
+    }
+
+    /// Sends ``farewell`` when armed (async-signal-safe: an atomic load, socket, sendto, close).
     static func sayFarewell() {
-        guard let (address, bytes) = farewell else { return }
+        guard farewellArmed.load(ordering: .acquiring), let (address, bytes) = farewell else { return }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return }
-        _ = address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-        }
+        _ = sendto(
+            fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), address, socklen_t(MemoryLayout<sockaddr_un>.size))
         close(fd)
     }
 
+    /// Touches what the handlers read, so that no lazy global is first set up inside a handler
+    /// (that may take a lock the interrupted thread holds).
+    private static func prepareHandlerState() {
+        _ = farewellArmed.load(ordering: .relaxed)
+        _ = farewell
+        _ = socketPath
+        _ = identity
+    }
+
     static func exitOnSignal() {
+        prepareHandlerState()
         let handler: @convention(c) (Int32) -> Void = { _ in
             AgentSignals.sayFarewell()
             _exit(0)
