@@ -28,13 +28,13 @@ enum Setup {
         return CommandLine.arguments.first ?? "authkit"
     }
 
-    /// Whether the symbolic link `link` leads, through any number of links, relative or
-    /// absolute, to the same file as `target`.
+    /// Whether the symbolic link `link` names `target` itself, or a file beside the link (a
+    /// relative name without `/`, as the package's `docker-credential-authkit -> authkit`) that
+    /// is the same file as `target`. A link that wanders through other folders is not kept.
     static func leadsTo(_ link: String, _ target: String) -> Bool {
-        var info = stat()
-        guard lstat(link, &info) == 0, info.st_mode & S_IFMT == S_IFLNK,
-            let resolved = realpath(link, nil), let wanted = realpath(target, nil)
-        else { return false }
+        guard let named = try? FileManager.default.destinationOfSymbolicLink(atPath: link) else { return false }
+        if named == target { return true }
+        guard !named.contains("/"), let resolved = realpath(link, nil), let wanted = realpath(target, nil) else { return false }
         defer {
             free(resolved)
             free(wanted)

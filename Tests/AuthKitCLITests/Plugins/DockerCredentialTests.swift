@@ -185,5 +185,17 @@ import Testing
             environment: ["DOCKER_CONFIG": world.scratch.appendingPathComponent("docker-relative").path])
         #expect(setUp.status == 0, "\(setUp.stderr)")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "authkit", "the relative link was replaced")
+        // A link to anything else is replaced by one to this authkit.
+        try "#!/bin/sh\n".write(toFile: bin.path + "/other", atomically: false, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: link)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "other")
+        let again = try await world.authkit(
+            ["setup", "docker", "--registry", "r.example", "--link-dir", bin.path],
+            environment: ["DOCKER_CONFIG": world.scratch.appendingPathComponent("docker-relative").path])
+        #expect(again.status == 0, "\(again.stderr)")
+        let replaced = try FileManager.default.destinationOfSymbolicLink(atPath: link)
+        #expect(
+            URL(fileURLWithPath: replaced).resolvingSymlinksInPath() == TestPaths.product("authkit").resolvingSymlinksInPath(),
+            "\(replaced)")
     }
 }
