@@ -118,7 +118,11 @@ struct CredHelpersFile {
             let text = JSONValue.object(object).serialized(options: [.prettyPrinted]) + "\n"
             let plan = try Setup.planSection(kind: .registry, name: registry, option: "--registry", entries: entries)
             if printOnly {
-                Terminal.printData("# \(path)\n\(text)ln -s \(Setup.shellQuoted(executable)) \(Setup.shellQuoted(link))\n\(plan.printed)")
+                let linking =
+                    Setup.leadsTo(link, executable)
+                    ? "# \(link) already leads to this authkit: kept\n"
+                    : "ln -s \(Setup.shellQuoted(executable)) \(Setup.shellQuoted(link))\n"
+                Terminal.printData("# \(path)\n\(text)\(linking)\(plan.printed)")
                 return
             }
             let section = try plan.apply { () throws(Setup.Failure) in
@@ -135,14 +139,16 @@ struct CredHelpersFile {
     private func write(registry: String, text: String, changed: Bool, executable: String, link: String) throws(Setup.Failure) {
         // A link that already leads to this authkit stays as it is (the package's own links are
         // relative, and dpkg owns them).
-        if !Setup.leadsTo(link, executable) {
+        if Setup.leadsTo(link, executable) {
+            Terminal.printError("\(client): \(link) already leads to this authkit (kept)")
+        } else {
             unlink(link)
             guard symlink(executable, link) == 0 else {
                 throw Setup.Failure(
                     description: "cannot link \(link): \(String(cString: strerror(errno))); run: ln -s \(executable) \(link)")
             }
+            Terminal.printError("\(client): \(link) -> \(executable)")
         }
-        Terminal.printError("\(client): \(link) -> \(executable)")
         if changed {
             try? FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
