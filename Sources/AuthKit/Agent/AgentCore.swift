@@ -132,11 +132,15 @@ actor AgentCore {
     }
 
     private func perform(_ actions: [AgentStateMachine.Action]) {
+        // The answers written so far: a stop waits for them (the process ends right after).
+        var written: [EventLoopFuture<Void>] = []
         for action in actions {
             switch action {
             case .reply(let connection, let response):
                 busy[connection] = max(0, (busy[connection] ?? 1) - 1)
-                channels[connection]?.writeAndFlush(ByteBuffer(bytes: AgentMessage.encode(response)), promise: nil)
+                if let channel = channels[connection] {
+                    written.append(channel.writeAndFlush(ByteBuffer(bytes: AgentMessage.encode(response))))
+                }
             case .fetch(let key, let minTTL):
                 let sessions = self.sessions
                 Task {
@@ -190,7 +194,14 @@ actor AgentCore {
                 logger.warning("\(message)")
             case .stop:
                 logger.info("agent stopping on request")
-                onStop?()
+                // The one who asked hears "ok" before the agent goes: stop once the answer is
+                // written (or could not be).
+                let onStop = self.onStop
+                if let last = written.last {
+                    last.whenComplete { _ in onStop?() }
+                } else {
+                    onStop?()
+                }
             }
         }
     }
