@@ -109,8 +109,23 @@ public struct RefreshLock: Sendable {
     /// `$XDG_STATE_HOME/authkit/locks` (by default `~/.local/state/authkit/locks`), whether or
     /// not `XDG_RUNTIME_DIR` is set: a place only this user can create, made 0700 where missing
     /// and checked to be ours and private. (Not a predictable name under /tmp, where another
-    /// user could create it first and block every refresh.)
+    /// user could create it first and block every refresh.) Only where that folder cannot be
+    /// made at all (no home, a read-only one, as for a service's user) is
+    /// `$XDG_RUNTIME_DIR/authkit` used: then no process of the user can make it either.
     static func directory(environment: [String: String]) throws(Failure) -> String {
+        let path: String
+        do throws(Failure) {
+            path = try stateDirectory(environment: environment)
+        } catch {
+            guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { throw error }
+            path = runtime + "/authkit"
+            if mkdir(path, 0o700) != 0 && errno != EEXIST { throw error }
+        }
+        return try checked(path)
+    }
+
+    /// `$XDG_STATE_HOME/authkit/locks` or `~/.local/state/authkit/locks`, made where missing.
+    private static func stateDirectory(environment: [String: String]) throws(Failure) -> String {
         let state: String
         if let explicit = environment["XDG_STATE_HOME"], explicit.hasPrefix("/") {
             state = explicit
@@ -126,6 +141,11 @@ public struct RefreshLock: Sendable {
                 throw .directory(path: path, reason: String(cString: strerror(errno)))
             }
         }
+        return path
+    }
+
+    /// `path` if it is a directory of ours that nobody else can write.
+    private static func checked(_ path: String) throws(Failure) -> String {
         var info = stat()
         guard lstat(path, &info) == 0 else { throw .directory(path: path, reason: String(cString: strerror(errno))) }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .directory(path: path, reason: "it is not a directory") }

@@ -66,6 +66,15 @@ struct RefreshLockTests {
         let home = try RefreshLock(group: "g", environment: ["HOME": directory.path + "/home"])
         #expect(home.path == "\(directory.path)/home/.local/state/authkit/locks/g.lock")
 
+        // Only a home where the folder cannot be made at all (a service's user, whose home is
+        // missing or read-only; here a file, which stops root too) uses the runtime folder.
+        let file = directory.appendingPathComponent("not-a-folder")
+        try "".write(to: file, atomically: false, encoding: .utf8)
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("run"), withIntermediateDirectories: true)
+        let noHome = try RefreshLock(group: "g", environment: ["HOME": file.path, "XDG_RUNTIME_DIR": directory.path + "/run"])
+        #expect(noHome.path == "\(directory.path)/run/authkit/g.lock")
+        #expect(throws: RefreshLock.Failure.self) { _ = try RefreshLock(group: "g", environment: ["HOME": file.path]) }
+
         let open = directory.appendingPathComponent("open")
         try FileManager.default.createDirectory(at: open.appendingPathComponent("authkit/locks"), withIntermediateDirectories: true)
         chmod(open.appendingPathComponent("authkit/locks").path, 0o777)
