@@ -51,6 +51,15 @@ package struct AgentEvent: Sendable, Equatable, Codable {
         }
     }
 
+    /// A forward began (`opened`) or stopped (`closed`) serving, with the groups it serves
+    /// (nil: all), so the log shows what was reachable, and when.
+    static func forward(_ kind: Kind, via: String, groups: [String]?, wall: Double) -> AgentEvent {
+        var event = AgentEvent(time: Int64(wall), kind: kind)
+        event.via = via
+        event.group = groups.map { $0.prefix(16).joined(separator: " ") }
+        return event
+    }
+
     enum CodingKeys: String, CodingKey {
         case sequence = "seq", time, kind, group, account, scopes, token, reason, asker, pid, executable
         case commandLine = "command_line", unit, via

@@ -1,4 +1,11 @@
+import JOSE
 import SecretStore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// What a socket of the agent serves.
 ///
@@ -64,8 +71,18 @@ package struct AgentPolicy: Sendable, Equatable {
             if !resources.isEmpty, !Set(query.resources).isSubset(of: Set(resources)) {
                 return .failure(.refused("this forwarded agent socket serves tokens for \(resources.joined(separator: ", ")) only"))
             }
+            // A forward opened without --resource hands out the sign-in's own tokens: a token for
+            // another API (another audience) is wider, and would cost the machine a refresh each.
+            if groups != nil, resources.isEmpty, !query.resources.isEmpty {
+                return .failure(
+                    .refused("this forwarded agent socket serves no resource's token (open it with --resource URI to serve one)"))
+            }
         case .proof(let query):
             (storage, account) = (query.token.storage, query.token.account)
+            // A forward for some resources signs proofs for requests to them only.
+            if !resources.isEmpty, !resources.contains(where: { Self.resource($0, covers: query.proof.target) }) {
+                return .failure(.refused("this forwarded agent socket signs proofs for \(resources.joined(separator: ", ")) only"))
+            }
         case .rejected(_, let named, _):
             storage = named
         }
@@ -100,6 +117,40 @@ package struct AgentPolicy: Sendable, Equatable {
         if request.resources.isEmpty { request.resources = resources }
         if request.scopes.isEmpty, let narrowScopes { request.scopes = narrowScopes }
         return request
+    }
+
+    /// Whether a proof's `htu` (`target`) is `resource` or below it (a path under it).
+    static func resource(_ resource: String, covers target: String) -> Bool {
+        guard let url = URL(string: resource), let base = DPoPProof.target(of: url) else { return false }
+        return target == base || target.hasPrefix(base.hasSuffix("/") ? base : base + "/")
+    }
+
+    /// Why `token` is wider than this socket hands out, or nil. A forward checks what it serves
+    /// itself, whatever the agent or store it asked did (an older agent that ignored the
+    /// narrowing, a provider that does not narrow): at most its `--scope` scopes — those the
+    /// token's answer named and those in its own `scope` claim (RFC 9068) — and, for
+    /// `--resource`, only a token shown to be for its resources.
+    func problem(with token: AgentStateMachine.Token) -> String? {
+        guard isRestricted, narrowScopes != nil || !resources.isEmpty else { return nil }
+        let claims = (try? CompactJWS(parsing: token.value)).flatMap { try? JWTClaims(payload: $0.payload) }
+        if let narrowScopes {
+            var issued = Set(token.scopes)
+            if let scope = claims?["scope"]?.stringValue { issued.formUnion(scope.split(separator: " ").map(String.init)) }
+            let extra = issued.subtracting(narrowScopes).sorted()
+            if !extra.isEmpty {
+                return "the token is for \(extra.prefix(8).map(ProviderText.displayable).joined(separator: " ")) too; "
+                    + "this forward serves at most \(narrowScopes.joined(separator: " "))"
+            }
+        }
+        if !resources.isEmpty {
+            guard !token.resources.isEmpty, Set(token.resources).isSubset(of: Set(resources)) else {
+                return "the token is not shown to be for \(resources.joined(separator: ", ")) only"
+            }
+            if let audience = claims?.audience, !audience.isEmpty, !Set(audience).isSubset(of: Set(resources)) {
+                return "the token is for another audience too; this forward serves \(resources.joined(separator: ", ")) only"
+            }
+        }
+        return nil
     }
 
     /// Whether the socket's time (`--for`) is over at `monotonic` seconds.

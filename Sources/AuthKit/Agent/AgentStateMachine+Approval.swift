@@ -71,6 +71,8 @@ extension AgentStateMachine {
     package mutating func signed(_ connection: Connection, _ result: Result<String, AgentFailure>, request: AgentProofRequest, now: Now)
         -> [Action]
     {
+        var result = result
+        if policy.hasExpired(at: now.monotonic) { result = .failure(.timeIsOver) }
         switch result {
         case .success(let proof):
             var response = AgentResponse(ok: true)
@@ -94,6 +96,13 @@ extension AgentStateMachine {
             return [
                 .reply(connection, .failure(.refused(why))), record(.refused, request, connection: connection, now: now, reason: why),
                 .close(connection),
+            ]
+        }
+        // A yes that came after the forward's time was over serves nothing.
+        guard !policy.hasExpired(at: now.monotonic) else {
+            return [
+                .reply(connection, .failure(.timeIsOver)),
+                record(.refused, request, connection: connection, now: now, reason: AgentFailure.timeIsOver.message),
             ]
         }
         allowed.insert(Grant(connection: connection, group: group, idToken: idToken))
@@ -146,18 +155,14 @@ extension AgentStateMachine {
         return .journal(log.append(event))
     }
 
-    /// A forwarded socket began or stopped serving (`via` names the forward); with the groups it
-    /// serves, so the log shows what was reachable, and when.
+    /// A forwarded socket began or stopped serving (`via` names the forward).
     mutating func forwardEvent(_ kind: AgentEvent.Kind, via: String, now: Now) -> Action {
         .journal(log.append(forwardEvent(kind, via: via, wall: now.wall)))
     }
 
     /// The event itself, kept out of the log (for a farewell said from a signal handler).
     func forwardEvent(_ kind: AgentEvent.Kind, via: String, wall: Double) -> AgentEvent {
-        var event = AgentEvent(time: Int64(wall), kind: kind)
-        event.via = Self.bounded(via)
-        if let groups = policy.groups { event.group = groups.keys.sorted().prefix(16).map(Self.bounded).joined(separator: " ") }
-        return event
+        AgentEvent.forward(kind, via: Self.bounded(via), groups: policy.groups.map { $0.keys.sorted().map(Self.bounded) }, wall: wall)
     }
 
     static func bounded(_ text: String) -> String { ProcText.cleaned(text, limit: 128) }

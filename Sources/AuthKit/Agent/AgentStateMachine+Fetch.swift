@@ -14,9 +14,16 @@ extension AgentStateMachine {
         }
         if !fetchGeneration.keys.contains(where: { $0.group == key.group }) { generations[key.group] = nil }
         let waiters = waiting.removeValue(forKey: key) ?? []
+        var result = result
+        // A forward checks what it hands out itself, and serves nothing once its time is over.
+        if case .success(let token) = result, let problem = policy.problem(with: token) {
+            result = .failure(.refused(problem))
+        }
+        if policy.hasExpired(at: now.monotonic) { result = .failure(.timeIsOver) }
         switch result {
         case .failure(let failure):
             held[key] = nil
+            if policy.isRestricted { failedFetches.remember(failure, for: key, at: now.monotonic) }
             return waiters.flatMap { waiter -> [Action] in
                 let kind: AgentEvent.Kind = failure.code == .refused ? .refused : .failed
                 return [
@@ -47,5 +54,14 @@ extension AgentStateMachine {
             }
             return actions
         }
+    }
+
+    /// Holds `token` for the next requests for `key` (bounded: the expired go first, then all).
+    mutating func store(_ token: Token, for key: Key, now: Now) {
+        if held.count >= Self.maximumHeld {
+            held = held.filter { Double($0.value.token.expiresAt) > now.wall }
+            if held.count >= Self.maximumHeld { held.removeAll() }
+        }
+        held[key] = Held(token: token, readAt: now.monotonic)
     }
 }

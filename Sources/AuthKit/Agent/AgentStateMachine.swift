@@ -125,6 +125,8 @@ package struct AgentStateMachine: Sendable {
     var lastRejection: [String: Double] = [:]
     /// A forwarded socket: when a fetch it caused last refreshed each served group (monotonic).
     var lastRefresh: [String: Double] = [:]
+    /// A forwarded socket: the fetches that failed, answered as they failed for a while.
+    var failedFetches = AgentFailedFetches()
     /// False for a forward that waits for its far side's `open` (``AgentPolicy/openKey``).
     var isOpen: Bool
     /// What a person allowed a connection (a group, a kind of token), and the request of each
@@ -199,9 +201,7 @@ package struct AgentStateMachine: Sendable {
         switch request {
         case .token, .idToken, .rejected, .proof:
             guard !policy.hasExpired(at: now.monotonic) else {
-                let failure = AgentFailure(
-                    code: .refused, message: "this forward's time is over (it served for the --for it was opened with)",
-                    hint: "open a new one on the machine that holds the sign-in", category: .usage)
+                let failure = AgentFailure.timeIsOver
                 return [
                     .reply(connection, .failure(failure)),
                     record(.refused, request, connection: connection, now: now, reason: failure.message),
@@ -292,6 +292,13 @@ package struct AgentStateMachine: Sendable {
         if let entry = held[key], usable(entry, key: key, minTTL: minTTL, now: now) {
             return [.reply(connection, Self.answer(entry.token)), served(entry.token, key: key, connection: connection, now: now)]
         }
+        if let failure = failedFetches.failure(for: key, at: now.monotonic) {
+            let kind: AgentEvent.Kind = failure.code == .refused ? .refused : .failed
+            return [
+                .reply(connection, .failure(failure)),
+                failedEvent(kind, key: key, connection: connection, now: now, reason: failure.message),
+            ]
+        }
         waiting[key, default: []].append(Waiter(connection: connection, minTTL: minTTL))
         // A fetch under way answers this request too (or is followed by one for a longer min_ttl).
         if fetching[key] != nil { return [] }
@@ -319,16 +326,8 @@ package struct AgentStateMachine: Sendable {
     /// How many entries the machine's maps hold, for tests of its bounds.
     package var footprint: Int {
         held.count + waiting.count + fetching.count + generations.count + fetchGeneration.count + lastRejection.count
-            + lastRefresh.count + allowed.count
+            + lastRefresh.count + failedFetches.count + allowed.count
             + awaitingConfirmation.count + askers.count + onceGrants.count
-    }
-
-    mutating func store(_ token: Token, for key: Key, now: Now) {
-        if held.count >= Self.maximumHeld {
-            held = held.filter { Double($0.value.token.expiresAt) > now.wall }
-            if held.count >= Self.maximumHeld { held.removeAll() }
-        }
-        held[key] = Held(token: token, readAt: now.monotonic)
     }
 
     static func answer(_ token: Token) -> AgentResponse {
