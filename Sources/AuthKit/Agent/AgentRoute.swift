@@ -108,7 +108,8 @@ package struct AgentRoute: Sendable {
                 session.logger.debug("the agent answered with a failure", metadata: ["code": "\(failure.code)"])
                 throw Self.cleaned(failure).error(group: session.group.name)
             }
-            guard let answer = Self.checked(response) else {
+            let asked: AgentTokenRequest? = if case .token(let query) = request { query } else { nil }
+            guard let answer = Self.checked(response, asked: asked) else {
                 session.logger.debug("the agent's answer is malformed; reading the store")
                 return nil
             }
@@ -118,11 +119,19 @@ package struct AgentRoute: Sendable {
     }
 
     /// A successful answer checked like anything from outside: a token of visible ASCII only,
-    /// an expiry and an account. nil when it is not one.
-    private static func checked(_ response: AgentResponse) -> AccessToken? {
+    /// an expiry and an account — and, for a token `asked` for resources or fewer scopes, one
+    /// that says it is that token (an agent older than narrowing ignores both and answers with
+    /// the sign-in's own). nil when it is not one.
+    static func checked(_ response: AgentResponse, asked: AgentTokenRequest?) -> AccessToken? {
         guard response.ok, let value = response.token, TokenResponse.isTransportable(value), let expiresAt = response.expiresAt,
             expiresAt > 0, expiresAt < Int64(TokenRecord.latestTime), let account = response.account, !account.isEmpty
         else { return nil }
+        if let asked {
+            // (A forward fills in its own resources and scopes where none were asked.)
+            guard asked.resources.isEmpty || Set(response.resources ?? []) == Set(asked.resources) else { return nil }
+            let (wanted, named) = (Set(asked.scopes), Set(response.scopes ?? []))
+            if !wanted.isEmpty, wanted.isStrictSubset(of: named) { return nil }
+        }
         return AccessToken(
             value: value, expiresAt: Date(timeIntervalSince1970: Double(expiresAt)),
             scopes: (response.scopes ?? []).map(ProviderText.displayable), account: ProviderText.displayable(account),
@@ -152,7 +161,8 @@ package struct AgentRoute: Sendable {
                 path: client.path, request: request, timeout: client.answerTimeout, forwardKey: client.forwardKey)
         else { return nil }
         if !response.ok, let failure = response.error { return .failure(cleaned(failure).error(group: group)) }
-        return checked(response).map { .success($0) }
+        guard case .token(let asked) = request else { return nil }
+        return checked(response, asked: asked).map { .success($0) }
     }
 
     /// A lifetime as the wire's `min_ttl`, within its range.

@@ -43,6 +43,32 @@ import Testing
         #expect(failure.code == .badRequest && failure.message.contains(words), "\(failure.message)")
     }
 
+    /// An agent older than narrowing ignores `resources` and answers fewer scopes with the
+    /// sign-in's own token: a client that asked for them does not take that answer for the
+    /// narrow token (it reads the store, which narrows and checks).
+    @Test func anAnswerThatIsNotTheNarrowTokenAskedForIsNotTaken() {
+        func answer(scopes: [String], resources: [String]?) -> AgentResponse {
+            var response = AgentResponse(ok: true)
+            (response.token, response.expiresAt, response.account) = ("t", 2_000_000_000, "ada")
+            (response.scopes, response.resources) = (scopes, resources)
+            return response
+        }
+        let api = "https://api.example/"
+        let cases: [(AgentTokenRequest, AgentResponse, Bool)] = [
+            (AgentTokenRequest(group: "g", resources: [api]), answer(scopes: ["read"], resources: nil), false),
+            (AgentTokenRequest(group: "g", resources: [api]), answer(scopes: ["read"], resources: [api]), true),
+            (AgentTokenRequest(group: "g", scopes: ["read"]), answer(scopes: ["read", "write"], resources: nil), false),
+            (AgentTokenRequest(group: "g", scopes: ["read"]), answer(scopes: ["read"], resources: nil), true),
+            // Other scopes than the sign-in's (a provider's own names for them), and a forward
+            // that filled in its resources where none were asked: as answered.
+            (AgentTokenRequest(group: "g", scopes: ["api://x/.default"]), answer(scopes: ["api://x/read"], resources: nil), true),
+            (AgentTokenRequest(group: "g"), answer(scopes: ["read"], resources: [api]), true),
+        ]
+        for (asked, response, taken) in cases {
+            #expect((AgentRoute.checked(response, asked: asked) != nil) == taken, "\(asked) \(response)")
+        }
+    }
+
     @Test func theLimitsAreTheWiresOwn() {
         let long =
             #"{"v":1,"op":"token","group":"g","account":""# + String(repeating: "a", count: AgentMessage.maximumRequestBytes) + #""}"#
