@@ -263,12 +263,13 @@ struct RefreshStateMachine {
                 written = kept
                 return .write(kept)
             }
-            var extra = updated.additionalTokens ?? [:]
-            extra[key] = TokenRecord.ScopedToken(
-                accessToken: response.accessToken, expiresAt: response.expiresAt?.timeIntervalSince1970,
+            // Without the provider's expires_in, the hour it is handed out for (else every
+            // request for it would refresh).
+            let token = TokenRecord.ScopedToken(
+                accessToken: response.accessToken, expiresAt: (response.expiresAt ?? now.addingTimeInterval(3600)).timeIntervalSince1970,
                 scopes: response.scopes ?? narrowing.scopes ?? original.scopes,
                 resources: narrowing.resources.isEmpty ? nil : narrowing.resources)
-            updated.additionalTokens = extra
+            updated.additionalTokens = updated.addingAdditionalToken(token, for: key, now: now.timeIntervalSince1970)
         } else {
             updated.accessToken = response.accessToken
             updated.accessTokenExpiresAt = response.expiresAt?.timeIntervalSince1970

@@ -68,6 +68,23 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
     /// space-joined sorted scope list.
     package var additionalTokens: [String: ScopedToken]?
 
+    /// The most ``additionalTokens`` a record keeps: a record every tool shares (and a store
+    /// with a quota, as the kernel keyring's) does not grow with every narrowing asked for.
+    package static let maximumAdditionalTokens = 16
+
+    /// ``additionalTokens`` with `token` under `key`: those that expired dropped, and the ones
+    /// that expire soonest while there are more than ``maximumAdditionalTokens``.
+    package func addingAdditionalToken(_ token: ScopedToken, for key: String, now: Double) -> [String: ScopedToken] {
+        var kept = (additionalTokens ?? [:]).filter { $0.key != key && ($0.value.expiresAt ?? 0) > now }
+        while kept.count >= Self.maximumAdditionalTokens,
+            let soonest = kept.min(by: { ($0.value.expiresAt ?? 0, $0.key) < ($1.value.expiresAt ?? 0, $1.key) })
+        {
+            kept[soonest.key] = nil
+        }
+        kept[key] = token
+        return kept
+    }
+
     package var signedInAt: Double
     package var refreshedAt: Double?
 

@@ -39,6 +39,22 @@ private func json(_ record: TokenRecord) throws -> [String: Any] {
 
 @Suite("TokenRecord")
 struct TokenRecordTests {
+    @Test("narrowed tokens kept beside the sign-in: the expired dropped, at most maximumAdditionalTokens, the soonest to expire first")
+    func additionalTokensAreBounded() throws {
+        var record = try sample()
+        let now = 1_000_000.0
+        func token(_ expires: Double?) -> TokenRecord.ScopedToken {
+            TokenRecord.ScopedToken(accessToken: "at", expiresAt: expires, scopes: ["s"])
+        }
+        record.additionalTokens = ["expired": token(now - 1), "unknown": token(nil)]
+        for index in 0..<40 {
+            record.additionalTokens = record.addingAdditionalToken(token(now + 100 + Double(index)), for: "k\(index)", now: now)
+        }
+        let kept = try #require(record.additionalTokens)
+        #expect(kept.count == TokenRecord.maximumAdditionalTokens)
+        #expect(kept["expired"] == nil && kept["unknown"] == nil && kept["k39"] != nil && kept["k23"] == nil && kept["k24"] != nil)
+    }
+
     @Test("the stored JSON uses the documented field names")
     func fieldNames() throws {
         let object = try json(sample())
