@@ -23,7 +23,9 @@ extension SharedSession {
         let entries = try await records().filter { Self.matches($0.item.key, account: account) }
         let past = clock().timeIntervalSince1970 - 1
         for entry in entries {
-            guard case .success(var record) = entry.record else { continue }
+            guard case .success(let stored) = entry.record else { continue }
+            // A rotated refresh token the store refused is built on, never overwritten.
+            var record = PendingRecord.find(entry.item.key, current: stored, logger: logger) ?? stored
             var changed = false
             if record.accessToken == value {
                 record.accessTokenExpiresAt = min(record.accessTokenExpiresAt ?? past, past)

@@ -24,10 +24,12 @@ struct TokenExchange {
         }
         let held = try await session.acquireLock()
         defer { held.release() }
-        // Another process may have exchanged meanwhile.
-        guard let current = try await session.readRecord(item.key) else {
+        // Another process may have exchanged meanwhile; a rotated refresh token the store
+        // refused is built on, never overwritten.
+        guard let stored = try await session.readRecord(item.key) else {
             throw .notSignedIn(group: session.group.name, account: subject.account)
         }
+        let current = PendingRecord.find(item.key, current: stored, logger: session.logger) ?? stored
         if let token = RefreshStateMachine.usableToken(current, narrowing: narrowing, lifetime: minimumLifetime, now: session.clock()) {
             return token
         }
@@ -45,13 +47,12 @@ struct TokenExchange {
         }
         guard let cacheKey = narrowing.cacheKey else { throw .unsupported("a token exchange names an audience or a resource") }
         var updated = current
-        var extra = updated.additionalTokens ?? [:]
         let scopes = response.scopes ?? narrowing.scopes ?? current.scopes
-        extra[cacheKey] = TokenRecord.ScopedToken(
+        let token = TokenRecord.ScopedToken(
             accessToken: response.accessToken,
             expiresAt: (response.expiresAt ?? session.clock().addingTimeInterval(3600)).timeIntervalSince1970,
             scopes: scopes, resources: narrowing.resources.isEmpty ? nil : narrowing.resources)
-        updated.additionalTokens = extra
+        updated.additionalTokens = updated.addingAdditionalToken(token, for: cacheKey, now: session.clock().timeIntervalSince1970)
         updated.generation = RefreshStateMachine.nextGeneration(current.generation)
         // The sign-in's own tokens are unchanged: a failed write loses nothing but this token.
         do { try await session.write(updated, for: item.key) } catch {

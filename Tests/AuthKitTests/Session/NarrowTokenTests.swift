@@ -126,6 +126,34 @@ import TestSupport
         try await harness.expectNoSecretsLeaked()
     }
 
+    /// A rotated refresh token the store refused waits in the kernel keyring (PendingSave): an
+    /// exchange, or a client's "this token was rejected", writes the record on top of it, never
+    /// the stale one that would lose it.
+    @Test func anExchangeOrARejectionBuildsOnAPendingRefreshToken() async throws {
+        var options = Self.options
+        options.tokenExchange = true
+        let harness = try await SignInHarness.start(options: options)
+        defer { Keyctl.removeGroup(harness.group) }
+        _ = try await harness.run(harness.flow(try harness.profile())).get()
+        for step in ["exchange", "rejected"] {
+            let stored = try #require(try await harness.records().first)
+            let key = harness.session.itemKey(for: stored)
+            var rotated = stored
+            rotated.refreshToken = "rotated-\(step)-refresh-token"
+            rotated.generation = RefreshStateMachine.nextGeneration(stored.generation)
+            #expect(PendingRecord.keep(rotated, for: key, replacing: stored.generation, logger: harness.session.logger))
+            if step == "exchange" {
+                _ = try await harness.session.exchangedToken(audience: "api-\(step)", scopes: ["openid"])
+            } else {
+                #expect(try await harness.session.markRejected(accessToken: stored.accessToken))
+            }
+            let after = try #require(try await harness.records().first)
+            let kept = after.refreshToken == rotated.refreshToken
+            #expect(kept, "\(step): the pending refresh token was lost")
+            #expect(PendingSave.find(key) == nil, "\(step): saved, so no longer pending")
+        }
+    }
+
     @Test func noExchangeWhereTheProviderOffersNone() async throws {
         let harness = try await SignInHarness.start(options: Self.options)
         _ = try await harness.run(harness.flow(try harness.profile())).get()
