@@ -21,7 +21,9 @@ import Testing
             let started = Date()
             let token = try await world.authkit(["token", "--group", world.group])
             #expect(token.status == 0, "refresh \(round): \(token.stderr)")
-            #expect(Date().timeIntervalSince(started) < 4, "refresh \(round) waited for a dialog")
+            // A dialog nobody answers holds the D-Bus call until its 25 s timeout; a busy machine
+            // takes several seconds without one (7 s seen with both cores busy).
+            #expect(Date().timeIntervalSince(started) < 20, "refresh \(round) waited for a dialog")
         }
         #expect(try await world.provider.log().grantTypes["refresh_token", default: 0] == 3)
         let live = try await world.provider.issued()["items"].array.filter { $0["kind"] == "refresh_token" && $0["active"] == true }

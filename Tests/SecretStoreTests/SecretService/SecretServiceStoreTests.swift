@@ -332,7 +332,9 @@ struct SecretServiceStoreTests {
         for prompts in ["never", "unlock"] {
             try Self.save(service, "{\"generation\":2,\"prompts\":\"\(prompts)\"}", prompts: prompts)
         }
-        #expect(Date().timeIntervalSince(started) < 8, "a save waited for a prompt")
+        // A prompt nobody answers holds the save until the probe is killed; a busy machine takes
+        // seconds without one.
+        #expect(Date().timeIntervalSince(started) < 20, "a save waited for a prompt")
         let calls = try monitor.calls()
         #expect(calls.filter { $0.member == "SetSecret" }.count == 2, "\(calls)")
         #expect(calls.filter { $0.member == "CreateItem" || $0.member == "Prompt" }.isEmpty, "\(calls)")
