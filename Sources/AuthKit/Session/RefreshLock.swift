@@ -41,16 +41,23 @@ public struct RefreshLock: Sendable {
 
     /// The lock file's path.
     package let path: String
+    /// Also taken, after ``path``, where there is a runtime folder: `$XDG_RUNTIME_DIR/authkit/<group>.lock`,
+    /// where the first builds kept the lock (an agent of theirs may still run) and which every
+    /// process of a login session shares even when their `HOME` or `XDG_STATE_HOME` differ.
+    package let runtimePath: String?
 
     /// The lock for `group`, in the directory this environment calls for.
     package init(group: String, environment: [String: String]) throws(Failure) {
         let directory = try Self.directory(environment: environment)
         path = directory + "/" + Self.fileName(group: group)
+        let runtime = (try? Self.runtimeDirectory(environment: environment)).map { $0 + "/" + Self.fileName(group: group) }
+        runtimePath = runtime == path ? nil : runtime
     }
 
     /// A lock at an explicit path (tests).
     package init(path: String) {
         self.path = path
+        runtimePath = nil
     }
 
     /// Runs `body` while holding the lock, waiting at most `timeout` to get it.
@@ -63,11 +70,27 @@ public struct RefreshLock: Sendable {
         return try await body()
     }
 
-    /// Takes the lock. Release it with ``Held/release()`` (or let the process end).
+    /// Takes the lock (``path``, then ``runtimePath``: always in this order, so two processes
+    /// never wait for each other). Release it with ``Held/release()`` (or let the process end).
     package func acquire(timeout: Duration = .seconds(60)) async throws(Failure) -> Held {
+        let deadline = ContinuousClock.now + timeout
+        let first = try await Self.take(path, timeout: timeout)
+        guard let runtimePath else { return first }
+        do {
+            let second = try await Self.take(runtimePath, timeout: max(.zero, deadline - ContinuousClock.now))
+            return Held(fds: first.fds + second.fds)
+        } catch {
+            first.release()
+            // A runtime folder that cannot hold a lock file only loses the sharing it adds.
+            guard case .timedOut = error else { return try await Self.take(path, timeout: max(.zero, deadline - ContinuousClock.now)) }
+            throw error
+        }
+    }
+
+    private static func take(_ path: String, timeout: Duration) async throws(Failure) -> Held {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .file(path: path, reason: String(cString: strerror(errno))) }
-        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return Held(fd: fd) }
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return Held(fds: [fd]) }
         guard errno == EWOULDBLOCK || errno == EINTR else {
             let reason = String(cString: strerror(errno))
             close(fd)
@@ -79,7 +102,7 @@ public struct RefreshLock: Sendable {
         while ContinuousClock.now < deadline {
             if Task.isCancelled { break }
             try? await Task.sleep(for: pause)
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return Held(fd: fd) }
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return Held(fds: [fd]) }
             pause = min(pause * 2, .milliseconds(50))
         }
         close(fd)
@@ -88,12 +111,12 @@ public struct RefreshLock: Sendable {
 
     /// A held lock.
     package final class Held: Sendable {
-        private let fd: Int32
-        init(fd: Int32) { self.fd = fd }
+        let fds: [Int32]
+        init(fds: [Int32]) { self.fds = fds }
 
-        /// Releases the lock (closing the descriptor releases the flock).
+        /// Releases the lock (closing the descriptors releases the flocks).
         package func release() {
-            close(fd)
+            for fd in fds.reversed() { close(fd) }
         }
     }
 
@@ -117,10 +140,17 @@ public struct RefreshLock: Sendable {
         do throws(Failure) {
             path = try stateDirectory(environment: environment)
         } catch {
-            guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { throw error }
-            path = runtime + "/authkit"
-            if mkdir(path, 0o700) != 0 && errno != EEXIST { throw error }
+            guard let runtime = try? runtimeDirectory(environment: environment) else { throw error }
+            return runtime
         }
+        return try checked(path)
+    }
+
+    /// `$XDG_RUNTIME_DIR/authkit`, made where missing and checked; nil without a runtime folder.
+    static func runtimeDirectory(environment: [String: String]) throws(Failure) -> String? {
+        guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
+        let path = runtime + "/authkit"
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .directory(path: path, reason: String(cString: strerror(errno))) }
         return try checked(path)
     }
 

@@ -18,6 +18,21 @@ struct RefreshLockTests {
         first.release()
         let second = try await lock.acquire(timeout: .seconds(5))
         second.release()
+
+        // Where there is a runtime folder its lock is taken too (after the first): what an
+        // agent of the first builds holds there, or a process whose HOME differs, excludes.
+        let run = directory.appendingPathComponent("run")
+        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
+        let both = try RefreshLock(group: "g", environment: ["XDG_STATE_HOME": directory.path, "XDG_RUNTIME_DIR": run.path])
+        #expect(both.path == directory.path + "/authkit/locks/g.lock" && both.runtimePath == run.path + "/authkit/g.lock")
+        let old = try await RefreshLock(path: run.path + "/authkit/g.lock").acquire()
+        await #expect(throws: RefreshLock.Failure.timedOut(path: run.path + "/authkit/g.lock", seconds: 0)) {
+            _ = try await both.acquire(timeout: .milliseconds(200))
+        }
+        old.release()
+        let held = try await both.acquire(timeout: .seconds(5))
+        await #expect(throws: RefreshLock.Failure.self) { _ = try await RefreshLock(path: both.path).acquire(timeout: .milliseconds(100)) }
+        held.release()
     }
 
     @Test("a holder killed with SIGKILL does not block the next one")
