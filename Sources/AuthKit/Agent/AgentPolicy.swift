@@ -36,6 +36,9 @@ package struct AgentPolicy: Sendable, Equatable {
     /// empty: as asked). A request for anything wider is refused before the provider is asked.
     package var narrowScopes: [String]?
     package var resources: [String] = []
+    /// For a forward without ``resources``: the resources a client may name (`--allow-resource`,
+    /// as a `[credential]` mapping's `resource =` asks); any other is refused.
+    package var allowedResources: Set<String> = []
     /// A forward that serves for a while only (`--for`): how long, in seconds from when it
     /// starts listening (``AgentServer`` sets ``servesUntil``).
     package var lifetime: Double?
@@ -73,9 +76,11 @@ package struct AgentPolicy: Sendable, Equatable {
             }
             // A forward opened without --resource hands out the sign-in's own tokens: a token for
             // another API (another audience) is wider, and would cost the machine a refresh each.
-            if groups != nil, resources.isEmpty, !query.resources.isEmpty {
+            if groups != nil, resources.isEmpty, !Set(query.resources).isSubset(of: allowedResources) {
                 return .failure(
-                    .refused("this forwarded agent socket serves no resource's token (open it with --resource URI to serve one)"))
+                    .refused(
+                        "this forwarded agent socket serves no token for \(query.resources.joined(separator: ", ")) "
+                            + "(open it with --allow-resource URI, or --resource URI to serve only that)"))
             }
         case .proof(let query):
             (storage, account) = (query.token.storage, query.token.account)
@@ -121,6 +126,9 @@ package struct AgentPolicy: Sendable, Equatable {
 
     /// Whether a proof's `htu` (`target`) is `resource` or below it (a path under it).
     static func resource(_ resource: String, covers target: String) -> Bool {
+        // A dot segment (also percent-encoded) would climb out of the resource on the server.
+        let dots: Set<String> = [".", "..", "%2e", "%2e%2e", ".%2e", "%2e."]
+        guard !target.split(separator: "/").contains(where: { dots.contains($0.lowercased()) }) else { return false }
         guard let url = URL(string: resource), let base = DPoPProof.target(of: url) else { return false }
         return target == base || target.hasPrefix(base.hasSuffix("/") ? base : base + "/")
     }

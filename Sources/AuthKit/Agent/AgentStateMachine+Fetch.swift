@@ -16,7 +16,7 @@ extension AgentStateMachine {
         let waiters = waiting.removeValue(forKey: key) ?? []
         var result = result
         // A forward checks what it hands out itself, and serves nothing once its time is over.
-        if case .success(let token) = result, let problem = policy.problem(with: token) {
+        if !key.idToken, case .success(let token) = result, let problem = policy.problem(with: token) {
             result = .failure(.refused(problem))
         }
         if policy.hasExpired(at: now.monotonic) { result = .failure(.timeIsOver) }

@@ -44,6 +44,14 @@ struct ForwardOptions: ParsableArguments {
     var resources: [String] = []
 
     @Option(
+        name: .customLong("allow-resource"),
+        help: ArgumentHelp(
+            "An API a client may ask a token for (RFC 8707, repeatable; default: none), as a [credential] mapping's resource = does; "
+                + "unlike --resource, the sign-in's own tokens are still served.",
+            valueName: "uri"))
+    var allowedResources: [String] = []
+
+    @Option(
         name: .customLong("for"),
         help: ArgumentHelp("Serve for this long only (e.g. 10m, 2h); then the socket hands out nothing.", valueName: "time"))
     var lifetime: String?
@@ -67,6 +75,10 @@ struct ForwardOptions: ParsableArguments {
 
     func validate() throws {
         try TokenRequest.checkResources(resources)
+        try TokenRequest.checkResources(allowedResources)
+        if !resources.isEmpty, !allowedResources.isEmpty {
+            throw ValidationError("--allow-resource does not go with --resource (which already names what is served)")
+        }
         if let lifetime, UnlockCommand.seconds(lifetime) == nil {
             throw ValidationError("--for: use a number with s, m, h or d (e.g. 10m), at most 365d")
         }
@@ -93,6 +105,7 @@ struct ForwardOptions: ParsableArguments {
         policy.confirm = confirm
         policy.narrowScopes = scopes.isEmpty ? nil : Array(Set(scopes)).sorted()
         policy.resources = Array(Set(resources)).sorted()
+        policy.allowedResources = Set(allowedResources)
         policy.lifetime = lifetime.flatMap(UnlockCommand.seconds).map(Double.init)
         if let account { policy.accounts = Dictionary(uniqueKeysWithValues: served.keys.map { ($0, account) }) }
         return policy
@@ -121,7 +134,8 @@ struct AgentForwardCommand: AsyncParsableCommand {
         abstract: "Open a restricted socket that hands out access tokens only, for a container or sandbox.",
         discussion: """
             Serves, until it is stopped (Ctrl-C, SIGTERM, or its terminal closing: SIGHUP), access tokens of the listed groups — \
-            id_tokens only with --id-token, other scopes only those listed with --allow-scope — and \
+            id_tokens only with --id-token, other scopes only those listed with --allow-scope, a \
+            resource's tokens only for those listed with --allow-resource (or, with --resource, only those) — and \
             nothing else: no refresh token, no sign-in, sign-out or erase. Prints the socket's \
             path on standard output once it listens. Give that socket to the container:
 

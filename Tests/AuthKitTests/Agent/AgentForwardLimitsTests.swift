@@ -46,6 +46,22 @@ import Testing
             Array(#"{"v":1,"op":"token","group":"g","resources":["https://other.example/"]}"#.utf8), from: 1, now: Self.now)
         #expect(Self.refusal(actions)?.contains("--resource") == true, "\(actions)")
         #expect(!actions.contains { if case .fetch = $0 { return true } else { return false } })
+        // --allow-resource: the resources a client may name (a [credential] mapping's); its own
+        // token still served, any other resource refused.
+        var allowing = Self.plain
+        allowing.allowedResources = ["https://git.example/"]
+        var machine2 = Machine(policy: allowing, pid: 1)
+        let key = Machine.Key(
+            storage: .kernelKeyring, group: "g", account: nil, scopes: [], resources: ["https://git.example/"], idToken: false)
+        #expect(
+            machine2.receiveActions(
+                Array(#"{"v":1,"op":"token","group":"g","resources":["https://git.example/"]}"#.utf8), from: 1, now: Self.now)
+                == [.fetch(key, minTTL: 60)])
+        let other = machine2.receiveActions(
+            Array(#"{"v":1,"op":"token","group":"g","resources":["https://other.example/"]}"#.utf8), from: 2, now: Self.now)
+        #expect(Self.refusal(other, to: 2) != nil, "\(other)")
+        let own = Machine.Key(storage: .kernelKeyring, group: "g", account: nil, scopes: [], idToken: false)
+        #expect(machine2.receiveActions(Self.ask, from: 3, now: Self.now) == [.fetch(own, minTTL: 60)])
     }
 
     @Test func aTokenWiderThanTheForwardIsRefusedWhateverAnsweredIt() {
@@ -68,6 +84,17 @@ import Testing
             let answer = machine.fetchedActions(Self.narrowKey, .success(token), now: Self.now)
             #expect(Self.refusal(answer)?.contains(said) == true, "\(said): \(answer)")
         }
+        // An id_token (a forward opened with --id-token) is no access token: not checked so.
+        var withIDTokens = Self.narrow
+        withIDTokens.idTokens = true
+        var identity = Machine(policy: withIDTokens, pid: 1)
+        let idKey = Machine.Key(storage: .kernelKeyring, group: "g", account: nil, scopes: [], idToken: true)
+        #expect(
+            identity.receiveActions(Array(#"{"v":1,"op":"id_token","group":"g"}"#.utf8), from: 1, now: Self.now) == [
+                .fetch(idKey, minTTL: 60)
+            ])
+        let idToken = Self.token(scopes: [], resources: [])
+        #expect(identity.fetchedActions(idKey, .success(idToken), now: Self.now) == [.reply(1, Machine.answer(idToken))])
         // As narrow as the forward: served.
         var machine = Machine(policy: Self.narrow, pid: 1)
         _ = machine.receiveActions(Self.ask, from: 1, now: Self.now)
@@ -123,7 +150,7 @@ import Testing
         }
         for (url, allowed) in [
             ("https://api.example/", true), ("https://api.example/v1/items?x=1", true), ("https://api.example.evil/", false),
-            ("https://other.example/", false),
+            ("https://other.example/", false), ("https://api.example/../admin", false), ("https://api.example/v1/%2e%2e/admin", false),
         ] {
             var machine = Machine(policy: Self.narrow, pid: 1)
             let actions = machine.receiveActions(proof(url), from: 1, now: Self.now)
