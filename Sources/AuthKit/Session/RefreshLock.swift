@@ -79,11 +79,12 @@ public struct RefreshLock: Sendable {
         do {
             let second = try await Self.take(runtimePath, timeout: max(.zero, deadline - ContinuousClock.now))
             return Held(fds: first.fds + second.fds)
-        } catch {
+        } catch .timedOut(let path, _) {
             first.release()
+            throw .timedOut(path: path, seconds: Int(timeout.components.seconds))
+        } catch {
             // A runtime folder that cannot hold a lock file only loses the sharing it adds.
-            guard case .timedOut = error else { return try await Self.take(path, timeout: max(.zero, deadline - ContinuousClock.now)) }
-            throw error
+            return first
         }
     }
 
