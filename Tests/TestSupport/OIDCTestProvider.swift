@@ -16,6 +16,14 @@ public final class OIDCTestProvider: Sendable {
 
     /// Start-up options (flags of the peer scripts). Unset values keep the peer's defaults.
     public struct Options: Sendable {
+        /// DPoP with the nonce required and pushed authorization requests (RFC 9449, 9126).
+        public static var dpopAndPAR: Options {
+            var options = Options()
+            options.dpopNonce = true
+            options.par = true
+            return options
+        }
+
         /// Appended to `http://127.0.0.1:PORT` to form the issuer; may contain `{tenantid}`.
         public var issuerPath: String?
         /// Adds `tid`/`oid` claims; required with a `{tenantid}` issuer path.

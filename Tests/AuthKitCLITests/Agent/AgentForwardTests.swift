@@ -12,6 +12,20 @@ import Glibc
 /// never a refresh token, gone with the session.
 @Suite struct AgentForwardTests {
     /// Starts `authkit agent forward` for the world's group and returns it with its socket.
+    /// `git clone` of the git server's repository in the sandbox, with the authkit helper and a
+    /// `[credential]` mapping of the sandbox's own to the world's group.
+    static func sandboxedClone(_ git: GitCredentialTests.GitWorld, world: CLIHarness, socket: String) async throws -> ProcessResult {
+        let config = world.scratch.appendingPathComponent("sandbox-config")
+        try FileManager.default.createDirectory(at: config.appendingPathComponent("authkit"), withIntermediateDirectories: true)
+        try "[credential \"\(git.url)\"]\ngroup = \(world.group)\n".write(
+            to: config.appendingPathComponent("authkit/config"), atomically: false, encoding: .utf8)
+        return try await offThePool {
+            try Self.sandboxed(
+                ["git", "-c", "credential.helper=!authkit credential git", "clone", "-q", git.url + "/repo.git", "/tmp/clone"],
+                socket: socket, config: config)
+        }
+    }
+
     static func forward(_ world: CLIHarness, _ extra: [String] = []) async throws -> (TestProcess, String) {
         let socket = world.scratch.path + "/forward.sock"
         let process = try TestProcess(
@@ -172,15 +186,7 @@ import Glibc
             forward.send(signal: SIGTERM)
             forward.wait(timeout: 10)
         }
-        let config = world.scratch.appendingPathComponent("sandbox-config")
-        try FileManager.default.createDirectory(at: config.appendingPathComponent("authkit"), withIntermediateDirectories: true)
-        try "[credential \"\(git.url)\"]\ngroup = \(world.group)\n".write(
-            to: config.appendingPathComponent("authkit/config"), atomically: false, encoding: .utf8)
-        let clone = try await offThePool {
-            try Self.sandboxed(
-                ["git", "-c", "credential.helper=!authkit credential git", "clone", "-q", git.url + "/repo.git", "/tmp/clone"],
-                socket: socket, config: config)
-        }
+        let clone = try await Self.sandboxedClone(git, world: world, socket: socket)
         world.recordExternal("git", ["clone"], clone)
         #expect(clone.status == 0, "the sandbox clones with the narrowed token: \(clone.stderr)")
 
@@ -238,15 +244,7 @@ import Glibc
         #expect(unnamed.status == 0 && unnamed.stdout == hostToken.stdout, "no --group: the forward's group: \(unnamed.stderr)")
 
         // git in the sandbox, with the authkit helper and a mapping of its own.
-        let config = world.scratch.appendingPathComponent("sandbox-config")
-        try FileManager.default.createDirectory(at: config.appendingPathComponent("authkit"), withIntermediateDirectories: true)
-        try "[credential \"\(git.url)\"]\ngroup = \(world.group)\n".write(
-            to: config.appendingPathComponent("authkit/config"), atomically: false, encoding: .utf8)
-        let clone = try await offThePool {
-            try Self.sandboxed(
-                ["git", "-c", "credential.helper=!authkit credential git", "clone", "-q", git.url + "/repo.git", "/tmp/clone"],
-                socket: socket, config: config)
-        }
+        let clone = try await Self.sandboxedClone(git, world: world, socket: socket)
         world.recordExternal("git", ["clone"], clone)
         #expect(clone.status == 0, "git clones in the sandbox through the forwarded socket: \(clone.stderr)")
 

@@ -5,12 +5,7 @@ import Testing
 /// `authkit request`: the shared sign-in's token on one HTTP request — a DPoP proof with it
 /// for a bound sign-in, made by the agent for a forward, whose side never holds the key.
 @Suite struct RequestCommandTests {
-    static let dpop: OIDCTestProvider.Options = {
-        var options = OIDCTestProvider.Options()
-        options.dpopNonce = true
-        options.par = true
-        return options
-    }()
+    static let dpop = OIDCTestProvider.Options.dpopAndPAR
 
     static func userinfo(_ world: CLIHarness) async throws -> String {
         try #require(try await world.provider.discovery()["userinfo_endpoint"].string)

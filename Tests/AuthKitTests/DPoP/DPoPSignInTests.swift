@@ -9,12 +9,7 @@ import TestSupport
 /// provider, which checks every proof (typ, alg, jwk, jti replay, htm, htu without query, iat,
 /// ath, nonce) and binds what it issues to the key's thumbprint.
 @Suite struct DPoPSignInTests {
-    static let options: OIDCTestProvider.Options = {
-        var options = OIDCTestProvider.Options()
-        options.dpopNonce = true
-        options.par = true
-        return options
-    }()
+    static let options = OIDCTestProvider.Options.dpopAndPAR
 
     static func userinfo(_ harness: SignInHarness) async throws -> URL {
         let text = try await harness.provider.discovery()["userinfo_endpoint"].string ?? ""
