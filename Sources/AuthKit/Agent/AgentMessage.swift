@@ -194,6 +194,10 @@ package struct AgentResponse: Codable, Sendable, Equatable {
     package var tokenType: String?
     /// The resources (RFC 8707) a narrowed token is for.
     package var resources: [String]?
+    /// True: the agent honoured the request's `scopes` and `resources` (it checks a narrowed
+    /// token itself), so more scopes than asked are what the provider issued for other scopes,
+    /// not the sign-in's own token. Absent from agents older than narrowing.
+    package var narrowing: Bool?
     /// `proof`: the DPoP proof the agent signed.
     package var proof: String?
     /// `hello`: the agent's version, its process id, and whether this socket is a restricted
@@ -220,7 +224,7 @@ package struct AgentResponse: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case version = "v", ok, token, expiresAt = "expires_at", account, scopes, refreshed, agent, pid, restricted, groups, events, counts
-        case tokenType = "token_type", proof, resources
+        case tokenType = "token_type", proof, resources, narrowing
         case error
     }
 }

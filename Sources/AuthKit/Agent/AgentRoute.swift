@@ -119,9 +119,12 @@ package struct AgentRoute: Sendable {
     }
 
     /// A successful answer checked like anything from outside: a token of visible ASCII only,
-    /// an expiry and an account — and, for a token `asked` for resources or fewer scopes, one
-    /// that says it is that token (an agent older than narrowing ignores both and answers with
-    /// the sign-in's own). nil when it is not one.
+    /// an expiry and an account — and, for a token `asked` for resources, one for those. An
+    /// agent older than narrowing (no `narrowing` in its answer) ignores `resources` and
+    /// `scopes` and answers with the sign-in's own token, so from it an answer with more
+    /// scopes than asked is not taken either; an agent that narrows checked that itself, and
+    /// more scopes are what the provider issued for other scopes (Entra names every consented
+    /// one). nil when it is not the token asked for.
     static func checked(_ response: AgentResponse, asked: AgentTokenRequest?) -> AccessToken? {
         guard response.ok, let value = response.token, TokenResponse.isTransportable(value), let expiresAt = response.expiresAt,
             expiresAt > 0, expiresAt < Int64(TokenRecord.latestTime), let account = response.account, !account.isEmpty
@@ -130,7 +133,7 @@ package struct AgentRoute: Sendable {
             // (A forward fills in its own resources and scopes where none were asked.)
             guard asked.resources.isEmpty || Set(response.resources ?? []) == Set(asked.resources) else { return nil }
             let (wanted, named) = (Set(asked.scopes), Set(response.scopes ?? []))
-            if !wanted.isEmpty, wanted.isStrictSubset(of: named) { return nil }
+            if response.narrowing != true, !wanted.isEmpty, wanted.isStrictSubset(of: named) { return nil }
         }
         return AccessToken(
             value: value, expiresAt: Date(timeIntervalSince1970: Double(expiresAt)),

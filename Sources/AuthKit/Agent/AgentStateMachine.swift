@@ -339,6 +339,7 @@ package struct AgentStateMachine: Sendable {
         response.refreshed = token.refreshed
         response.tokenType = token.tokenType
         response.resources = token.resources.isEmpty ? nil : token.resources
+        response.narrowing = true
         return response
     }
 }

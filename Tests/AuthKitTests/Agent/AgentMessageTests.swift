@@ -47,10 +47,10 @@ import Testing
     /// sign-in's own token: a client that asked for them does not take that answer for the
     /// narrow token (it reads the store, which narrows and checks).
     @Test func anAnswerThatIsNotTheNarrowTokenAskedForIsNotTaken() {
-        func answer(scopes: [String], resources: [String]?) -> AgentResponse {
+        func answer(scopes: [String], resources: [String]?, narrowing: Bool? = nil) -> AgentResponse {
             var response = AgentResponse(ok: true)
             (response.token, response.expiresAt, response.account) = ("t", 2_000_000_000, "ada")
-            (response.scopes, response.resources) = (scopes, resources)
+            (response.scopes, response.resources, response.narrowing) = (scopes, resources, narrowing)
             return response
         }
         let api = "https://api.example/"
@@ -63,10 +63,22 @@ import Testing
             // that filled in its resources where none were asked: as answered.
             (AgentTokenRequest(group: "g", scopes: ["api://x/.default"]), answer(scopes: ["api://x/read"], resources: nil), true),
             (AgentTokenRequest(group: "g"), answer(scopes: ["read"], resources: [api]), true),
+            // An agent that narrows checked its answer itself: more scopes than asked are the
+            // provider's answer to other scopes (Entra names every consented one), taken. Its
+            // resources must still be the ones asked.
+            (AgentTokenRequest(group: "g", scopes: ["read"]), answer(scopes: ["read", "write"], resources: nil, narrowing: true), true),
+            (AgentTokenRequest(group: "g", resources: [api]), answer(scopes: ["read"], resources: nil, narrowing: true), false),
         ]
         for (asked, response, taken) in cases {
             #expect((AgentRoute.checked(response, asked: asked) != nil) == taken, "\(asked) \(response)")
         }
+        // This agent's answers say it narrows, on the wire.
+        let token = AgentStateMachine.Token(
+            value: "t", expiresAt: 2_000_000_000, account: "ada", scopes: ["read", "write"], refreshed: false)
+        let line = AgentMessage.encode(AgentStateMachine.answer(token))
+        let decoded = try? AgentMessage.decodeAnswer(from: line.dropLast())
+        #expect(decoded?.narrowing == true)
+        #expect(decoded.flatMap { AgentRoute.checked($0, asked: AgentTokenRequest(group: "g", scopes: ["read"])) } != nil)
     }
 
     @Test func theLimitsAreTheWiresOwn() {
