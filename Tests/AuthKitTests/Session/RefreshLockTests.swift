@@ -95,4 +95,43 @@ struct RefreshLockTests {
         chmod(open.appendingPathComponent("authkit/locks").path, 0o777)
         #expect(throws: RefreshLock.Failure.self) { _ = try RefreshLock(group: "g", environment: ["XDG_STATE_HOME": open.path]) }
     }
+
+    @Test("a home that is read-only now: a lock file made earlier is still locked; without one, the runtime folder's lock")
+    func readOnlyHome() async throws {
+        let directory = try TestPaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let environment = ["XDG_STATE_HOME": directory.path + "/state", "XDG_RUNTIME_DIR": directory.path + "/run"]
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("run"), withIntermediateDirectories: true)
+        let lock = try RefreshLock(group: "g", environment: environment)
+        try await lock.acquire().release()
+        let locks = directory.path + "/state/authkit/locks"
+        // Root writes through permissions, not through the immutable flag (ext4; a file system
+        // without it, such as overlayfs, cannot show this as root).
+        func readOnly(_ path: String, _ on: Bool) throws -> Bool {
+            guard getuid() == 0 else { return chmod(path, on ? 0o500 : 0o700) == 0 }
+            let result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/chattr"), [on ? "+i" : "-i", path], environment: [:])
+            return result.status == 0
+        }
+        guard try readOnly(locks + "/g.lock", true) else {
+            withKnownIssue("chattr +i does not work on this file system", isIntermittent: true) { throw HarnessError("no chattr") }
+            return
+        }
+        defer { _ = try? readOnly(locks + "/g.lock", false) }
+        let held = try await lock.acquire()
+        await #expect(throws: RefreshLock.Failure.self, "the lock file opened read-only is still one lock") {
+            try await RefreshLock(path: lock.path).acquire(timeout: .milliseconds(200)).release()
+        }
+        held.release()
+
+        // No lock file, and none can be made: the runtime folder's lock, still exclusive.
+        let other = try RefreshLock(group: "h", environment: environment)
+        guard try readOnly(locks, true) else { return }
+        defer { _ = try? readOnly(locks, false) }
+        let fallback = try await other.acquire()
+        await #expect(throws: RefreshLock.Failure.self, "the runtime lock is held") {
+            try await RefreshLock(path: directory.path + "/run/authkit/h.lock").acquire(timeout: .milliseconds(200)).release()
+        }
+        fallback.release()
+        try await RefreshLock(path: directory.path + "/run/authkit/h.lock").acquire(timeout: .milliseconds(200)).release()
+    }
 }
