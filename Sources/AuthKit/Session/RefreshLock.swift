@@ -74,16 +74,9 @@ public struct RefreshLock: Sendable {
     /// never wait for each other). Release it with ``Held/release()`` (or let the process end).
     package func acquire(timeout: Duration = .seconds(60)) async throws(Failure) -> Held {
         let deadline = ContinuousClock.now + timeout
-        let first: Held
-        do {
-            first = try await Self.take(path, timeout: timeout)
-        } catch .file(let path, let reason) {
-            // A read-only home (a service's ProtectHome=read-only) where no process ever made
-            // this lock file: the runtime folder's lock, which the user's other processes take
-            // too, rather than no refresh at all.
-            guard let runtimePath else { throw .file(path: path, reason: reason) }
-            return try await Self.take(runtimePath, timeout: timeout)
-        }
+        // No fallback when this one cannot be taken: a cron job takes only this lock, so a
+        // process that took only the runtime one could spend the same refresh token.
+        let first = try await Self.take(path, timeout: timeout)
         guard let runtimePath else { return first }
         do {
             let second = try await Self.take(runtimePath, timeout: max(.zero, deadline - ContinuousClock.now))
@@ -98,12 +91,20 @@ public struct RefreshLock: Sendable {
     }
 
     private static func take(_ path: String, timeout: Duration) async throws(Failure) -> Held {
-        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         let failure = errno
-        // flock needs no write access: a lock file made earlier is still locked from a home
-        // that is read-only now (EROFS; EACCES, EPERM for a file that may not be written).
-        if fd < 0, failure == EROFS || failure == EACCES || failure == EPERM { fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        // A local flock needs no write access: a lock file made earlier is still locked from a
+        // home that is read-only now (EROFS; EACCES, EPERM: a file that may not be written).
+        // (Over NFS an exclusive lock needs a file open for writing: flock then fails below.)
+        if fd < 0, failure == EROFS || failure == EACCES || failure == EPERM {
+            fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        }
         guard fd >= 0 else { throw .file(path: path, reason: String(cString: strerror(failure))) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw .file(path: path, reason: "it is not a regular file")
+        }
         if flock(fd, LOCK_EX | LOCK_NB) == 0 { return Held(fds: [fd]) }
         guard errno == EWOULDBLOCK || errno == EINTR else {
             let reason = String(cString: strerror(errno))

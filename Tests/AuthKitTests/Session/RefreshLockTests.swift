@@ -96,42 +96,60 @@ struct RefreshLockTests {
         #expect(throws: RefreshLock.Failure.self) { _ = try RefreshLock(group: "g", environment: ["XDG_STATE_HOME": open.path]) }
     }
 
-    @Test("a home that is read-only now: a lock file made earlier is still locked; without one, the runtime folder's lock")
+    @Test("a home that is read-only now: a lock file made earlier is still locked; without one, no lock of another place")
     func readOnlyHome() async throws {
         let directory = try TestPaths.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
         let environment = ["XDG_STATE_HOME": directory.path + "/state", "XDG_RUNTIME_DIR": directory.path + "/run"]
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("run"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory.path + "/run", withIntermediateDirectories: true)
         let lock = try RefreshLock(group: "g", environment: environment)
-        try await lock.acquire().release()
         let locks = directory.path + "/state/authkit/locks"
-        // Root writes through permissions, not through the immutable flag (ext4; a file system
-        // without it, such as overlayfs, cannot show this as root).
-        func readOnly(_ path: String, _ on: Bool) throws -> Bool {
-            guard getuid() == 0 else { return chmod(path, on ? 0o500 : 0o700) == 0 }
-            let result = try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/chattr"), [on ? "+i" : "-i", path], environment: [:])
+        var failure: (any Error)?
+        do {
+            try await Self.readOnlyHome(lock, locks: locks, environment: environment, runtime: directory.path + "/run")
+        } catch {
+            failure = error
+        }
+        // Undone whatever happened above: nothing, even root, removes an immutable file.
+        for path in [lock.path, locks] where getuid() == 0 {
+            _ = try? await offThePool { try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/chattr"), ["-i", path], environment: [:]) }
+        }
+        chmod(locks, 0o700)
+        chmod(lock.path, 0o600)
+        try? FileManager.default.removeItem(at: directory)
+        if let failure { throw failure }
+    }
+
+    private static func readOnlyHome(_ lock: RefreshLock, locks: String, environment: [String: String], runtime: String) async throws {
+        try await lock.acquire().release()
+        // Root writes through permissions, not through the immutable flag (ext4, tmpfs; not
+        // every file system has it, and a container may lack the capability to set it).
+        func makeReadOnly(_ path: String) async throws -> Bool {
+            guard getuid() == 0 else { return chmod(path, 0o500) == 0 }
+            let result = try await offThePool {
+                try ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/chattr"), ["+i", path], environment: [:])
+            }
             return result.status == 0
         }
-        guard try readOnly(locks + "/g.lock", true) else {
-            withKnownIssue("chattr +i does not work on this file system", isIntermittent: true) { throw HarnessError("no chattr") }
+        guard try await makeReadOnly(lock.path), open(lock.path, O_RDWR | O_CLOEXEC) < 0 else {
+            withKnownIssue("no immutable flag here (chattr +i)", isIntermittent: true) { throw HarnessError("chattr +i failed") }
             return
         }
-        defer { _ = try? readOnly(locks + "/g.lock", false) }
         let held = try await lock.acquire()
-        await #expect(throws: RefreshLock.Failure.self, "the lock file opened read-only is still one lock") {
-            try await RefreshLock(path: lock.path).acquire(timeout: .milliseconds(200)).release()
+        await #expect(throws: RefreshLock.Failure.timedOut(path: lock.path, seconds: 0), "opened read-only, it is still one lock") {
+            try await RefreshLock(path: lock.path).acquire(timeout: .milliseconds(300)).release()
+        }
+        // Both locks are held: the runtime folder's too.
+        let runtimeLock = try #require(lock.runtimePath)
+        await #expect(throws: RefreshLock.Failure.timedOut(path: runtimeLock, seconds: 0)) {
+            try await RefreshLock(path: runtimeLock).acquire(timeout: .milliseconds(300)).release()
         }
         held.release()
 
-        // No lock file, and none can be made: the runtime folder's lock, still exclusive.
+        // No lock file, and none can be made: an error, never the runtime lock alone, which a
+        // cron job (no runtime folder) would not take.
         let other = try RefreshLock(group: "h", environment: environment)
-        guard try readOnly(locks, true) else { return }
-        defer { _ = try? readOnly(locks, false) }
-        let fallback = try await other.acquire()
-        await #expect(throws: RefreshLock.Failure.self, "the runtime lock is held") {
-            try await RefreshLock(path: directory.path + "/run/authkit/h.lock").acquire(timeout: .milliseconds(200)).release()
-        }
-        fallback.release()
-        try await RefreshLock(path: directory.path + "/run/authkit/h.lock").acquire(timeout: .milliseconds(200)).release()
+        #expect(try await makeReadOnly(locks))
+        await #expect(throws: RefreshLock.Failure.self) { try await other.acquire(timeout: .milliseconds(300)).release() }
+        try await RefreshLock(path: runtime + "/authkit/h.lock").acquire(timeout: .milliseconds(300)).release()
     }
 }
