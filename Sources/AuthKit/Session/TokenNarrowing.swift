@@ -56,8 +56,11 @@ package struct TokenNarrowing: Sendable, Hashable, CustomStringConvertible {
         let claims = (try? CompactJWS(parsing: accessToken)).flatMap { try? JWTClaims(payload: $0.payload) }
         // An exchanged token's scopes are at most those asked, whatever the grant's.
         if let asked = scopes, narrowsScopes(of: grant) || audience != nil {
-            let issued = granted ?? claims?["scope"]?.stringValue?.split(separator: " ").map(String.init)
-            if let issued, !Set(issued).isSubset(of: Set(asked)) {
+            // What the answer names and what the token itself says (RFC 9068 `scope`), both:
+            // an answer may name fewer scopes than its token carries.
+            let claimed = claims?["scope"]?.stringValue?.split(separator: " ").map(String.init)
+            let issued = (granted ?? claimed).map { Set($0).union(claimed ?? []) }
+            if let issued, !issued.isSubset(of: Set(asked)) {
                 let extra = Set(issued).subtracting(asked).sorted().prefix(8)
                 return
                     "the provider does not narrow scopes: asked for \(asked.joined(separator: " ")), it issued \(extra.joined(separator: " ")) too"

@@ -30,6 +30,9 @@ import Testing
         #expect(wider.contains("does not narrow scopes") && wider.contains("email profile"))
         // A JWT's own scope claim counts when the answer says none.
         #expect(narrowing.problem(accessToken: try Self.jwt(#"{"scope":"openid email"}"#), scopes: nil, grant: grant) != nil)
+        // An answer that names fewer scopes than its token carries is judged by the token too.
+        #expect(narrowing.problem(accessToken: try Self.jwt(#"{"scope":"openid email"}"#), scopes: ["openid"], grant: grant) != nil)
+        #expect(narrowing.problem(accessToken: try Self.jwt(#"{"scope":"openid"}"#), scopes: ["openid"], grant: grant) == nil)
         // Other scopes than the grant's (a per-API token) are not a narrowing: not checked.
         #expect(TokenNarrowing(scopes: ["api://x/.default"], resources: []).problem(accessToken: "o", scopes: ["y"], grant: grant) == nil)
     }
