@@ -44,13 +44,19 @@ public struct RefreshLock: Sendable {
     /// Also taken, after ``path``, where there is a runtime folder: `$XDG_RUNTIME_DIR/authkit/<group>.lock`,
     /// where the first builds kept the lock (an agent of theirs may still run) and which every
     /// process of a login session shares even when their `HOME` or `XDG_STATE_HOME` differ.
+    /// A process without `XDG_RUNTIME_DIR` (a cron job) takes the one in logind's folder for the
+    /// user, `/run/user/<uid>`, where there is one: so it also excludes a process that could
+    /// take only the runtime lock (its home read-only, the state folder never made).
     package let runtimePath: String?
 
-    /// The lock for `group`, in the directory this environment calls for.
-    package init(group: String, environment: [String: String]) throws(Failure) {
-        let directory = try Self.directory(environment: environment)
+    /// The lock for `group`, in the directory this environment calls for. `sessionRoot`:
+    /// where logind keeps the users' runtime folders (tests).
+    package init(group: String, environment: [String: String], sessionRoot: String = "/run/user") throws(Failure) {
+        let directory = try Self.directory(environment: environment, sessionRoot: sessionRoot)
         path = directory + "/" + Self.fileName(group: group)
-        let runtime = (try? Self.runtimeDirectory(environment: environment)).map { $0 + "/" + Self.fileName(group: group) }
+        let runtime = (try? Self.runtimeDirectory(environment: environment, sessionRoot: sessionRoot)).map {
+            $0 + "/" + Self.fileName(group: group)
+        }
         runtimePath = runtime == path ? nil : runtime
     }
 
@@ -150,20 +156,30 @@ public struct RefreshLock: Sendable {
     /// user could create it first and block every refresh.) Only where that folder cannot be
     /// made at all (no home, a read-only one, as for a service's user) is
     /// `$XDG_RUNTIME_DIR/authkit` used: then no process of the user can make it either.
-    static func directory(environment: [String: String]) throws(Failure) -> String {
+    static func directory(environment: [String: String], sessionRoot: String = "/run/user") throws(Failure) -> String {
         let path: String
         do throws(Failure) {
             path = try stateDirectory(environment: environment)
         } catch {
-            guard let runtime = try? runtimeDirectory(environment: environment) else { throw error }
+            guard let runtime = try? runtimeDirectory(environment: environment, sessionRoot: sessionRoot) else { throw error }
             return runtime
         }
         return try checked(path)
     }
 
-    /// `$XDG_RUNTIME_DIR/authkit`, made where missing and checked; nil without a runtime folder.
-    static func runtimeDirectory(environment: [String: String]) throws(Failure) -> String? {
-        guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
+    /// `$XDG_RUNTIME_DIR/authkit` — without that variable, `/run/user/<uid>/authkit` where
+    /// logind made `/run/user/<uid>` (ours, private) — made where missing and checked; nil
+    /// without a runtime folder.
+    static func runtimeDirectory(environment: [String: String], sessionRoot: String = "/run/user") throws(Failure) -> String? {
+        let runtime: String
+        if let named = environment["XDG_RUNTIME_DIR"], named.hasPrefix("/") {
+            runtime = named
+        } else {
+            runtime = sessionRoot + "/\(getuid())"
+            var info = stat()
+            guard lstat(runtime, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o077 == 0
+            else { return nil }
+        }
         let path = runtime + "/authkit"
         if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .directory(path: path, reason: String(cString: strerror(errno))) }
         return try checked(path)

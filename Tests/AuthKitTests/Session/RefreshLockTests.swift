@@ -90,6 +90,21 @@ struct RefreshLockTests {
         #expect(noHome.path == "\(directory.path)/run/authkit/g.lock")
         #expect(throws: RefreshLock.Failure.self) { _ = try RefreshLock(group: "g", environment: ["HOME": file.path]) }
 
+        // Without XDG_RUNTIME_DIR (a cron job): logind's folder for the user, when it is ours
+        // and private; else none.
+        let sessionRoot = directory.path + "/run-user"
+        try FileManager.default.createDirectory(atPath: sessionRoot + "/\(getuid())", withIntermediateDirectories: true)
+        chmod(sessionRoot + "/\(getuid())", 0o700)
+        let cron = try RefreshLock(group: "g", environment: ["XDG_STATE_HOME": directory.path + "/state"], sessionRoot: sessionRoot)
+        #expect(cron.runtimePath == "\(sessionRoot)/\(getuid())/authkit/g.lock")
+        chmod(sessionRoot + "/\(getuid())", 0o755)
+        #expect(
+            try RefreshLock(group: "g", environment: ["XDG_STATE_HOME": directory.path + "/state"], sessionRoot: sessionRoot).runtimePath
+                == nil)
+        #expect(
+            try RefreshLock(group: "g", environment: ["XDG_STATE_HOME": directory.path + "/state"], sessionRoot: directory.path + "/none")
+                .runtimePath == nil)
+
         let open = directory.appendingPathComponent("open")
         try FileManager.default.createDirectory(at: open.appendingPathComponent("authkit/locks"), withIntermediateDirectories: true)
         chmod(open.appendingPathComponent("authkit/locks").path, 0o777)
