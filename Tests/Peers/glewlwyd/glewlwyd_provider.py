@@ -144,7 +144,9 @@ class Admin:
         if data is not None:
             request.add_header("Content-Type", "application/json")
         try:
-            with self.opener.open(request, timeout=10) as response:
+            # Generous: with both cores busy (a build beside the suite) one admin call was seen
+            # to take over 10 s; the launcher bounds the whole start-up (60 s).
+            with self.opener.open(request, timeout=45) as response:
                 return response.status, response.read().decode()
         except urllib.error.HTTPError as error:
             return error.code, error.read().decode()
