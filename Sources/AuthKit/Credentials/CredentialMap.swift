@@ -220,6 +220,23 @@ package enum CredentialMap {
         file.registries.sorted { $0.key < $1.key }.map { ($0.key, CredentialTarget(entry: $0.key, section: $0.value).username) }
     }
 
+    /// Whether a token may go to `scheme://host` (`host` with its `:port`): over https, or over
+    /// http to a loopback address only, as for providers (``EndpointPolicy``).
+    package static func carriesTokens(scheme: String, host: String) -> Bool {
+        switch scheme.lowercased() {
+        case "https": return true
+        case "http":
+            let name: Substring
+            if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+                name = host[...close]
+            } else {
+                name = host.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            }
+            return EndpointPolicy.isLoopback(host: String(name))
+        default: return false
+        }
+    }
+
     /// `host[:port]` of a registry reference, lowercased, without scheme, user or path; empty
     /// when it names no host. A scheme counts only at the very start (`https://`), so a path
     /// that merely contains `://` (`evil.example/x://registry.example.com`) names the host
@@ -258,16 +275,26 @@ package enum CredentialMap {
             guard let separator = url.firstRange(of: "://") else { return nil }
             scheme = url[..<separator.lowerBound].lowercased()
             var rest = url[separator.upperBound...]
+            // A query or a fragment names nothing a mapping matches, and what comes before one
+            // would pass for user info (`https://evil.example?@registry.example/`, fetched from
+            // evil.example): refused, as is a backslash (a path separator to some parsers).
+            guard !rest.contains("?"), !rest.contains("#"), !rest.contains("\\") else { return nil }
             let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
             if let at = rest[..<authorityEnd].lastIndex(of: "@") {
                 let userinfo = rest[..<at]
+                guard !userinfo.contains("@") else { return nil }
                 let name = userinfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
                 user = CredentialMap.percentDecoded(name)
                 rest = rest[rest.index(after: at)...]
             }
             let slash = rest.firstIndex(of: "/") ?? rest.endIndex
             host = rest[..<slash].lowercased()
-            guard !host.isEmpty, let path = CredentialMap.normalizedPath(String(rest[slash...])) else { return nil }
+            // A host name, an IPv4 or a bracketed IPv6 address and a port: nothing escaped.
+            let plain = host.utf8.allSatisfy { byte in
+                (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+                    || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]") || byte == UInt8(ascii: "_")
+            }
+            guard !host.isEmpty, plain, let path = CredentialMap.normalizedPath(String(rest[slash...])) else { return nil }
             self.path = path
         }
     }

@@ -68,6 +68,15 @@ enum GitCredentialAdapter: CredentialAdapter {
     private static func target(for request: GitCredentialRequest, flags: CredentialFlags) throws(CredentialPlugin.Failure)
         -> CredentialTarget?
     {
+        // Never a token in the clear: https, or http on loopback (a local test server).
+        guard CredentialMap.carriesTokens(scheme: request.scheme, host: request.host) else {
+            if request.scheme == "http", flags.action == "get" {
+                Terminal.printError(
+                    "authkit: no token for http://\(ProviderText.displayable(request.host)): it would cross the network unencrypted; use https"
+                )
+            }
+            return nil
+        }
         if flags.namesSignIn { return flags.target(entry: "\(request.scheme)://\(request.host)") }
         guard !request.host.isEmpty else {
             LogSetup.logger.debug("git sent no host; nothing to map")

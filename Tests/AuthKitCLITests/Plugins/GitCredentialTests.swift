@@ -180,6 +180,11 @@ import Testing
         #expect(eraseOther.status == 0 && eraseOther.stdout.isEmpty)
         let again = try await world.authkit(flags + ["get"], stdin: "protocol=https\nhost=x\n\n")
         #expect(again.stdout.contains("password=\(token)\n"), "an erase of a foreign password changed the token")
+        // Plain http to another machine: no token (it would cross the network in the clear),
+        // and one line that says so; git asks its next helper.
+        let plain = try await world.authkit(flags + ["get"], stdin: "protocol=http\nhost=git.example.com\n\n")
+        #expect(plain.status == 0 && plain.stdout.isEmpty, "\(plain.stdout)")
+        #expect(plain.stderr.contains("use https") && plain.stderr.split(separator: "\n").count == 1, "\(plain.stderr)")
         // Bad input: one line on stderr, non-zero, nothing on stdout, the sign-in usable after.
         let megabyte = String(repeating: "a", count: 1 << 20)
         for (what, arguments, input) in [

@@ -86,6 +86,35 @@ import Testing
                 == "team")
     }
 
+    @Test("a URL whose host cannot be told for sure matches nothing: text before a query, a fragment or a second @ is not user info")
+    func urlThatHidesItsHost() throws {
+        let file = try Self.file(
+            """
+            [credential "https://cargo.example.com"]
+            group = cargo
+            """)
+        #expect(try CredentialMap.urlTarget("https://cargo.example.com/index/", in: file)?.group == "cargo")
+        for url in [
+            "https://evil.example?@cargo.example.com/", "https://evil.example#@cargo.example.com/",
+            "https://evil.example\\@cargo.example.com/",
+            "https://a@evil.example@cargo.example.com/", "https://cargo.example.com/index/?x", "https://cargo.ex%61mple.com/",
+        ] {
+            #expect(try CredentialMap.urlTarget(url, in: file) == nil, "\(url)")
+        }
+    }
+
+    @Test("a token goes over https, or over http only to a loopback address")
+    func carriesTokens() {
+        for (scheme, host) in [("https", "example.com"), ("http", "127.0.0.1:8080"), ("http", "localhost"), ("HTTP", "[::1]:80")] {
+            #expect(CredentialMap.carriesTokens(scheme: scheme, host: host), "\(scheme)://\(host)")
+        }
+        for (scheme, host) in [
+            ("http", "example.com"), ("http", "127.0.0.1.evil.example"), ("http", "[::2]"), ("ftp", "127.0.0.1"), ("ssh", "x"),
+        ] {
+            #expect(!CredentialMap.carriesTokens(scheme: scheme, host: host), "\(scheme)://\(host)")
+        }
+    }
+
     @Test("an IPv6 literal in a section name parses, and the rest of the file with it")
     func ipv6Section() throws {
         let file = try Self.file(
