@@ -127,8 +127,7 @@ package struct AgentPolicy: Sendable, Equatable {
     /// Whether a proof's `htu` (`target`) is `resource` or below it (a path under it).
     static func resource(_ resource: String, covers target: String) -> Bool {
         // A dot segment (also percent-encoded) would climb out of the resource on the server.
-        let dots: Set<String> = [".", "..", "%2e", "%2e%2e", ".%2e", "%2e."]
-        guard !target.split(separator: "/").contains(where: { dots.contains($0.lowercased()) }) else { return false }
+        guard DPoPProof.isPlainTarget(target) else { return false }
         guard let url = URL(string: resource), let base = DPoPProof.target(of: url) else { return false }
         return target == base || target.hasPrefix(base.hasSuffix("/") ? base : base + "/")
     }

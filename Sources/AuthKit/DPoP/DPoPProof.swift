@@ -49,6 +49,32 @@ package struct DPoPProof: Sendable, Equatable {
         return text + (path.isEmpty ? "/" : path)
     }
 
+    /// Whether `target` (an `htu`) names its endpoint one way only: no dot segment, no escaped
+    /// letter, digit or `-._~` (RFC 3986 §6.2.2 decodes those), no escape in the host, no bad
+    /// escape. A server compares targets normalised (RFC 9449 §4.3), so one that is not already
+    /// normal could be another endpoint than the one a check compared it with.
+    package static func isPlainTarget(_ target: String) -> Bool {
+        guard let schemeEnd = target.firstRange(of: "://") else { return false }
+        let rest = target[schemeEnd.upperBound...]
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        guard !rest[..<slash].contains("%") else { return false }
+        let path = rest[slash...]
+        guard !path.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." }) else {
+            return false
+        }
+        var bytes = Array(path.utf8)[...]
+        while let byte = bytes.popFirst() {
+            guard byte == UInt8(ascii: "%") else { continue }
+            guard bytes.count >= 2, let value = UInt8(String(decoding: bytes.prefix(2), as: UTF8.self), radix: 16) else { return false }
+            bytes = bytes.dropFirst(2)
+            let unreserved =
+                (0x41...0x5A).contains(value) || (0x61...0x7A).contains(value) || (0x30...0x39).contains(value)
+                || value == UInt8(ascii: "-") || value == UInt8(ascii: ".") || value == UInt8(ascii: "_") || value == UInt8(ascii: "~")
+            if unreserved { return false }
+        }
+        return true
+    }
+
     /// `ath` for `accessToken` (RFC 9449 §4.2: base64url SHA-256 of its ASCII).
     package static func hash(of accessToken: String) throws(DPoPError) -> String {
         do { return try SHA256.base64URLDigest(of: accessToken) } catch { throw .keyUnavailable("\(error)") }

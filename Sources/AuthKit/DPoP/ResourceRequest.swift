@@ -67,6 +67,11 @@ package struct ResourceRequest: Sendable {
         // A proof for the provider's own token or revocation endpoint would let whoever holds a
         // copied refresh token use it: no client needs one (a refresh happens where the
         // refresh token is).
+        // Compared in normal form only: `/%74oken` or `/x/../token` is the token endpoint to
+        // the server.
+        guard DPoPProof.isPlainTarget(proof.target) else {
+            throw .dpop(.invalidRequest("no proof is made for a URL with dot segments or escaped letters or digits; write it plainly"))
+        }
         let forbidden = [record.tokenEndpoint.url, record.revocationEndpoint?.url].compactMap { $0 }.compactMap(DPoPProof.target(of:))
         guard !forbidden.contains(proof.target) else {
             throw .dpop(.invalidRequest("no proof is made for the provider's token or revocation endpoint"))

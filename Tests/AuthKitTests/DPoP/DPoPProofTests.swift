@@ -84,6 +84,18 @@ import Testing
         #expect(throws: DPoPError.self) { try DPoPProof(method: "GET", url: url, nonce: "quote\"") }
     }
 
+    @Test func aTargetIsPlainOnlyInNormalForm() {
+        for target in ["https://api.example/", "https://api.example/v1/me", "https://api.example/a%2Fb", "https://api.example/%E2%82%AC"] {
+            #expect(DPoPProof.isPlainTarget(target), "\(target)")
+        }
+        for target in [
+            "https://api.example/%74oken", "https://api.example/./token", "https://api.example/x/../token", "https://api.example/%2e%2e/x",
+            "https://api.ex%61mple/", "https://api.example/%zz", "https://api.example/%4", "api.example/x",
+        ] {
+            #expect(!DPoPProof.isPlainTarget(target), "\(target)")
+        }
+    }
+
     @Test func noncesAreKeptPerOriginAndOnlyWhenWellFormed() throws {
         let nonces = DPoPNonces()
         let a = try #require(URL(string: "https://a.example/token"))

@@ -268,8 +268,13 @@ import TestSupport
         let harness = try await SignInHarness.start(options: Self.options)
         _ = try await harness.run(harness.flow(try harness.profile())).get()
         let record = try #require(try await harness.records().first)
-        for url in [record.tokenEndpoint.url, try #require(record.revocationEndpoint?.url)] {
-            await #expect(throws: AuthKitError.self) {
+        // Nor for the same endpoint written another way, which the server normalises to it.
+        let token = record.tokenEndpoint.url.absoluteString
+        let base = String(token[..<(token.lastIndex(of: "/") ?? token.endIndex)])
+        let disguised = [base + "/%74oken", base + "/./token", base + "/x/../token", base + "/%2e/token"].compactMap { URL(string: $0) }
+        #expect(disguised.count == 4)
+        for url in [record.tokenEndpoint.url, try #require(record.revocationEndpoint?.url)] + disguised {
+            await #expect(throws: AuthKitError.self, "\(url)") {
                 _ = try await ResourceRequest.localProof(try DPoPProof(method: "POST", url: url), session: harness.session, account: nil)
             }
         }
