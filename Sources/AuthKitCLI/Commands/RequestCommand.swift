@@ -85,6 +85,11 @@ struct RequestCommand: AsyncParsableCommand {
                 "--data sends a body, which \(method.uppercased()) has none of: leave out --method or use POST, PUT or PATCH")
         }
         if let method, HTTPRequest.Method(rawValue: method) == nil { throw ValidationError("‘\(method)’ is not an HTTP method") }
+        // TRACE answers with the request it got, the token with it, and CONNECT opens a tunnel.
+        if let method, ["TRACE", "CONNECT"].contains(method.uppercased()) {
+            throw ValidationError(
+                "authkit request does not send \(method.uppercased()): the server would echo the token (TRACE) or tunnel it")
+        }
         _ = try parsedHeaders()
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "https" || scheme == "http",
             parsed.host?.isEmpty == false
@@ -165,12 +170,20 @@ struct RequestCommand: AsyncParsableCommand {
     static func body(_ data: String) throws -> [UInt8] {
         guard data.hasPrefix("@") else { return Array(data.utf8) }
         let path = String(data.dropFirst())
+        let bytes: [UInt8]
         do {
-            if path == "-" { return try InputFile.read(descriptor: 0, limit: maximumDataBytes) }
-            return try InputFile.read(path: path, limit: maximumDataBytes)
+            bytes =
+                try path == "-"
+                ? InputFile.read(descriptor: 0, limit: maximumDataBytes) : InputFile.read(path: path, limit: maximumDataBytes)
         } catch {
             Terminal.printError("authkit: cannot read \(path == "-" ? "standard input" : path): \(error)")
             throw ExitStatus.usage
         }
+        // Never a body cut short: more than the limit is an error, not its first part.
+        guard bytes.count <= maximumDataBytes else {
+            Terminal.printError("authkit: standard input is longer than \(maximumDataBytes >> 20) MiB, more than --data takes")
+            throw ExitStatus.usage
+        }
+        return bytes
     }
 }

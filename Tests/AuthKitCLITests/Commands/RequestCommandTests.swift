@@ -49,6 +49,27 @@ import Testing
         try await world.assertNoSecretsLeaked()
     }
 
+    /// Refused before anything is sent: a method that would echo or tunnel the token, and a
+    /// body longer than `--data` takes (never sent cut short).
+    @Test func refusesAnEchoATunnelAndABodyItWouldCut() async throws {
+        let home = try TestPaths.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["HOME": home.path, "PATH": "/usr/bin:/bin", "AUTHKIT_AGENT": "off"]
+        for method in ["TRACE", "connect"] {
+            let result = try await offThePool {
+                try ProcessRunner.run(
+                    TestPaths.product("authkit"), ["request", "-X", method, "https://api.example/"], environment: environment)
+            }
+            #expect(result.status == 2 && result.stderr.contains("does not send \(method.uppercased())"), "\(result.stderr)")
+        }
+        let long = String(repeating: "a", count: (32 << 20) + 1)
+        let result = try await offThePool {
+            try ProcessRunner.run(
+                TestPaths.product("authkit"), ["request", "--data", "@-", "https://api.example/"], environment: environment, stdin: long)
+        }
+        #expect(result.status == 2 && result.stderr.contains("longer than 32 MiB"), "\(result.stderr)")
+    }
+
     @Test func aBearerSignInSendsBearer() async throws {
         let world = try await CLIHarness.start(provider: Self.dpop)
         defer { world.stop() }
