@@ -22,7 +22,8 @@ enum RetryAfter {
         else { return nil }
         let time = parts[4].split(separator: ":")
         guard time.count == 3, let hour = Int(time[0]), let minute = Int(time[1]), let second = Int(time[2]),
-            (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+            (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
+            (1...9999).contains(year)  // RFC 9110's four digits: the arithmetic below cannot overflow
         else { return nil }
         // Days from civil (Howard Hinnant's algorithm), to avoid a calendar dependency.
         let y = month < 2 ? year - 1 : year

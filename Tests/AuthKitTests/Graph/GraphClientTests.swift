@@ -144,6 +144,9 @@ struct GraphClientTests {
         #expect(RetryAfter.parse("Sun, 06 Nov 1994 08:49:37 GMT", now: now) == .seconds(7))
         #expect(RetryAfter.parse("-1", now: now) == nil)
         #expect(RetryAfter.parse("soon", now: now) == nil)
+        // A year out of range is no date (the arithmetic would overflow and trap).
+        #expect(RetryAfter.parse("Sun, 06 Nov 300000000000 08:49:37 GMT", now: now) == nil)
+        #expect(RetryAfter.parse("Sun, 06 Nov -9223372036854775807 08:49:37 GMT", now: now) == nil)
     }
 
     @Test(
