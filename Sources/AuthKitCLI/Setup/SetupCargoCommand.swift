@@ -47,8 +47,8 @@ struct SetupCargoCommand: SetupClientCommand {
             throw ValidationError("--registry must be a cargo registry name: letters, digits, - and _")
         }
         let plain = index.hasPrefix("sparse+") ? String(index.dropFirst(7)) : index
-        guard let url = URL(string: plain), let scheme = url.scheme, let host = url.host, !host.isEmpty,
-            scheme == "https" || (scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)),
+        guard let url = URL(string: plain), let scheme = url.scheme, let host = url.host(percentEncoded: true), !host.isEmpty,
+            CredentialMap.carriesTokens(scheme: scheme, host: host), url.user == nil, url.query == nil, url.fragment == nil,
             !index.contains("\""), !index.contains("\\"), !index.unicodeScalars.contains(where: { $0.value < 0x20 })
         else {
             throw ValidationError("--index must be an https URL (http only on loopback), e.g. sparse+https://cargo.example.com/index/")

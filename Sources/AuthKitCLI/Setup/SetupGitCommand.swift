@@ -48,9 +48,10 @@ struct SetupGitCommand: SetupClientCommand {
     var printOnly = false
 
     func validate() throws {
-        guard let url = URL(string: host), let scheme = url.scheme, ["https", "http"].contains(scheme.lowercased()), url.host != nil,
-            !host.contains(" ")
-        else { throw ValidationError("--host must be an https://host URL, e.g. https://dev.azure.com") }
+        // What the plug-in serves: https (http only on loopback), no query or fragment.
+        guard let url = URL(string: host), let scheme = url.scheme, let name = url.host(percentEncoded: true), !name.isEmpty,
+            CredentialMap.carriesTokens(scheme: scheme, host: name), url.query == nil, url.fragment == nil, !host.contains(" ")
+        else { throw ValidationError("--host must be an https://host URL (http only on loopback), e.g. https://dev.azure.com") }
     }
 
     func run() async throws {

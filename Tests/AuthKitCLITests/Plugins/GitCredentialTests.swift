@@ -185,6 +185,16 @@ import Testing
         let plain = try await world.authkit(flags + ["get"], stdin: "protocol=http\nhost=git.example.com\n\n")
         #expect(plain.status == 0 && plain.stdout.isEmpty, "\(plain.stdout)")
         #expect(plain.stderr.contains("use https") && plain.stderr.split(separator: "\n").count == 1, "\(plain.stderr)")
+        // Nor does setup write a mapping that would never be served.
+        for arguments in [
+            ["setup", "git", "--host", "http://git.example.com", "--print"],
+            ["setup", "git", "--host", "https://git.example.com/?x", "--print"],
+            ["setup", "cargo", "--registry", "r", "--index", "sparse+https://evil.example?@cargo.example.com/", "--print"],
+            ["setup", "cargo", "--registry", "r", "--index", "sparse+http://cargo.example.com/", "--print"],
+        ] {
+            let refused = try await world.authkit(arguments)
+            #expect(refused.status == 2 && refused.stderr.contains("http only on loopback"), "\(arguments): \(refused.stderr)")
+        }
         // Bad input: one line on stderr, non-zero, nothing on stdout, the sign-in usable after.
         let megabyte = String(repeating: "a", count: 1 << 20)
         for (what, arguments, input) in [
