@@ -132,7 +132,7 @@ enum CargoCredentialAdapter: CredentialAdapter {
         } catch {
             throw CredentialPlugin.Failure(message: "authkit: \(error)", code: ExitStatus.usage)
         }
-        guard var mapped = mapping else {
+        guard let mapped = mapping else {
             LogSetup.logger.debug(
                 "no [credential] mapping for this index; cargo tries its next provider",
                 metadata: [
@@ -142,9 +142,7 @@ enum CargoCredentialAdapter: CredentialAdapter {
         }
         LogSetup.logger.debug(
             "mapped", metadata: ["index": "\(ProviderText.displayable(plain))", "entry": "[credential \"\(mapped.entry)\"]"])
-        if let account = flags.selector.account { mapped.account = account }
-        if !flags.scopes.isEmpty { mapped.scopes = flags.scopes }
-        return mapped
+        return flags.applied(to: mapped)
     }
 }
 
@@ -183,19 +181,22 @@ struct CargoRequest: Equatable {
         if words.first == "cargo" { words.removeFirst() }
         guard !words.isEmpty else { return flags }
         var scanner = FastPathScanner(arguments: words, index: 0)
-        var options = SharedFastPathOptions(selector: flags.selector, scopes: flags.scopes, minTTL: flags.minTTL)
+        var options = SharedFastPathOptions(
+            selector: flags.selector, scopes: flags.scopes, resources: flags.resources, minTTL: flags.minTTL)
         while scanner.index < words.count {
             guard case .handled = scanner.shared(words[scanner.index], into: &options) else {
                 throw CredentialPlugin.Failure(
                     message:
                         "authkit: credential-provider option ‘\(ProviderText.displayable(words[scanner.index]))’ is not one authkit takes "
-                        + "(--profile, --group, --account, --scope, --min-ttl, --storage)", code: ExitStatus.usage)
+                        + "(--profile, --group, --account, --scope, --resource, --min-ttl, --storage, --insecure-storage)",
+                    code: ExitStatus.usage)
             }
             scanner.index += 1
         }
         var merged = flags
         merged.selector = options.selector
         merged.scopes = options.scopes
+        merged.resources = options.resources
         merged.minTTL = options.minTTL
         return merged
     }

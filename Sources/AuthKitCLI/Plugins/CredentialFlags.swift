@@ -31,4 +31,15 @@ struct CredentialFlags: Equatable {
             entry: entry, profile: selector.profile, group: selector.group, account: selector.account,
             scopes: scopes.isEmpty ? nil : scopes, resources: resources, username: username)
     }
+
+    /// A config mapping's target with what the command line names on top: its account, its
+    /// scopes, its resources (each replacing the mapping's; nothing the command line asked
+    /// for is dropped).
+    func applied(to mapped: CredentialTarget) -> CredentialTarget {
+        var target = mapped
+        if let account = selector.account { target.account = account }
+        if !scopes.isEmpty { target.scopes = scopes }
+        if !resources.isEmpty { target.resources = resources }
+        return target
+    }
 }

@@ -38,6 +38,23 @@ import Glibc
         #expect(try CargoCredentialAdapter.target(for: url, flags: CredentialFlags(), in: file)?.group == group, "\(url)")
     }
 
+    /// What the command line or cargo's `credential-provider` options name is what is asked
+    /// for: `--resource` too, over a mapping's own.
+    @Test func theProvidersOptionsReachTheRequest() throws {
+        let line =
+            #"{"v":1,"kind":"get","registry":{"index-url":"sparse+https://cargo.example.com/team-a/"},"args":"#
+            + #"["credential","cargo","--group","g","--resource","https://cargo.example.com/","--scope","read"]}"#
+        let flags = try CargoRequest(parsing: line).flags(over: CredentialFlags())
+        #expect(flags.resources == ["https://cargo.example.com/"] && flags.scopes == ["read"] && flags.selector.group == "g")
+        let file = try ConfigFile.parse(
+            "[credential \"https://cargo.example.com/team-a\"]\ngroup = a\nresource = https://other.example/\n",
+            path: "/home/ada/.config/authkit/config")
+        var command = CredentialFlags()
+        command.resources = ["https://cargo.example.com/"]
+        let target = try CargoCredentialAdapter.target(for: "sparse+https://cargo.example.com/team-a/", flags: command, in: file)
+        #expect(target?.resources == ["https://cargo.example.com/"] && target?.group == "a")
+    }
+
     @Test(arguments: [false, true])
     func cargoFetchesAndSearchesWithTheSignInRefreshingOnce(agent: Bool) async throws {
         let cargo = try #require(Self.cargo(), "no cargo on PATH or in ~/.cargo/bin")
