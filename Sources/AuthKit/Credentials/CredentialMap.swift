@@ -72,14 +72,18 @@ package enum CredentialMap {
     /// scheme, same host and port, a path the entry's path is a prefix of (by whole segments),
     /// and a user name in the entry that is git's `username=` when git sends one. The most specific entry
     /// wins (longer path, then a named user); two equally specific entries are refused as
-    /// ambiguous, never chosen at random. Nil when no entry matches, or when git's path
-    /// climbs above the root.
+    /// ambiguous, never chosen at random. Nil when no entry matches, or when git's path has a
+    /// dot segment.
     package static func gitTarget(
         protocol scheme: String, host: String, path: String?, username: String? = nil, in file: ConfigFile
     ) throws(ConfigurationError) -> CredentialTarget? {
-        // git sends `path` already percent-decoded (credential_from_url): only its dot segments
-        // are resolved here; decoding it again would turn a literal `%2e%2e` into `..`.
-        guard let wantedPath = normalizedPath(path ?? "", decoding: false) else { return nil }
+        // git sends `path` already percent-decoded (credential_from_url), so `a/../b` may have
+        // been `a/%2e%2e/b` (b to the server) or `a/..%2Fb` (under a to the server, which gets
+        // the `%2F` as sent): a path with dot segments gets no token. It is not decoded again
+        // either, which would turn a literal `%2e%2e` into `..`.
+        let segments = (path ?? "").split(separator: "/", omittingEmptySubsequences: false)
+        guard !segments.contains(where: { $0 == "." || $0 == ".." }), let wantedPath = normalizedPath(path ?? "", decoding: false)
+        else { return nil }
         return try target(scheme: scheme, host: host, path: wantedPath, username: username, in: file)
     }
 

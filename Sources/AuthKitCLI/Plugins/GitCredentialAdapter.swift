@@ -92,7 +92,7 @@ enum GitCredentialAdapter: CredentialAdapter {
         }
         // Why a host got a token or nothing, for AUTHKIT_LOG=debug (never a token).
         let asked = "\(request.scheme)://\(request.host)" + (request.path.map { "/" + $0 } ?? "")
-        guard var mapped = mapping else {
+        guard let mapped = mapping else {
             LogSetup.logger.debug(
                 "no [credential] mapping for this URL; git asks its next helper", metadata: ["url": "\(asked)", "config": "\(file.path)"])
             return nil
@@ -103,9 +103,7 @@ enum GitCredentialAdapter: CredentialAdapter {
                 "url": "\(asked)", "entry": "[credential \"\(mapped.entry)\"]",
                 "config": "\(file.path):\(file.credentials[mapped.entry]?.line ?? 0)",
             ])
-        if let account = flags.selector.account { mapped.account = account }
-        if !flags.scopes.isEmpty { mapped.scopes = flags.scopes }
-        return mapped
+        return flags.applied(to: mapped)
     }
 }
 
@@ -153,7 +151,8 @@ struct GitCredentialRequest: Equatable {
     func answer(token: AccessToken, username: String) -> String {
         let expiry = Int(clamping: token.expiresAt.timeIntervalSince1970)
         if capabilities.contains("authtype") {
-            return "capability[]=authtype\nauthtype=Bearer\ncredential=\(token.value)\npassword_expiry_utc=\(expiry)\n"
+            // ephemeral: no helper after this one may store the token (git ≥ 2.46).
+            return "capability[]=authtype\nauthtype=Bearer\ncredential=\(token.value)\nephemeral=1\npassword_expiry_utc=\(expiry)\n"
         }
         return "username=\(username)\npassword=\(token.value)\npassword_expiry_utc=\(expiry)\n"
     }

@@ -170,8 +170,9 @@ import Testing
         #expect(bearer.status == 0, "\(bearer.stderr)")
         let lines = bearer.stdout.split(separator: "\n").map(String.init)
         #expect(
-            lines.count == 4 && lines[0] == "capability[]=authtype" && lines[1] == "authtype=Bearer" && lines[2].hasPrefix("credential="))
-        #expect(lines[3].hasPrefix("password_expiry_utc="))
+            lines.count == 5 && lines[0] == "capability[]=authtype" && lines[1] == "authtype=Bearer" && lines[2].hasPrefix("credential="))
+        // Not to be stored by a helper after authkit (git ≥ 2.46's ephemeral).
+        #expect(lines[3] == "ephemeral=1" && lines[4].hasPrefix("password_expiry_utc="))
         let token = String(lines[2].dropFirst("credential=".count))
         // store: nothing; erase with another password: nothing; the token still served.
         let store = try await world.authkit(flags + ["store"], stdin: "protocol=https\nhost=x\nusername=oauth2\npassword=\(token)\n\n")
