@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int load_status = -1;
@@ -41,6 +42,7 @@ const char *ak_http_curl_version(void) {
 typedef struct transfer {
     const ak_http_request *request;
     int64_t received;
+    int64_t header_bytes;
     int too_large;
     int aborted_by_body;
 } transfer;
@@ -62,9 +64,18 @@ static size_t on_write(char *data, size_t size, size_t count, void *user) {
     return length;
 }
 
+/* Every header line a response may have, together: far above any real server's, and a bound
+ * whatever libcurl the system has (older ones had none, CVE-2023-38039). */
+#define AK_MAX_HEADER_BYTES (256 * 1024)
+
 static size_t on_header(char *data, size_t size, size_t count, void *user) {
     transfer *state = user;
     size_t length = size * count;
+    state->header_bytes += (int64_t)length;
+    if (state->header_bytes > AK_MAX_HEADER_BYTES) {
+        state->too_large = 1;
+        return 0;
+    }
     if (state->request->on_header != NULL &&
         state->request->on_header(state->request->context, data, length) != 0) {
         return 0;
@@ -180,6 +191,9 @@ int ak_http_perform(const ak_http_request *request, ak_http_result *result) {
     ak_curl.easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
     ak_curl.easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
     ak_curl.easy_setopt(handle, CURLOPT_NOPROXY, no_proxy);
+    /* Plain http is allowed only to loopback (the Swift layer checks every request): never
+     * through a proxy, whichever loopback address it names (NO_PROXY lists only three). */
+    if (strncasecmp(request->url, "http://", 7) == 0) ak_curl.easy_setopt(handle, CURLOPT_PROXY, "");
     ak_curl.easy_setopt(handle, CURLOPT_ACCEPT_ENCODING, "");
     ak_curl.easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
     if (request->timeout_ms > 0) ak_curl.easy_setopt(handle, CURLOPT_TIMEOUT_MS, request->timeout_ms);

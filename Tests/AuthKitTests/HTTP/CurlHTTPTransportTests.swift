@@ -82,6 +82,22 @@ struct CurlHTTPTransportTests {
         }
     }
 
+    @Test("headers over 256 KiB are an error too, whatever libcurl the system has")
+    func headersTooLarge() async throws {
+        let many = (0..<300).map { ("X-Filler-\($0)", String(repeating: "a", count: 1000)) }
+        let server = try await StubHTTPServer.start { _ in .respond(status: 200, headers: many) }
+        defer { Task { await server.stop() } }
+        do {
+            _ = try await transport.send(HTTPRequest(url: server.baseURL))
+            Issue.record("300 KB of headers were taken")
+        } catch {
+            guard case .responseTooLarge = error else { Issue.record("\(error)"); return }
+        }
+        let few = try await StubHTTPServer.start { _ in .respond(status: 200, headers: Array(many.prefix(200))) }
+        defer { Task { await few.stop() } }
+        #expect(try await transport.send(HTTPRequest(url: few.baseURL)).status == 200)
+    }
+
     @Test("a server that does not answer in time gives timedOut")
     func timeout() async throws {
         let server = try await StubHTTPServer.start { _ in .delay(milliseconds: 5_000, then: .text(200, "late")) }
