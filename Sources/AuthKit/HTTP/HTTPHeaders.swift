@@ -40,3 +40,13 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         fields.makeIterator()
     }
 }
+
+extension HTTPHeaders: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The field names only: values carry tokens (`Authorization`, `DPoP`, cookies), so
+    /// `print`, `dump` and string interpolation never show one.
+    public var description: String { "[" + fields.map(\.name).joined(separator: ", ") + "]" }
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+    /// The field names only, as ``description``.
+    public var customMirror: Mirror { Mirror(self, children: ["names": fields.map(\.name)]) }
+}

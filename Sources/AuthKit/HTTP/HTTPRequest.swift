@@ -4,8 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One HTTP request, as a value. It has no textual description that could show its body:
-/// bodies carry authorization codes, PKCE verifiers, refresh tokens and client secrets.
+/// One HTTP request, as a value. Its textual description (and `dump`'s) shows no header
+/// value, query or body: they carry authorization codes, PKCE verifiers, tokens and client
+/// secrets.
 public struct HTTPRequest: Sendable {
     /// A request method (RFC 9110 §9): `GET`, `POST`, or any other token (`PUT`, `PATCH`,
     /// `DELETE` …).
@@ -106,5 +107,17 @@ extension URL {
         if host.contains(":") && !host.hasPrefix("[") { host = "[\(host)]" }
         if let port = self.port { return "\(scheme)://\(host):\(port)" }
         return "\(scheme)://\(host)"
+    }
+}
+
+extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// ``redactedSummary``, the header names and the body's size: never a header value, the
+    /// query or the body, which carry codes, verifiers, tokens and client secrets.
+    public var description: String { "\(redactedSummary) \(headers) \(body?.count ?? 0) bytes" }
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+    /// What ``description`` shows, as `dump` shows it.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["summary": redactedSummary, "headers": headers, "bodyBytes": body?.count ?? 0])
     }
 }

@@ -21,3 +21,13 @@ public struct HTTPResponse: Sendable {
         return type.trimmingASCIIWhitespace().lowercased()
     }
 }
+
+extension HTTPResponse: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The status, the header names and the body's size: never a header value or the body,
+    /// which carry tokens (a token endpoint's answer).
+    public var description: String { "HTTP \(status) \(headers) \(body.count) bytes" }
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+    /// What ``description`` shows, as `dump` shows it.
+    public var customMirror: Mirror { Mirror(self, children: ["status": status, "headers": headers, "bodyBytes": body.count]) }
+}

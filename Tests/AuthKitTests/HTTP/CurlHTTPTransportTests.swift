@@ -189,6 +189,24 @@ struct CurlHTTPTransportTests {
         }
     }
 
+    @Test("print, dump and interpolation of a request, its headers or a response show no header value, query or body")
+    func noSecretInADescription() throws {
+        var request = HTTPRequest.form(
+            try #require(URL(string: "https://login.example.com/token?code=query-secret")), fields: [("refresh_token", "body-secret")])
+        request.headers.add("Authorization", "Bearer header-secret")
+        request.headers.add("DPoP", "proof-secret")
+        let response = HTTPResponse(status: 200, headers: HTTPHeaders([("Set-Cookie", "cookie-secret")]), body: Array("token-secret".utf8))
+        var dumped = ""
+        dump(request, to: &dumped)
+        dump(response, to: &dumped)
+        for text in ["\(request)", String(reflecting: request), "\(request.headers)", "\(response)", String(reflecting: response), dumped] {
+            for secret in ["query-secret", "body-secret", "header-secret", "proof-secret", "cookie-secret", "token-secret"] {
+                #expect(!text.contains(secret), "\(text)")
+            }
+        }
+        #expect("\(request)".contains("POST https://login.example.com/token") && "\(request)".contains("Authorization"))
+    }
+
     @Test("the redacted summary shows neither query nor user info")
     func redactedSummary() throws {
         let url = try #require(URL(string: "https://user:pw@login.example.com:8443/t/token?code=secret"))
