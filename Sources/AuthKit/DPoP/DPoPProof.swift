@@ -75,6 +75,24 @@ package struct DPoPProof: Sendable, Equatable {
         return true
     }
 
+    /// `target` as servers may route it whatever way it is written: the host without a trailing
+    /// dot, the path in lower case without empty segments, trailing slashes or `;` parameters.
+    /// Two targets with the same key may be one endpoint to a server.
+    package static func routeKey(of target: String) -> String {
+        guard let schemeEnd = target.firstRange(of: "://") else { return target.lowercased() }
+        let rest = target[schemeEnd.upperBound...]
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        var authority = rest[..<slash].lowercased()
+        if let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") {
+            let host = authority[..<colon]
+            authority = String(host.hasSuffix(".") ? host.dropLast() : host) + authority[colon...]
+        } else if authority.hasSuffix(".") {
+            authority.removeLast()
+        }
+        let segments = rest[slash...].lowercased().split(separator: "/").map { $0.split(separator: ";", maxSplits: 1).first ?? "" }
+        return target[..<schemeEnd.upperBound].lowercased() + authority + "/" + segments.filter { !$0.isEmpty }.joined(separator: "/")
+    }
+
     /// `ath` for `accessToken` (RFC 9449 §4.2: base64url SHA-256 of its ASCII).
     package static func hash(of accessToken: String) throws(DPoPError) -> String {
         do { return try SHA256.base64URLDigest(of: accessToken) } catch { throw .keyUnavailable("\(error)") }

@@ -21,6 +21,10 @@ package struct ResourceRequest: Sendable {
 
     /// Sends `request` with `token` (a proof from `prover` when the token is bound).
     package func send(_ request: HTTPRequest, token: AccessToken, prover: Prover?) async throws(AuthKitError) -> HTTPResponse {
+        // TRACE (and TRACK) answer with the request they got, the token with it; CONNECT tunnels.
+        guard !["TRACE", "TRACK", "CONNECT"].contains(request.method.rawValue.uppercased()) else {
+            throw .unsupported("a token is never sent with \(request.method.rawValue.uppercased()): the server would echo or tunnel it")
+        }
         guard token.tokenType == "DPoP" else {
             var request = request
             request.headers.replace("Authorization", with: "Bearer \(token.value)")
@@ -72,8 +76,10 @@ package struct ResourceRequest: Sendable {
         guard DPoPProof.isPlainTarget(proof.target) else {
             throw .dpop(.invalidRequest("no proof is made for a URL with dot segments or escaped letters or digits; write it plainly"))
         }
+        // Nor written with a trailing slash, a `;` parameter, a trailing dot or another case,
+        // which a server may route there too.
         let forbidden = [record.tokenEndpoint.url, record.revocationEndpoint?.url].compactMap { $0 }.compactMap(DPoPProof.target(of:))
-        guard !forbidden.contains(proof.target) else {
+        guard !forbidden.map(DPoPProof.routeKey(of:)).contains(DPoPProof.routeKey(of: proof.target)) else {
             throw .dpop(.invalidRequest("no proof is made for the provider's token or revocation endpoint"))
         }
         guard let key = try await session.dpopKeys.key(for: record, at: item.key) else {

@@ -96,6 +96,19 @@ import Testing
         }
     }
 
+    @Test func spellingsAServerMayRouteAlikeHaveOneRouteKey() {
+        let key = DPoPProof.routeKey(of: "https://login.example/realms/x/token")
+        for target in [
+            "https://login.example/realms/x/token/", "https://login.example//realms/x/token", "https://login.example/realms/x/token;a=b",
+            "https://LOGIN.example./realms/X/Token", "HTTPS://login.example/realms/x/token",
+        ] {
+            #expect(DPoPProof.routeKey(of: target) == key, "\(target)")
+        }
+        #expect(DPoPProof.routeKey(of: "https://login.example:8443/realms/x/token") != key)
+        #expect(DPoPProof.routeKey(of: "https://login.example./realms/x/token") == key)
+        #expect(DPoPProof.routeKey(of: "https://login.example/realms/x/userinfo") != key)
+    }
+
     @Test func noncesAreKeptPerOriginAndOnlyWhenWellFormed() throws {
         let nonces = DPoPNonces()
         let a = try #require(URL(string: "https://a.example/token"))

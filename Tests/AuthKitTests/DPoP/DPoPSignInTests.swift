@@ -271,8 +271,9 @@ import TestSupport
         // Nor for the same endpoint written another way, which the server normalises to it.
         let token = record.tokenEndpoint.url.absoluteString
         let base = String(token[..<(token.lastIndex(of: "/") ?? token.endIndex)])
-        let disguised = [base + "/%74oken", base + "/./token", base + "/x/../token", base + "/%2e/token"].compactMap { URL(string: $0) }
-        #expect(disguised.count == 4)
+        let spellings = ["/%74oken", "/./token", "/x/../token", "/%2e/token", "/token/", "//token", "/token;x", "/TOKEN"]
+        let disguised = spellings.compactMap { URL(string: base + $0) }
+        #expect(disguised.count == spellings.count)
         for url in [record.tokenEndpoint.url, try #require(record.revocationEndpoint?.url)] + disguised {
             await #expect(throws: AuthKitError.self, "\(url)") {
                 _ = try await ResourceRequest.localProof(try DPoPProof(method: "POST", url: url), session: harness.session, account: nil)
