@@ -233,6 +233,8 @@ package enum CredentialMap {
             let name: Substring
             if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
                 name = host[...close]
+            } else if host.filter({ $0 == ":" }).count > 1 {
+                name = Substring(host)  // an IPv6 address as Foundation gives it, without brackets or port
             } else {
                 name = host.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             }
@@ -293,9 +295,11 @@ package enum CredentialMap {
             }
             let slash = rest.firstIndex(of: "/") ?? rest.endIndex
             host = rest[..<slash].lowercased()
-            // A host name, an IPv4 or a bracketed IPv6 address and a port: nothing escaped.
+            // A host name (an IDN as written), an IPv4 or a bracketed IPv6 address and a port:
+            // nothing escaped.
             let plain = host.utf8.allSatisfy { byte in
-                (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+                byte >= 0x80 || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == UInt8(ascii: "-")
+                    || byte == UInt8(ascii: ".")
                     || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]") || byte == UInt8(ascii: "_")
             }
             guard !host.isEmpty, plain, let path = CredentialMap.normalizedPath(String(rest[slash...])) else { return nil }

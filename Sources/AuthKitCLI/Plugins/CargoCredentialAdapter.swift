@@ -101,16 +101,19 @@ enum CargoCredentialAdapter: CredentialAdapter {
 
     /// The flags' sign-in for any registry, else the config's `[credential]` mapping of the index URL.
     static func target(for indexURL: String, flags: CredentialFlags) throws(CredentialPlugin.Failure) -> CredentialTarget? {
-        // Never a token in the clear, nor for an index URL whose host cannot be told for sure.
+        // An http(s) index (a sparse one: the token goes to it): never in the clear, nor for a
+        // URL whose host cannot be told for sure. A git index (ssh://git@…) is fetched without
+        // the token, which goes to its config.json's API, as before.
         let plain = indexURL.hasPrefix("sparse+") ? String(indexURL.dropFirst(7)) : indexURL
-        guard let url = URL(string: plain), let scheme = url.scheme, let host = url.host(percentEncoded: true),
-            CredentialMap.carriesTokens(scheme: scheme, host: host), url.user == nil, url.query == nil, url.fragment == nil,
-            !plain.contains("\\")
-        else {
-            LogSetup.logger.debug(
-                "no token for this index URL: https only (http on loopback), without user, query or fragment",
-                metadata: ["url": "\(ProviderText.displayable(indexURL))"])
-            return nil
+        if let url = URL(string: plain), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" {
+            guard let host = url.host(percentEncoded: true), CredentialMap.carriesTokens(scheme: scheme, host: host), url.user == nil,
+                url.query == nil, url.fragment == nil, !plain.contains("\\")
+            else {
+                LogSetup.logger.debug(
+                    "no token for this index URL: https only (http on loopback), without user, query or fragment",
+                    metadata: ["url": "\(ProviderText.displayable(indexURL))"])
+                return nil
+            }
         }
         if flags.namesSignIn { return flags.target(entry: indexURL) }
         return try target(for: indexURL, flags: flags, in: CredentialPlugin.config())
@@ -142,7 +145,7 @@ enum CargoCredentialAdapter: CredentialAdapter {
         }
         LogSetup.logger.debug(
             "mapped", metadata: ["index": "\(ProviderText.displayable(plain))", "entry": "[credential \"\(mapped.entry)\"]"])
-        return flags.applied(to: mapped)
+        return try flags.applied(to: mapped)
     }
 }
 

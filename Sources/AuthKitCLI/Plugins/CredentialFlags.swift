@@ -32,14 +32,24 @@ struct CredentialFlags: Equatable {
             scopes: scopes.isEmpty ? nil : scopes, resources: resources, username: username)
     }
 
-    /// A config mapping's target with what the command line names on top: its account, its
-    /// scopes, its resources (each replacing the mapping's; nothing the command line asked
-    /// for is dropped).
-    func applied(to mapped: CredentialTarget) -> CredentialTarget {
+    /// A config mapping's target with what the command line names on top: its account and its
+    /// scopes (replacing the mapping's), its resources where the mapping names none. A mapping
+    /// and a command line that name different resources are refused: neither may quietly give
+    /// a token for another API than the other asked for.
+    func applied(to mapped: CredentialTarget) throws(CredentialPlugin.Failure) -> CredentialTarget {
         var target = mapped
         if let account = selector.account { target.account = account }
         if !scopes.isEmpty { target.scopes = scopes }
-        if !resources.isEmpty { target.resources = resources }
+        if !resources.isEmpty {
+            guard mapped.resources.isEmpty || Set(mapped.resources) == Set(resources) else {
+                throw CredentialPlugin.Failure(
+                    message: "authkit: the mapping for \(ProviderText.displayable(mapped.entry)) names the resource "
+                        + "\(mapped.resources.map(ProviderText.displayable).joined(separator: " ")), the command line "
+                        + "\(resources.map(ProviderText.displayable).joined(separator: " ")); name it in one place",
+                    code: ExitStatus.usage)
+            }
+            target.resources = resources
+        }
         return target
     }
 }

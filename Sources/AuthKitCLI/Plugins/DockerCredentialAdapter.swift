@@ -87,7 +87,7 @@ enum DockerCredentialAdapter: CredentialAdapter {
                         "registry": "\(CredentialMap.registryHost(server))", "entry": "[registry \"\(mapped.entry)\"]",
                         "config": "\(file.path):\(file.registries[mapped.entry]?.line ?? 0)",
                     ])
-                target = flags.applied(to: mapped)
+                target = try flags.applied(to: mapped)
             }
             let token = try await CredentialPlugin.accessToken(for: target, flags)
             let answer: JSONValue = ["ServerURL": .string(server), "Username": .string(target.username), "Secret": .string(token.value)]

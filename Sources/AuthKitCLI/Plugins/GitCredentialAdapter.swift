@@ -103,7 +103,7 @@ enum GitCredentialAdapter: CredentialAdapter {
                 "url": "\(asked)", "entry": "[credential \"\(mapped.entry)\"]",
                 "config": "\(file.path):\(file.credentials[mapped.entry]?.line ?? 0)",
             ])
-        return flags.applied(to: mapped)
+        return try flags.applied(to: mapped)
     }
 }
 

@@ -47,12 +47,36 @@ import Glibc
         let flags = try CargoRequest(parsing: line).flags(over: CredentialFlags())
         #expect(flags.resources == ["https://cargo.example.com/"] && flags.scopes == ["read"] && flags.selector.group == "g")
         let file = try ConfigFile.parse(
-            "[credential \"https://cargo.example.com/team-a\"]\ngroup = a\nresource = https://other.example/\n",
+            "[credential \"https://cargo.example.com/team-a\"]\ngroup = a\n\n[credential \"https://cargo.example.com/team-b\"]\n"
+                + "group = b\nresource = https://other.example/\n",
             path: "/home/ada/.config/authkit/config")
         var command = CredentialFlags()
         command.resources = ["https://cargo.example.com/"]
         let target = try CargoCredentialAdapter.target(for: "sparse+https://cargo.example.com/team-a/", flags: command, in: file)
         #expect(target?.resources == ["https://cargo.example.com/"] && target?.group == "a")
+        // A mapping that names another resource than the command line: refused, not replaced.
+        #expect(throws: CredentialPlugin.Failure.self) {
+            _ = try CargoCredentialAdapter.target(for: "sparse+https://cargo.example.com/team-b/", flags: command, in: file)
+        }
+    }
+
+    /// An http(s) index gets the token itself: never over plain http beyond loopback, nor for a
+    /// URL whose host is not plain; a git index over ssh is served as before (its token goes to
+    /// the API its config.json names).
+    @Test func theIndexURLItselfMustBeSafeToSendTheTokenTo() throws {
+        var flags = CredentialFlags()
+        flags.selector.group = "g"
+        for url in [
+            "sparse+https://cargo.example.com/", "sparse+http://127.0.0.1:8080/", "sparse+http://[::1]:8080/",
+            "ssh://git@git.example.com/index",
+        ] {
+            #expect(try CargoCredentialAdapter.target(for: url, flags: flags) != nil, "\(url)")
+        }
+        for url in [
+            "sparse+http://cargo.example.com/", "sparse+https://evil.example?@cargo.example.com/", "sparse+https://u@cargo.example.com/",
+        ] {
+            #expect(try CargoCredentialAdapter.target(for: url, flags: flags) == nil, "\(url)")
+        }
     }
 
     @Test(arguments: [false, true])

@@ -95,6 +95,9 @@ import Testing
             group = cargo
             """)
         #expect(try CredentialMap.urlTarget("https://cargo.example.com/index/", in: file)?.group == "cargo")
+        // An internationalised host as written in the mapping still matches.
+        let idn = try Self.file("[credential \"https://bücher.example\"]\ngroup = idn\n")
+        #expect(try CredentialMap.gitTarget(protocol: "https", host: "bücher.example", path: nil, in: idn)?.group == "idn")
         for url in [
             "https://evil.example?@cargo.example.com/", "https://evil.example#@cargo.example.com/",
             "https://evil.example\\@cargo.example.com/",
@@ -106,7 +109,9 @@ import Testing
 
     @Test("a token goes over https, or over http only to a loopback address")
     func carriesTokens() {
-        for (scheme, host) in [("https", "example.com"), ("http", "127.0.0.1:8080"), ("http", "localhost"), ("HTTP", "[::1]:80")] {
+        for (scheme, host) in [
+            ("https", "example.com"), ("http", "127.0.0.1:8080"), ("http", "localhost"), ("HTTP", "[::1]:80"), ("http", "::1"),
+        ] {
             #expect(CredentialMap.carriesTokens(scheme: scheme, host: host), "\(scheme)://\(host)")
         }
         for (scheme, host) in [
