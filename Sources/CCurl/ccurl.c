@@ -191,9 +191,10 @@ int ak_http_perform(const ak_http_request *request, ak_http_result *result) {
     ak_curl.easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
     ak_curl.easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
     ak_curl.easy_setopt(handle, CURLOPT_NOPROXY, no_proxy);
-    /* Plain http is allowed only to loopback (the Swift layer checks every request): never
-     * through a proxy, whichever loopback address it names (NO_PROXY lists only three). */
-    if (strncasecmp(request->url, "http://", 7) == 0) ak_curl.easy_setopt(handle, CURLOPT_PROXY, "");
+    /* A loopback address, whichever (NO_PROXY lists only three names), http or https: never
+     * through a proxy, which would connect to its own loopback. Plain http goes only to
+     * loopback (the Swift layer checks every request), so never through one either. */
+    if (request->direct || strncasecmp(request->url, "http://", 7) == 0) ak_curl.easy_setopt(handle, CURLOPT_PROXY, "");
     ak_curl.easy_setopt(handle, CURLOPT_ACCEPT_ENCODING, "");
     ak_curl.easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
     if (request->timeout_ms > 0) ak_curl.easy_setopt(handle, CURLOPT_TIMEOUT_MS, request->timeout_ms);

@@ -113,6 +113,8 @@ final class CurlTransfer: Sendable {
     let timeoutMilliseconds: Int
     let maxResponseBytes: Int
     let caFile: String?
+    /// A loopback address: never through a proxy.
+    let direct: Bool
     private let cancelled = Atomic<Bool>(false)
     private let received = Mutex(Received())
 
@@ -132,6 +134,7 @@ final class CurlTransfer: Sendable {
         self.timeoutMilliseconds = timeoutMilliseconds
         self.maxResponseBytes = maxResponseBytes
         self.caFile = caFile
+        direct = URL(string: url)?.host(percentEncoded: true).map(EndpointPolicy.isLoopback(host:)) ?? false
     }
 
     func cancel() {
@@ -185,6 +188,7 @@ final class CurlTransfer: Sendable {
                             request.connect_timeout_ms = min(timeoutMilliseconds, 10_000)
                             request.max_response_bytes = Int64(maxResponseBytes)
                             request.ca_file = cCAFile
+                            request.direct = direct ? 1 : 0
                             request.context = context.toOpaque()
                             request.on_header = { context, line, length in
                                 guard let context, let line else { return 0 }

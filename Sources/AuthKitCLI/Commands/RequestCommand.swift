@@ -86,7 +86,7 @@ struct RequestCommand: AsyncParsableCommand {
         }
         if let method, HTTPRequest.Method(rawValue: method) == nil { throw ValidationError("‘\(method)’ is not an HTTP method") }
         // TRACE answers with the request it got, the token with it, and CONNECT opens a tunnel.
-        if let method, ["TRACE", "CONNECT"].contains(method.uppercased()) {
+        if let method, ["TRACE", "TRACK", "CONNECT"].contains(method.uppercased()) {
             throw ValidationError(
                 "authkit request does not send \(method.uppercased()): the server would echo the token (TRACE) or tunnel it")
         }

@@ -43,6 +43,7 @@ typedef struct ak_http_request {
     long connect_timeout_ms;
     int64_t max_response_bytes;     /* body bytes; larger responses fail with AK_HTTP_TOO_LARGE */
     const char *ca_file;            /* NULL = the system's CA store */
+    int direct;                     /* non-zero: never through a proxy (a loopback address) */
     void *context;
     /* One raw header line (with CRLF) of the response; return 0 to continue. */
     int (*on_header)(void *context, const char *line, size_t length);
