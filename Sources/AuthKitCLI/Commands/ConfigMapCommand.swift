@@ -43,6 +43,14 @@ struct ConfigMapCommand: ParsableCommand {
             var host = rest[..<slash]
             if let at = host.lastIndex(of: "@") { host = host[host.index(after: at)...] }
             let user = rest[..<slash].lastIndex(of: "@").map { String(rest[..<$0].split(separator: ":").first ?? "") }
+            // What the plug-in refuses whatever the mappings say.
+            guard CredentialMap.carriesTokens(scheme: scheme, host: String(host)) else {
+                Terminal.printError(
+                    Voice.error(
+                        "git gets no token from authkit for \(ProviderText.displayable(target)): it would cross the network unencrypted",
+                        hint: "use https (plain http only to a loopback address)"))
+                throw ExitStatus.loginNeeded
+            }
             // As git does before it asks a helper: the path percent-decoded.
             let path = CredentialMap.percentDecoded(rest[slash...].drop { $0 == "/" }) ?? String(rest[slash...].drop { $0 == "/" })
             do throws(ConfigurationError) {

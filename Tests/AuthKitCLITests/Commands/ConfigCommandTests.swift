@@ -111,6 +111,8 @@ import Testing
         let climbing = try await home.authkit(["config", "map", "https://dev.example.com/orgA/../orgB/repo.git"])
         #expect(climbing.status == 1 && climbing.stdout.isEmpty)
         #expect(climbing.stderr.contains("git gets nothing from authkit") && climbing.stderr.contains("authkit setup git --host"))
+        let plain = try await home.authkit(["config", "map", "http://dev.example.com/orgA/repo.git"])
+        #expect(plain.status == 1 && plain.stdout.isEmpty && plain.stderr.contains("unencrypted"), "\(plain.stderr)")
     }
 
     @Test func aBadSettingIsTheSameUsageErrorAsEverywhere() async throws {
