@@ -50,13 +50,10 @@ struct RefreshShell {
                         "generation": "\(record.generation)",
                     ])
                 let proof = try await session.dpopKeys.key(for: record, at: key)
-                do throws(TokenEndpointError) {
-                    let client = session.endpoints.tokenClient(for: record, key: proof)
-                    effect = machine.refreshed(
-                        .success(try await client.refresh(refreshToken, scopes: narrowing.scopes, resources: narrowing.resources)),
-                        now: clock())
-                } catch {
-                    effect = machine.refreshed(.failure(error), now: clock())
+                let client = session.endpoints.tokenClient(for: record, key: proof)
+                switch await client.refreshAnswer(refreshToken, scopes: narrowing.scopes, resources: narrowing.resources) {
+                case .tokens(let tokens): effect = machine.refreshed(.success(tokens), now: clock())
+                case .refused(let error, let rotated): effect = machine.refreshed(.failure(error), rotated: rotated, now: clock())
                 }
             case .revoke(let rotated, let record):
                 let proof = try? await session.dpopKeys.key(for: record, at: key)

@@ -144,8 +144,9 @@ struct RefreshStateMachine {
         return .refresh(refreshToken: refreshToken, record: record)
     }
 
-    /// The token endpoint's answer.
-    mutating func refreshed(_ result: Result<TokenResponse, TokenEndpointError>, now: Date) -> Effect {
+    /// The token endpoint's answer; `rotated`: the new refresh token of an answer refused for
+    /// something else.
+    mutating func refreshed(_ result: Result<TokenResponse, TokenEndpointError>, rotated salvaged: String? = nil, now: Date) -> Effect {
         guard case .refreshing(let attempt) = phase, let original = record else { return unexpected("a refresh answer") }
         switch result {
         case .failure(let error) where error.isInvalidGrant:
@@ -154,15 +155,31 @@ struct RefreshStateMachine {
             phase = .rereading(attempt: attempt, error)
             return .readRecord
         case .failure(let error):
-            return done(.fail(.tokenEndpoint(error)))
+            // The provider answered and rotated, but the answer was refused: keep the new
+            // refresh token, record the problem, hand out nothing (as for a refused id_token).
+            guard let salvaged, salvaged != original.refreshToken else { return done(.fail(.tokenEndpoint(error))) }
+            self.now = now
+            rotated = salvaged
+            let failure = AuthKitError.tokenEndpoint(error)
+            var failed = original
+            failed.generation = RefreshStateMachine.nextGeneration(original.generation)
+            failed.refreshToken = salvaged
+            failed.refreshProblem = RefreshStateMachine.problemText(failure)
+            failed.refreshProblemAt = now.timeIntervalSince1970
+            kept = failed
+            phase = .writingFailed(failure)
+            written = failed
+            return .write(failed)
         case .success(let answer):
             self.now = now
             response = answer
             rotated = answer.refreshToken.flatMap { $0 == original.refreshToken ? nil : $0 }
             // 1. Another identity (claims read before their signature is checked, so nothing
             //    of another user's answer is ever written under this account).
-            if let idToken = answer.idToken, let claims = RefreshStateMachine.unverifiedClaims(idToken),
-                claims.issuer != original.issuer || claims.subject != original.subject
+            //    Only an id_token that names another issuer or subject is another identity's; one
+            //    that names none is malformed, and its check below keeps the rotated token.
+            if let idToken = answer.idToken, let claims = RefreshStateMachine.unverifiedClaims(idToken), let issuer = claims.issuer,
+                let subject = claims.subject, issuer != original.issuer || subject != original.subject
             {
                 phase = .revoking
                 return .revoke(rotated, record: original)

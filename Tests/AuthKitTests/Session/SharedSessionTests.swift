@@ -275,15 +275,16 @@ struct SharedSessionTests {
     }
 
     @Test(
-        "malformed refresh answers are typed errors and change nothing",
+        "malformed refresh answers are typed errors; one that still carries the rotated refresh token keeps it, the rest change nothing",
         arguments: [
-            ProviderFault.malformed("token"),
-            ProviderFault.patchJSON("token", ["token_type": "MAC"]),
-            ProviderFault.patchJSON("token", ["access_token": nil]),
-            ProviderFault.http500("token"),
-            ProviderFault.error("invalid_client", description: "Client authentication failed", status: 401),
-        ])
-    func malformedRefreshAnswer(_ fault: ProviderFault) async throws {
+            (ProviderFault.malformed("token"), false),
+            (ProviderFault.patchJSON("token", ["token_type": "MAC"]), true),
+            (ProviderFault.patchJSON("token", ["access_token": nil]), true),
+            (ProviderFault.patchJSON("token", ["scope": ["openid", "profile"]]), true),
+            (ProviderFault.http500("token"), false),
+            (ProviderFault.error("invalid_client", description: "Client authentication failed", status: 401), false),
+        ] as [(ProviderFault, Bool)])
+    func malformedRefreshAnswer(_ fault: ProviderFault, keepsRotation: Bool) async throws {
         let harness = try await SignInHarness.signedIn()
         let stale = try await harness.expireAccessToken()
         try await harness.provider.setFault(fault)
@@ -292,7 +293,16 @@ struct SharedSessionTests {
             Issue.record("expected a token endpoint error, got \(error)")
             return
         }
-        #expect(try await harness.record() == stale)
+        let after = try #require(try await harness.record())
+        if keepsRotation {
+            // The provider spent the old refresh token: the new one is kept, nothing handed out.
+            #expect(after.refreshToken != stale.refreshToken && after.refreshToken != nil)
+            #expect(after.accessToken == stale.accessToken && after.refreshProblem != nil)
+            try await harness.provider.clearFaults()
+            #expect(await harness.token().failureValue == nil, "the kept refresh token works")
+        } else {
+            #expect(after == stale)
+        }
         try await harness.expectNoSecretsLeaked()
     }
 

@@ -54,17 +54,47 @@ package struct TokenEndpointClient: Sendable {
         ])
     }
 
-    /// Uses a refresh token. `scopes` narrows the request (nil: the original grant's scopes),
-    /// `resources` names the APIs the token is for (RFC 8707 §2.2).
+    /// What a refresh got: the tokens, or why not — with the refresh token a 200 answer carried
+    /// when the rest of it was refused (the provider has rotated it by then).
+    package enum RefreshAnswer: Sendable, CustomStringConvertible, CustomReflectable {
+        case tokens(TokenResponse)
+        case refused(TokenEndpointError, rotatedRefreshToken: String?)
+
+        package var description: String {
+            switch self {
+            case .tokens(let tokens): return "\(tokens)"
+            case .refused(let error, let rotated): return "\(error)\(rotated == nil ? "" : " (a rotated refresh token came with it)")"
+            }
+        }
+        package var customMirror: Mirror { Mirror(self, children: ["summary": description]) }
+    }
+
+    /// Uses a refresh token: the tokens, or the error (see ``refreshAnswer(_:scopes:resources:)``).
     package func refresh(_ refreshToken: String, scopes: [String]? = nil, resources: [String] = []) async throws(TokenEndpointError)
         -> TokenResponse
     {
+        switch await refreshAnswer(refreshToken, scopes: scopes, resources: resources) {
+        case .tokens(let tokens): return tokens
+        case .refused(let error, _): throw error
+        }
+    }
+
+    /// Uses a refresh token. `scopes` narrows the request (nil: the original grant's scopes),
+    /// `resources` names the APIs the token is for (RFC 8707 §2.2).
+    package func refreshAnswer(_ refreshToken: String, scopes: [String]? = nil, resources: [String] = []) async -> RefreshAnswer {
         var fields: [(name: String, value: String)] = [("grant_type", "refresh_token"), ("refresh_token", refreshToken)]
         if let scopes, !scopes.isEmpty { fields.append(("scope", scopes.joined(separator: " "))) }
         for resource in resources { fields.append(("resource", resource)) }
+        let response: HTTPResponse
+        do { response = try await post(fields) } catch { return .refused(error, rotatedRefreshToken: nil) }
         // Its token_type is the refresh's to judge: a wrong one must not lose a rotated
-        // refresh token (RefreshStateMachine keeps it).
-        return try await request(fields, checkingType: false)
+        // refresh token (RefreshStateMachine keeps it), nor must any other flaw of a 200 answer.
+        do throws(TokenEndpointError) {
+            return .tokens(try tokens(from: response, checkingType: false))
+        } catch {
+            let rotated = response.status == 200 ? TokenResponse.refreshTokenOnly(body: response.body) : nil
+            return .refused(error, rotatedRefreshToken: rotated == refreshToken ? nil : rotated)
+        }
     }
 
     /// RFC 8693's grant type.
@@ -93,7 +123,11 @@ package struct TokenEndpointClient: Sendable {
 
     /// Sends a token request with client authentication and returns the tokens.
     func request(_ fields: [(name: String, value: String)], checkingType: Bool = true) async throws(TokenEndpointError) -> TokenResponse {
-        let response = try await post(fields)
+        try tokens(from: try await post(fields), checkingType: checkingType)
+    }
+
+    /// The tokens of a token endpoint's answer, or its error.
+    private func tokens(from response: HTTPResponse, checkingType: Bool) throws(TokenEndpointError) -> TokenResponse {
         guard response.status == 200 else {
             throw TokenEndpointError.oauthError(body: response.body, status: response.status) ?? .httpStatus(response.status)
         }

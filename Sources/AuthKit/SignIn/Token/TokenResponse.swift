@@ -91,6 +91,18 @@ package struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStri
         issuedTokenType = raw.issued_token_type
     }
 
+    /// The `refresh_token` of a 200 answer the strict parse refused for something else (an
+    /// unknown `token_type`, a malformed `scope` …): by then the provider has rotated the
+    /// refresh token, so the new one is kept rather than lost. Nil when the body is no JSON
+    /// object the reader takes, or names no usable refresh token.
+    static func refreshTokenOnly(body: [UInt8]) -> String? {
+        struct Raw: Decodable { var refresh_token: String? }
+        guard let raw = try? JSONDocument.tokenResponse.decode(Raw.self, from: body), let token = raw.refresh_token, !token.isEmpty,
+            token.utf8.count <= 16 * 1024, isTransportable(token)
+        else { return nil }
+        return token
+    }
+
     /// Visible ASCII only (0x21…0x7E): the RFC 6750 `b64token` characters and a little more,
     /// but never a space, CR, LF or other control that could end a header, a `key=value`
     /// line of git's credential protocol, or a terminal line early.
