@@ -215,14 +215,43 @@ package enum ChildProcess {
     /// mask and dispositions back to what a freshly started program expects: `exec` keeps
     /// the calling thread's blocked signals and every ignored signal. Returns only on failure,
     /// with the `errno` of `execvp`.
-    package static func replaceProcess(with arguments: [String]) -> Int32 {
+    package static func replaceProcess(with arguments: [String], path: String? = nil) -> Int32 {
         guard let program = arguments.first else { return ENOENT }
         resetSignals()
+        closeOwnDescriptorsOnExec()
         let argv = arguments.map { strdup($0) } + [nil]
-        execvp(program, argv)
+        // The program already resolved (the one the agent was told of), run exactly.
+        if let path, path.contains("/") { execv(path, argv) } else { execvp(program, argv) }
         let code = errno
         for pointer in argv { free(pointer) }
         return code
+    }
+
+    /// The descriptors above standard error this process was started with: its parent's, to
+    /// pass on through ``replaceProcess(with:path:)``. Read once, as the process starts
+    /// (`authkit` touches it first thing), before anything of its own is open.
+    package static let inheritedDescriptors: Set<Int32> = openDescriptors()
+
+    /// Every descriptor above standard error this process opened itself is closed at `exec`,
+    /// whoever opened it without `O_CLOEXEC` (a library: tpm2-tss's `/dev/tpmrm0`).
+    static func closeOwnDescriptorsOnExec() {
+        for descriptor in openDescriptors() where !inheritedDescriptors.contains(descriptor) {
+            let flags = fcntl(descriptor, F_GETFD)
+            if flags >= 0 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
+        }
+    }
+
+    /// The open descriptors above 2, from `/proc/self/fd` (without the one reading it).
+    static func openDescriptors() -> Set<Int32> {
+        guard let directory = opendir("/proc/self/fd") else { return [] }
+        defer { closedir(directory) }
+        let own = dirfd(directory)
+        var result: Set<Int32> = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let descriptor = Int32(name), descriptor > 2, descriptor != own { result.insert(descriptor) }
+        }
+        return result
     }
 
     /// Every catchable signal back to its default disposition and none blocked, on this thread.

@@ -1,4 +1,4 @@
-import ChildProcess
+@testable import ChildProcess
 import Foundation
 import Testing
 
@@ -53,6 +53,17 @@ import Glibc
         #expect(termination == .exited(0))
         // ls itself opens one directory descriptor (3) to list the folder.
         #expect(String(decoding: output, as: UTF8.self).split(separator: "\n").sorted() == ["0", "1", "2", "3"])
+    }
+
+    @Test("before exec, a descriptor this process opened itself without O_CLOEXEC is marked close-on-exec; one it started with is not")
+    func ownDescriptorsCloseOnExec() throws {
+        let inherited = ChildProcess.inheritedDescriptors  // as the process started (here: now)
+        let own = open("/dev/null", O_RDONLY)  // as a library would: no O_CLOEXEC
+        defer { close(own) }
+        #expect(own > 2 && fcntl(own, F_GETFD) & FD_CLOEXEC == 0)
+        ChildProcess.closeOwnDescriptorsOnExec()
+        #expect(fcntl(own, F_GETFD) & FD_CLOEXEC != 0)
+        #expect(!inherited.contains(own))
     }
 
     @Test("a missing program is a typed error with the shell's status")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import ChildProcess
 import JOSE
 import SecretStore
 
@@ -68,6 +69,8 @@ struct AuthKitCommand: AsyncParsableCommand {
     /// (ExitStatus): usage errors exit 2, not ArgumentParser's default 64.
     static func main() async {
         _ = MainThread.id
+        // Before anything opens one: what `exec` passes on is the parent's, never ours.
+        _ = ChildProcess.inheritedDescriptors
         // While this is the only thread: a TPM opened later replaces these values in place.
         TPM.prepareEnvironment()
         LogSetup.bootstrapFromEnvironment()

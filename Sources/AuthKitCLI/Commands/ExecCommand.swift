@@ -62,6 +62,16 @@ struct ExecCommand: AsyncParsableCommand {
             "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB",
         ]
         if runtimes.contains(name) { return "interpreters read \(name) as options or code before the command runs" }
+        if name.hasPrefix("AUTHKIT_"), name != "AUTHKIT_TOKEN" {
+            return "authkit itself reads AUTHKIT_* (one the command runs, git's helper say, would take it as a setting)"
+        }
+        let resolver: Set = ["LOCALDOMAIN", "RES_OPTIONS"]
+        if resolver.contains(name) { return "the resolver reads \(name) and would send it in DNS queries" }
+        let proxies: Set = ["http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy"]
+        if proxies.contains(name.lowercased()) { return "HTTP clients read \(name) as the proxy to send requests through" }
+        if ["LANG", "LANGUAGE", "TERM"].contains(name) || name.hasPrefix("LC_") { return "every program reads \(name) as it starts" }
+        let commands: Set = ["EDITOR", "VISUAL", "PAGER", "BROWSER", "GIT_EDITOR", "GIT_PAGER", "GIT_SSH", "GIT_SSH_COMMAND"]
+        if commands.contains(name) || name.hasSuffix("ASKPASS") { return "programs run \(name) as a command" }
         return nil
     }
 
@@ -75,8 +85,10 @@ struct ExecCommand: AsyncParsableCommand {
         guard let name, !name.isEmpty else { return nil }
         guard !name.contains("/") else { return name }
         let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
-        for directory in path.split(separator: ":") where access("\(directory)/\(name)", X_OK) == 0 {
-            return "\(directory)/\(name)"
+        // As execvp searches: an empty entry is the current directory.
+        for entry in path.split(separator: ":", omittingEmptySubsequences: false) {
+            let directory = entry.isEmpty ? "." : String(entry)
+            if access("\(directory)/\(name)", X_OK) == 0 { return "\(directory)/\(name)" }
         }
         return name
     }
@@ -85,9 +97,11 @@ struct ExecCommand: AsyncParsableCommand {
         var words = command
         if words.first == "--" { words.removeFirst() }
         let token: AccessToken
+        // Resolved once: the program the agent is told of is the one that runs.
+        let program = Self.programPath(words.first)
         do throws(AuthKitError) {
             let profile = try options.session.resolveProfile()
-            token = try await options.session.session(for: profile, program: Self.programPath(words.first)).validAccessToken(
+            token = try await options.session.session(for: profile, program: program).validAccessToken(
                 account: options.account, minimumLifetime: .seconds(options.minTTL), scopes: options.scopes.isEmpty ? nil : options.scopes,
                 resources: options.resources)
         } catch {
@@ -104,7 +118,7 @@ struct ExecCommand: AsyncParsableCommand {
         // CMD starts with no signal blocked or ignored (this thread's mask would otherwise
         // pass through exec): Ctrl-C, timeout(1), systemd and a hang-up must stop it.
         setenv(variable, token.value, 1)
-        let failure = ChildProcess.replaceProcess(with: words)
+        let failure = ChildProcess.replaceProcess(with: words, path: program)
         let reason = String(cString: strerror(failure))
         unsetenv(variable)
         Terminal.printError(Voice.error("cannot run \(words[0]): \(reason)"))

@@ -29,12 +29,25 @@ import Testing
         // Names the loader or the shell read before the command: refused before any token is read.
         for name in [
             "LD_PRELOAD", "LD_LIBRARY_PATH", "PATH", "HOME", "IFS", "SHELL", "PWD", "BASH_ENV", "ENV", "GLIBC_TUNABLES", "MALLOC_CHECK_",
-            "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "A-B", "X=Y", "",
+            "NODE_OPTIONS", "JAVA_TOOL_OPTIONS", "AUTHKIT_CONFIG", "RES_OPTIONS", "https_proxy", "LC_ALL", "GIT_ASKPASS", "EDITOR",
+            "A-B", "X=Y", "",
         ] {
             let refused = try await world.authkit(["exec", "--group", world.group, "--env", name, "--", "env"])
             #expect(refused.status == 2 && refused.stdout.isEmpty, "--env \(name): \(refused.status) \(refused.stdout)")
             #expect(refused.stderr.contains("--env"), "--env \(name): \(refused.stderr)")
         }
+        // A descriptor authkit's own parent gave it passes on to CMD (as with any exec); none of
+        // authkit's own does. Run from a shell that opens descriptor 7 for it.
+        let authkit = TestPaths.product("authkit").path
+        let inherited = try await offThePool {
+            try ProcessRunner.run(
+                URL(fileURLWithPath: "/bin/sh"),
+                ["-c", #"exec 7</dev/null; exec "$0" exec --group "$1" -- /bin/sh -c 'ls /proc/$$/fd'"#, authkit, world.group],
+                environment: world.environment)
+        }
+        let descriptors = Set(inherited.stdout.split(separator: "\n").compactMap { Int($0) })
+        #expect(inherited.status == 0 && descriptors.isSuperset(of: [0, 1, 2, 7]), "\(inherited.stdout) \(inherited.stderr)")
+        #expect(descriptors.subtracting([0, 1, 2, 7]).count <= 1, "authkit's own descriptors reached CMD: \(descriptors)")
         try await world.assertNoSecretsLeaked()
     }
 
