@@ -48,12 +48,28 @@ package enum STSWebIdentity {
     /// `AWS_ENDPOINT_URL`, then the regional endpoint of `AWS_REGION` (or
     /// `AWS_DEFAULT_REGION`), else the global `https://sts.amazonaws.com`. https only (http
     /// for loopback, for a local STS).
+    ///
+    /// `AWS_ENDPOINT_URL` names every service's endpoint (an S3 look-alike's, say), and the
+    /// id_token sent to STS would let whoever runs it take the role: it is taken only when it
+    /// is AWS's own or on loopback (LocalStack); any other needs `AWS_ENDPOINT_URL_STS`.
+    /// `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true` ignores both, as for the SDKs.
     package static func endpoint(environment: [String: String]) throws(Failure) -> URL {
-        for name in ["AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL"] {
+        let ignored = environment["AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"]?.lowercased() == "true"
+        for name in ["AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL"] where !ignored {
             guard let text = environment[name], !text.isEmpty else { continue }
-            do { return try EndpointPolicy.check(text, name: name) } catch {
+            let url: URL
+            do { url = try EndpointPolicy.check(text, name: name) } catch {
                 throw Failure(description: error.description, category: .usage)
             }
+            if name == "AWS_ENDPOINT_URL", let host = url.host(percentEncoded: true)?.lowercased(),
+                !EndpointPolicy.isLoopback(host: host), !(host.hasSuffix(".amazonaws.com") || host.hasSuffix(".amazonaws.com.cn"))
+            {
+                throw Failure(
+                    description: "AWS_ENDPOINT_URL names \(url.redactedOrigin), not AWS: credential aws sends your id_token only to an STS "
+                        + "that AWS_ENDPOINT_URL_STS names (set it, e.g. to https://sts.amazonaws.com, or to that host if it is your STS)",
+                    category: .usage)
+            }
+            return url
         }
         if let region = Self.region(environment: environment) {
             guard region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {

@@ -88,7 +88,10 @@ enum HelpTopics {
                                      the region of credential aws's STS endpoint (else
                                      the global https://sts.amazonaws.com)
               AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL
-                                     another STS endpoint (before the region's)
+                                     another STS endpoint (before the region's;
+                                     AWS_ENDPOINT_URL only when AWS's or loopback)
+              AWS_IGNORE_CONFIGURED_ENDPOINT_URLS
+                                     true: neither of the two, as for the AWS SDKs
 
             Set by the programs that run authkit (nothing to set yourself):
               KUBERNETES_EXEC_INFO   kubectl: the ExecCredential version it speaks

@@ -22,7 +22,8 @@ struct CredentialAWSCommand: CredentialAdapterCommand {
             minutes before they expire (and never past the duration asked for, 12 hours at \
             most), so a loop of aws calls makes one STS call; they are kept apart by role, \
             duration, STS endpoint, region and account. STS is \
-            AWS_ENDPOINT_URL_STS, else AWS_ENDPOINT_URL, else the AWS_REGION's endpoint. Write \
+            AWS_ENDPOINT_URL_STS, else AWS_ENDPOINT_URL when it is AWS's or on loopback (another \
+            host there is every service's, and gets no id_token), else the AWS_REGION's endpoint. Write \
             the profile with `authkit setup aws --aws-profile NAME --role-arn ARN`:
 
               [profile dev]
