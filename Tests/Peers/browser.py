@@ -171,6 +171,15 @@ def choose_submission(forms: list[dict], user: str, deny: bool) -> tuple[dict, d
 def run(url: str, user: str, deny: bool, print_redirect: bool, redirect_file: str | None, log_file: str | None) -> int:
     browser = Browser(log_file)
     browser.note(url)
+    if origin(url)[0] in ("127.0.0.1", "::1", "localhost") and urlsplit(url).path.startswith("/authkit-start/"):
+        # authkit's one-time link: it sets the cookie the callback must carry, and leads on to
+        # the provider's authorization URL (which is never on a command line).
+        status, headers, _ = browser.request("GET", url)
+        if status != 303 or "location" not in headers:
+            print(f"browser: authkit's start link answered {status}", file=sys.stderr)
+            return 2
+        url = headers["location"]
+        browser.note(url)
     if admin := os.environ.get("AUTHKIT_TEST_GLEWLWYD_ADMIN"):
         glewlwyd_register_redirect(url, admin)
     provider = origin(url)

@@ -184,6 +184,10 @@ class Chromium:
                 response = params["redirectResponse"]
                 if origin(response["url"]) != receiver:
                     continue  # the provider's redirect to us: its Location carries the code
+                if urlsplit(response["url"]).path.startswith("/authkit-start/"):
+                    # authkit's one-time link to the provider (recorded apart: not the callback's).
+                    page["start_redirects"] = page.get("start_redirects", 0) + 1
+                    continue
                 headers = {k.lower(): v for k, v in response.get("headers", {}).items()}
                 location = headers.pop("location", "")
                 page["redirects"].append({
@@ -218,9 +222,10 @@ def sign_in(browser: Chromium, url: str, deny: bool, user: str, receiver: tuple[
     from selenium.webdriver.common.by import By
 
     driver = browser.driver
-    provider = origin(url)
     driver.get(url)
     browser.wait(lambda: driver.find_elements(By.CSS_SELECTOR, "form#login"), "the provider's login form")
+    # (authkit's one-time start link led here: the provider is where the form is.)
+    provider = origin(driver.current_url)
     form = driver.find_element(By.CSS_SELECTOR, "form#login")
     if deny:
         form.find_element(By.CSS_SELECTOR, "button[value=deny]").click()
@@ -236,8 +241,13 @@ def sign_in(browser: Chromium, url: str, deny: bool, user: str, receiver: tuple[
 def run(url: str, report: dict) -> None:
     if not is_loopback(url) or urlsplit(url).scheme != "http":
         raise Failure(f"refusing to open {cut(url)}: only http:// on loopback")
-    query = dict(parse_qsl(urlsplit(url).query))
-    redirect_uri = query.get("redirect_uri", "")
+    parts = urlsplit(url)
+    if parts.path.startswith("/authkit-start/"):
+        # authkit's one-time link on its receiver: it sets the browser's cookie and leads on to
+        # the provider (the callback path is the default one, /).
+        redirect_uri = f"{parts.scheme}://{parts.netloc}/"
+    else:
+        redirect_uri = dict(parse_qsl(parts.query)).get("redirect_uri", "")
     if not redirect_uri or not is_loopback(redirect_uri):
         raise Failure("the authorization URL has no loopback redirect_uri")
     receiver = origin(redirect_uri)

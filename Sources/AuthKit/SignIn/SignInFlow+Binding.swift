@@ -63,4 +63,23 @@ extension SignInFlow {
             throw .authorization(.pushFailed(error.description))
         }
     }
+
+    /// Opens the browser (in browser mode) and says what the terminal shows for `url`: in
+    /// browser mode a one-time loopback link, never the authorization URL itself — a command
+    /// line is readable by every local user, and the URL's state would let one of them answer
+    /// this sign-in first (``LoopbackRedirectReceiver/startLink(to:for:)``). `--paste` and
+    /// `--no-browser` show the URL itself, on the terminal only, and open nothing.
+    func present(_ url: URL, receiver: LoopbackRedirectReceiver, options: Options) async throws(AuthKitError)
+        -> (shown: URL, browser: BrowserLauncher.Outcome?)
+    {
+        guard options.mode == .browser else { return (url, nil) }
+        let link: URL
+        do throws(AuthorizationError) {
+            link = URL(string: try receiver.startLink(to: url.absoluteString, for: options.timeout)) ?? url
+        } catch {
+            await receiver.close()
+            throw .authorization(error)
+        }
+        return (link, browser.open(link.absoluteString))
+    }
 }

@@ -264,8 +264,8 @@ public struct SignInFlow: Sendable {
             await receiver.close()
             throw error
         }
-        let outcome: BrowserLauncher.Outcome? = options.mode == .browser ? browser.open(url.absoluteString) : nil
-        onEvent(.openURL(url, browser: outcome))
+        let (shown, outcome) = try await present(url, receiver: receiver, options: options)
+        onEvent(.openURL(shown, browser: outcome))
         let expectation = CallbackExpectation(
             state: request.state, issuer: metadata.issuer,
             issuerRequired: metadata.authorizationResponseIssParameterSupported)

@@ -22,10 +22,16 @@ import Testing
         #expect(text.contains("  stored:  "))
         #expect(!text.contains("\u{1B}"), "no terminal control sequences when standard error is not a terminal")
 
-        // The URL was given to $BROWSER once, and it is a PKCE (S256) request with state and nonce.
+        // $BROWSER was given a one-time loopback link (shown on the terminal too), never the
+        // authorization URL: a command line is every local user's to read, and its state would
+        // let one answer the sign-in first. The link led on to a PKCE (S256) request with state
+        // and nonce.
         let opened = CLIOutput.lines(try String(contentsOf: world.browserLog, encoding: .utf8))
-        #expect(opened.count == 1)
-        let url = try #require(CLIOutput.authorizationURL(in: text))
+        #expect(opened.count == 2, "\(opened)")
+        let start = try #require(CLIOutput.authorizationURL(in: text))
+        #expect(opened.first == start.absoluteString)
+        #expect(start.absoluteString.hasPrefix("http://127.0.0.1:") && start.path.hasPrefix("/authkit-start/") && start.query == nil)
+        let url = try #require(opened.last.flatMap { URL(string: $0) })
         let query = Dictionary(
             (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") }
         ) { a, _ in a }
@@ -33,7 +39,6 @@ import Testing
         #expect(query["state"]?.isEmpty == false)
         #expect(query["nonce"]?.isEmpty == false)
         #expect(query["redirect_uri"]?.hasPrefix("http://127.0.0.1:") == true)
-        #expect(opened.first == url.absoluteString)
 
         let log = try await world.provider.log()
         #expect(log.count(grantType: "authorization_code") == 1)

@@ -7,7 +7,12 @@ enum CLIOutput {
     static func authorizationURL(in text: String) -> URL? {
         for line in text.split(separator: "\n") {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.hasPrefix("http"), trimmed.contains("/authorize?"), let url = URL(string: trimmed) { return url }
+            // The authorization URL (--no-browser, --paste), or the browser's one-time start link.
+            if trimmed.hasPrefix("http"), trimmed.contains("/authorize?") || trimmed.contains("/authkit-start/"),
+                let url = URL(string: trimmed)
+            {
+                return url
+            }
         }
         return nil
     }

@@ -35,6 +35,11 @@ public enum AuthorizationError: Error, Sendable, Equatable, CustomStringConverti
     /// The pushed authorization request (RFC 9126) got no `request_uri`: the network, or an
     /// answer that is not one.
     case pushFailed(String)
+    /// The sign-in's start link was opened a second time: another local process may have read
+    /// it from the browser's command line.
+    case startOpenedTwice
+    /// A callback from another browser than the one the start link went to (without its cookie).
+    case otherBrowser
 
     public var description: String {
         switch self {
@@ -77,6 +82,11 @@ public enum AuthorizationError: Error, Sendable, Equatable, CustomStringConverti
             return "the sign-in was cancelled"
         case .pushFailed(let detail):
             return "the provider did not take the pushed authorization request (RFC 9126): \(detail)"
+        case .startOpenedTwice:
+            return "the sign-in link was opened twice, so the sign-in was stopped: another local user may be reading "
+                + "command lines (mount /proc with hidepid=2, or sign in with --no-browser); run the login again"
+        case .otherBrowser:
+            return "a sign-in callback came from another browser than the one authkit opened; it was refused"
         }
     }
 

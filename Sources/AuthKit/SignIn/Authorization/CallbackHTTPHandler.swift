@@ -45,7 +45,7 @@ final class CallbackHTTPHandler: ChannelInboundHandler, @unchecked Sendable {
             }
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             let eventLoop = context.eventLoop
-            state.receive(target: head.uri) { reply in
+            state.receive(target: head.uri, cookies: head.headers["Cookie"]) { reply in
                 eventLoop.execute {
                     let (handler, context) = loopBound.value
                     handler.write(reply, context: context)
@@ -66,6 +66,7 @@ final class CallbackHTTPHandler: ChannelInboundHandler, @unchecked Sendable {
         headers.add(name: "X-Content-Type-Options", value: "nosniff")
         headers.add(name: "Content-Security-Policy", value: CallbackPage.contentSecurityPolicy)
         if let location = reply.location { headers.add(name: "Location", value: location) }
+        if let cookie = reply.cookie { headers.add(name: "Set-Cookie", value: cookie) }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: reply.status, headers: headers))), promise: nil)
         var buffer = context.channel.allocator.buffer(capacity: body.count)
         buffer.writeBytes(body)

@@ -6,6 +6,8 @@ struct CallbackReply: Sendable {
     var title: String
     var message: String
     var location: String? = nil
+    /// A `Set-Cookie` value (the start link's).
+    var cookie: String? = nil
 
     static let finished = CallbackReply(
         status: .gone, title: "Sign-in already finished", message: "This sign-in has already finished. You can close this window.")
@@ -14,6 +16,10 @@ struct CallbackReply: Sendable {
 
     static let wrongPath = CallbackReply(
         status: .notFound, title: "Not the sign-in callback", message: "authkit is waiting for the sign-in callback on another path.")
+
+    static let openedTwice = CallbackReply(
+        status: .conflict, title: "Sign-in stopped",
+        message: "This sign-in link was opened twice, so authkit stopped the sign-in. Run the login again.")
 
     static let busy = CallbackReply(status: .serviceUnavailable, title: "Busy", message: "Too many requests.")
 

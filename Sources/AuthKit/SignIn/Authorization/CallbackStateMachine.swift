@@ -48,9 +48,24 @@ struct CallbackStateMachine<Connection: Sendable, Responder: Sendable>: Sendable
     let resultPrefix: String
     let limits: LoopbackRedirectReceiver.Limits
 
+    /// The browser's way in, where authkit opens one: a one-time link that sets a cookie and
+    /// leads to the authorization URL. The URL (its `state`) then never is an argument any local
+    /// user can read, and only the browser that opened the link has the cookie a callback needs.
+    struct Start: Sendable {
+        /// `/authkit-start/<token>`.
+        var path: String
+        var cookieName: String
+        var cookieValue: String
+        /// The authorization URL.
+        var location: String
+        var maxAge: Int
+    }
+
     private var expectation: CallbackExpectation?
     private var outcome: Outcome?
-    private var held: [(target: String, responder: Responder)] = []
+    private var start: Start?
+    private var startOpened = false
+    private var held: [(target: String, cookies: [String], responder: Responder)] = []
     private var refusalCount = 0
     private var connections: [(id: ConnectionID, connection: Connection, complete: Bool)] = []
     private var nextConnection: ConnectionID = 0
@@ -67,6 +82,11 @@ struct CallbackStateMachine<Connection: Sendable, Responder: Sendable>: Sendable
     }
 
     var heldCount: Int { held.count }
+
+    /// From now on a callback needs the cookie the start link sets (browser mode).
+    mutating func prepare(_ start: Start) {
+        self.start = start
+    }
 
     // MARK: Connections
 
@@ -130,19 +150,34 @@ struct CallbackStateMachine<Connection: Sendable, Responder: Sendable>: Sendable
         var effects = Effects()
         let requests = held
         held = []
-        for request in requests { effects.merge(receive(target: request.target, responder: request.responder)) }
+        for request in requests { effects.merge(receive(target: request.target, cookies: request.cookies, responder: request.responder)) }
         return effects
     }
 
     // MARK: Requests
 
-    /// Judges one whole GET request for `target` (path and query).
-    mutating func receive(target: String, responder: Responder) -> Effects {
+    /// Judges one whole GET request for `target` (path and query), with its `Cookie` headers.
+    mutating func receive(target: String, cookies: [String] = [], responder: Responder) -> Effects {
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let requestPath = String(parts[0])
         let query = parts.count > 1 ? String(parts[1]) : ""
         // A query on the callback path may carry the code: answer with a redirect, never a page.
         let redirects = requestPath == path && !query.isEmpty
+
+        if let start, requestPath == start.path {
+            guard !startOpened else {
+                // Opened twice: whoever read it from a command line may be racing the person.
+                guard outcome == nil else { return Effects(replies: [(responder, .finished)]) }
+                var effects = finish(.failure(.startOpenedTwice), redirected: false, failedReply: nil)
+                effects.replies.insert((responder, .openedTwice), at: 0)
+                return effects
+            }
+            startOpened = true
+            let cookie = "\(start.cookieName)=\(start.cookieValue); Path=/; HttpOnly; SameSite=Lax; Max-Age=\(start.maxAge)"
+            let reply = CallbackReply(
+                status: .seeOther, title: "Signing in", message: "Continue at the provider.", location: start.location, cookie: cookie)
+            return Effects(replies: [(responder, reply)])
+        }
 
         if requestPath.hasPrefix(resultPrefix) {
             guard let result = CallbackResultPage(rawValue: String(requestPath.dropFirst(resultPrefix.count))) else {
@@ -164,12 +199,16 @@ struct CallbackStateMachine<Connection: Sendable, Responder: Sendable>: Sendable
         guard let expectation else {
             // The browser was faster than the caller: judge it once the expectation is known.
             if held.count < limits.maxUnexpectedRequests {
-                held.append((target, responder))
+                held.append((target, cookies, responder))
                 return Effects()
             }
             return Effects(replies: [(responder, .busy)])
         }
         guard requestPath == path else { return refuse(responder, .wrongPath, reporting: nil) }
+        // In browser mode only the browser the start link went to answers.
+        if let start, !Self.carries(cookies, start) {
+            return refuse(responder, redirects ? redirect(to: .ignored) : .ignored, reporting: .otherBrowser)
+        }
         let callback: AuthorizationCallback
         do throws(AuthorizationError) {
             callback = try AuthorizationCallback(query: query, path: requestPath)
@@ -190,6 +229,19 @@ struct CallbackStateMachine<Connection: Sendable, Responder: Sendable>: Sendable
             effects.replies.insert((responder, redirect(to: .failed)), at: 0)
             return effects
         }
+    }
+
+    /// Whether the `Cookie` headers hold the start link's cookie (compared in constant time).
+    static func carries(_ headers: [String], _ start: Start) -> Bool {
+        var found = false
+        for header in headers {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2, parts[0].trimmingASCIIWhitespace() == start.cookieName else { continue }
+                if ConstantTime.equals(parts[1].trimmingASCIIWhitespace(), start.cookieValue) { found = true }
+            }
+        }
+        return found
     }
 
     private mutating func refuse(_ responder: Responder, _ reply: CallbackReply, reporting error: AuthorizationError?) -> Effects {

@@ -63,13 +63,15 @@ public final class LoopbackRedirectReceiver: Sendable {
     /// ``RedirectHost``), the `redirect_uri` to send.
     package let redirectURI: String
     package let port: Int
+    /// `http://<redirect host>:<port>`.
+    let origin: String
     package let path: String
     /// Where the result pages are served: `/authkit/` followed by the result word, or
     /// `/authkit-result/` when the callback path itself starts with `/authkit/`.
     var resultPathPrefix: String { state.resultPrefix }
 
     private let channel: any Channel
-    private let state: CallbackReceiverCore
+    let state: CallbackReceiverCore
 
     /// The host name written into the redirect URI. The listener binds 127.0.0.1 either way.
     public enum RedirectHost: String, Sendable, CaseIterable {
@@ -86,6 +88,7 @@ public final class LoopbackRedirectReceiver: Sendable {
         self.port = port
         self.path = path
         self.redirectURI = "http://\(host.rawValue):\(port)\(path)"
+        self.origin = "http://\(host.rawValue):\(port)"
         self.state = state
     }
 
@@ -234,8 +237,12 @@ final class CallbackReceiverCore: Sendable {
     }
 
     /// Judges one whole GET request for `target`; the answer goes to `reply`.
-    func receive(target: String, reply: @escaping Responder) {
-        step { $0.machine.receive(target: target, responder: reply) }
+    func receive(target: String, cookies: [String], reply: @escaping Responder) {
+        step { $0.machine.receive(target: target, cookies: cookies, responder: reply) }
+    }
+
+    func prepare(_ start: Machine.Start) {
+        guarded.withLock { $0.machine.prepare(start) }
     }
 
     func install(

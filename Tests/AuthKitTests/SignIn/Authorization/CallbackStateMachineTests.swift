@@ -53,6 +53,48 @@ struct CallbackStateMachineTests {
         #expect(replies(machine.receive(target: "/callback", responder: 5))[5]?.status == .gone)
     }
 
+    static let start = Machine.Start(
+        path: "/authkit-start/link", cookieName: "authkit-1234", cookieValue: "browser-cookie",
+        location: "https://idp.example/authorize?state=good-state", maxAge: 300)
+
+    /// In browser mode the browser gets a one-time link, never the authorization URL (a command
+    /// line any local user can read): it sets a cookie and leads on; a callback without that
+    /// cookie — a neighbour who read the state — is refused and the wait goes on.
+    @Test func aStartLinkSetsTheCookieOnceAndOnlyItsBrowsersCallbackEndsTheWait() throws {
+        var machine = machine()
+        machine.prepare(Self.start)
+        waiting(&machine)
+        let opened = try #require(replies(machine.receive(target: "/authkit-start/link", responder: 1))[1])
+        #expect(opened.status == .seeOther && opened.location == Self.start.location)
+        #expect(opened.cookie == "authkit-1234=browser-cookie; Path=/; HttpOnly; SameSite=Lax; Max-Age=300")
+
+        let neighbour = machine.receive(target: "/callback?code=theirs&state=good-state", responder: 2)
+        #expect(neighbour.outcome == nil && neighbour.refusals == [.otherBrowser])
+        let wrong = machine.receive(target: "/callback?code=theirs&state=good-state", cookies: ["authkit-1234=guess"], responder: 3)
+        #expect(wrong.outcome == nil)
+
+        let effects = machine.receive(
+            target: "/callback?code=the-code&state=good-state", cookies: ["other=1; authkit-1234=browser-cookie"], responder: 4)
+        guard case .success(let grant) = effects.outcome else {
+            Issue.record("the browser's callback did not end the wait: \(String(describing: effects.outcome))")
+            return
+        }
+        #expect(grant.code == "the-code")
+    }
+
+    @Test func aStartLinkOpenedTwiceEndsTheSignIn() throws {
+        var machine = machine()
+        machine.prepare(Self.start)
+        waiting(&machine)
+        _ = machine.receive(target: "/authkit-start/link", responder: 1)
+        let twice = machine.receive(target: "/authkit-start/link", responder: 2)
+        guard case .failure(.startOpenedTwice) = twice.outcome else {
+            Issue.record("a second opening did not end the sign-in: \(String(describing: twice.outcome))")
+            return
+        }
+        #expect(replies(twice)[2]?.status == .conflict && replies(twice)[2]?.cookie == nil)
+    }
+
     @Test func aNeighbourCannotEndOrJamTheWaitAndOnlyTheFirstRefusalsAreReported() {
         var machine = machine { $0.maxReportedRefusals = 2 }
         waiting(&machine)
