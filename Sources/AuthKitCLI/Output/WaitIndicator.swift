@@ -26,15 +26,19 @@ final class WaitIndicator: Sendable {
     func show(_ event: SignInFlow.Event) {
         switch event {
         case .discovered(let issuer):
-            line("Provider: \(issuer)")
+            line("Provider: \(ProviderText.displayable(issuer))")
         case .openURL(let url, let browser):
             switch browser {
             case .launched?:
-                line("Opened your browser. If nothing appears, open this URL yourself:\n\n  \(url.absoluteString)\n")
+                line(
+                    "Opened your browser. If nothing appears, open this URL yourself:\n\n  \(ProviderText.displayable(url.absoluteString))\n"
+                )
             case .failed(let reason)?:
-                line("Could not start a browser (\(reason)). Open this URL yourself:\n\n  \(url.absoluteString)\n")
+                line(
+                    "Could not start a browser (\(ProviderText.displayable(reason))). Open this URL yourself:\n\n  "
+                        + "\(ProviderText.displayable(url.absoluteString))\n")
             case nil:
-                line("Open this URL in a browser to sign in:\n\n  \(url.absoluteString)\n")
+                line("Open this URL in a browser to sign in:\n\n  \(ProviderText.displayable(url.absoluteString))\n")
             }
         case .waiting(let deadline, let acceptsPaste):
             if acceptsPaste {
@@ -49,9 +53,10 @@ final class WaitIndicator: Sendable {
             line("Ignored: \(error)")
         case .deviceCode(let authorization):
             var text =
-                "To sign in, open \(authorization.verificationURI.absoluteString) on any device and enter the code:\n\n  \(authorization.userCode)\n"
+                "To sign in, open \(ProviderText.displayable(authorization.verificationURI.absoluteString)) on any device and enter the code:\n\n  "
+                + "\(ProviderText.displayable(authorization.userCode))\n"
             if let complete = authorization.verificationURIComplete {
-                text += "\n(or open \(complete.absoluteString), which has the code filled in)\n"
+                text += "\n(or open \(ProviderText.displayable(complete.absoluteString)), which has the code filled in)\n"
             }
             line(text)
             start(deadline: authorization.expiresAt, message: "Waiting for the code to be approved")

@@ -125,7 +125,9 @@ package struct DeviceAuthorizationClient: Sendable {
         guard let stated = raw.expires_in?.value, stated > 0 else { throw .malformedResponse("it has no expires_in") }
         // RFC 8628 codes live minutes; a day is plenty, and no stated number can overflow a date.
         let expiresIn = min(stated, 24 * 3600)
-        let interval = max(1, min(raw.interval?.value ?? 5, 60))
+        // The provider's interval is a MUST (RFC 8628 §3.5); ten minutes bounds a silly one,
+        // and no pause outlasts the code or the sign-in's timeout (below).
+        let interval = max(1, min(raw.interval?.value ?? 5, 600))
         return DeviceAuthorization(
             deviceCode: deviceCode, userCode: userCode, verificationURI: verificationURI,
             verificationURIComplete: complete, expiresAt: tokenClient.clock().addingTimeInterval(TimeInterval(expiresIn)),

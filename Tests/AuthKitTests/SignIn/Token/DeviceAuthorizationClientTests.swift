@@ -50,6 +50,19 @@ struct DeviceAuthorizationClientTests {
         #expect(poll.contains { $0.name == "device_code" && $0.value == "DC-1" })
     }
 
+    @Test("the provider's interval is kept up to ten minutes (RFC 8628's MUST), a sillier one bounded there")
+    func longIntervals() async throws {
+        for (asked, kept) in [(120, 120), (600, 600), (86_400, 600), (0, 1)] {
+            let body =
+                #"{"device_code":"DC-1","user_code":"WDJB-MJHT","verification_uri":"https://example.com/device","expires_in":1800,"interval":"#
+                + "\(asked)}"
+            let server = try await server(tokenAnswers: [], deviceBody: body)
+            defer { Task { await server.stop() } }
+            let authorization = try await client(server, sleeps: SleepLog()).start(scopes: ["openid"])
+            #expect(authorization.interval == .seconds(kept), "interval \(asked)")
+        }
+    }
+
     @Test("expired_token and access_denied end the wait with their own errors")
     func terminalErrors() async throws {
         for (code, expected) in [("expired_token", DeviceFlowError.expired), ("access_denied", .denied)] {
