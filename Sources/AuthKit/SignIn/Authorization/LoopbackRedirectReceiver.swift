@@ -70,21 +70,23 @@ public final class LoopbackRedirectReceiver: Sendable {
     /// `/authkit-result/` when the callback path itself starts with `/authkit/`.
     var resultPathPrefix: String { state.resultPrefix }
 
-    private let channel: any Channel
+    /// 127.0.0.1, and for a `localhost` redirect [::1] on the same port too.
+    private let channels: [any Channel]
     let state: CallbackReceiverCore
 
-    /// The host name written into the redirect URI. The listener binds 127.0.0.1 either way.
+    /// The host name written into the redirect URI. The listener binds 127.0.0.1 either way, and
+    /// for `localhost` [::1] on the same port too.
     public enum RedirectHost: String, Sendable, CaseIterable {
         /// `http://127.0.0.1:<port>/…`, as RFC 8252 §8.3 recommends (the default).
         case loopbackAddress = "127.0.0.1"
         /// `http://localhost:<port>/…`, for providers whose registrations accept only that name
-        /// (Microsoft Entra apps registered with `http://localhost`). Browsers that try `::1`
-        /// first fall back to 127.0.0.1.
+        /// (Microsoft Entra apps registered with `http://localhost`). Browsers try `::1` first,
+        /// so the receiver listens there too: nobody else may take that port on it.
         case localhost = "localhost"
     }
 
-    private init(channel: any Channel, port: Int, path: String, host: RedirectHost, state: CallbackReceiverCore) {
-        self.channel = channel
+    private init(channels: [any Channel], port: Int, path: String, host: RedirectHost, state: CallbackReceiverCore) {
+        self.channels = channels
         self.port = port
         self.path = path
         self.redirectURI = "http://\(host.rawValue):\(port)\(path)"
@@ -101,36 +103,9 @@ public final class LoopbackRedirectReceiver: Sendable {
             throw .invalidRequest("the redirect path must start with / and contain no ?, # or spaces")
         }
         let state = CallbackReceiverCore(path: path, limits: limits)
-        let channel: any Channel
-        do {
-            channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .serverChannelOption(ChannelOptions.backlog, value: 16)
-                // A fixed port is free again while the last sign-in's connections linger.
-                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-                .childChannelInitializer { child in
-                    let id = state.connectionOpened(child)
-                    child.closeFuture.whenComplete { _ in state.connectionClosed(id) }
-                    // A whole request within requestTimeout, or the connection goes.
-                    let deadline = child.eventLoop.scheduleTask(in: limits.requestTimeout) {
-                        if !state.hasCompleteRequest(id) { child.close(promise: nil) }
-                    }
-                    child.closeFuture.whenComplete { _ in deadline.cancel() }
-                    return child.eventLoop.makeCompletedFuture {
-                        try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try child.pipeline.syncOperations.addHandlers([CallbackHTTPHandler(state: state, connection: id)])
-                    }
-                }
-                .bind(host: "127.0.0.1", port: port ?? 0).get()
-        } catch {
-            if let port { throw .cannotListen("port \(port) (redirect_port) is not free on 127.0.0.1: \(error)") }
-            throw .cannotListen("\(error)")
-        }
-        guard let port = channel.localAddress?.port else {
-            try? await channel.close().get()
-            throw .cannotListen("the OS assigned no port")
-        }
-        state.attach(listener: channel)
-        return LoopbackRedirectReceiver(channel: channel, port: port, path: path, host: redirectHost, state: state)
+        let (channels, port) = try await listen(state: state, limits: limits, host: redirectHost, port: port)
+        state.attach(listeners: channels)
+        return LoopbackRedirectReceiver(channels: channels, port: port, path: path, host: redirectHost, state: state)
     }
 
     /// Waits for the callback that answers `expectation`, at most `timeout` (default 5 min).
@@ -169,11 +144,11 @@ public final class LoopbackRedirectReceiver: Sendable {
     package func close() async {
         state.end(.failure(.cancelled))
         await state.awaitResultPage()
-        try? await channel.close().get()
+        for channel in channels { try? await channel.close().get() }
     }
 
     deinit {
-        channel.close(promise: nil)
+        for channel in channels { channel.close(promise: nil) }
     }
 }
 
@@ -186,7 +161,7 @@ final class CallbackReceiverCore: Sendable {
 
     private struct Guarded {
         var machine: Machine
-        var listener: (any Channel)?
+        var listeners: [any Channel] = []
         var continuation: CheckedContinuation<Outcome, Never>?
         var onEvent: (@Sendable (LoopbackRedirectReceiver.Event) -> Void)?
         /// When the callback that ended the wait was redirected, until its result page is
@@ -210,8 +185,8 @@ final class CallbackReceiverCore: Sendable {
 
     var heldCallbacks: Int { guarded.withLock { $0.machine.heldCount } }
 
-    func attach(listener: any Channel) {
-        guarded.withLock { $0.listener = listener }
+    func attach(listeners: [any Channel]) {
+        guarded.withLock { $0.listeners = listeners }
     }
 
     func connectionOpened(_ channel: any Channel) -> Machine.ConnectionID {
@@ -272,7 +247,7 @@ final class CallbackReceiverCore: Sendable {
 
     /// Runs one step of the machine under the lock, then carries out its effects outside it.
     private func step(_ body: (inout Guarded) -> Machine.Effects) {
-        let (effects, continuation, listener, onEvent, waiters) = guarded.withLock { state in
+        let (effects, continuation, listeners, onEvent, waiters) = guarded.withLock { state in
             let effects = body(&state)
             var continuation: CheckedContinuation<Outcome, Never>?
             if effects.outcome != nil {
@@ -286,11 +261,11 @@ final class CallbackReceiverCore: Sendable {
                 waiters = state.resultWaiters
                 state.resultWaiters = []
             }
-            return (effects, continuation, effects.closeListener ? state.listener : nil, state.onEvent, waiters)
+            return (effects, continuation, effects.closeListener ? state.listeners : [], state.onEvent, waiters)
         }
         if let outcome = effects.outcome { continuation?.resume(returning: outcome) }
         for connection in effects.closeConnections { connection.close(promise: nil) }
-        listener?.close(promise: nil)
+        for listener in listeners { listener.close(promise: nil) }
         for (responder, reply) in effects.replies { responder(reply) }
         for error in effects.refusals { onEvent?(.refused(error)) }
         for waiter in waiters { waiter.resume() }

@@ -78,6 +78,64 @@ struct LoopbackRedirectReceiverTests {
         #expect(nested.resultPathPrefix == "/authkit-result/", "never the callback path's own folder")
     }
 
+    /// Browsers try [::1] first for `localhost`: for such a redirect the receiver listens there
+    /// too, so no other local user can, and a named port taken there is refused.
+    @Test("a localhost redirect listens on [::1] as well, on the same port")
+    func localhostListensOnIPv6Loopback() async throws {
+        let probe = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+        }
+        defer { close(probe) }
+        guard bound == 0 else {
+            withKnownIssue("no IPv6 loopback here", isIntermittent: true) { throw HarnessError("bind [::1]") }
+            return
+        }
+        let receiver = try await LoopbackRedirectReceiver.start(path: "/", redirectHost: .localhost)
+        defer { Task { await receiver.close() } }
+        let port6 = receiver.port
+        let statusLine = try await offThePool { () -> String in
+            let connection = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(connection) }
+            var peer = sockaddr_in6()
+            peer.sin6_family = sa_family_t(AF_INET6)
+            peer.sin6_addr = in6addr_loopback
+            peer.sin6_port = UInt16(port6).bigEndian
+            let connected = withUnsafePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
+            }
+            guard connected == 0 else { return "no connection" }
+            let request = Array("GET /favicon.ico HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
+            _ = request.withUnsafeBytes { Glibc.write(connection, $0.baseAddress, $0.count) }
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(connection, $0.baseAddress, $0.count) }
+            return String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).split(separator: "\r\n").first.map(String.init) ?? ""
+        }
+        #expect(statusLine.hasPrefix("HTTP/1.1 404"), "the receiver answers on [::1]: \(statusLine)")
+
+        // A named port someone else holds on [::1]: refused, saying where.
+        Glibc.listen(probe, 1)
+        var taken = sockaddr_in6()
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        _ = withUnsafeMutablePointer(to: &taken) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) }
+        }
+        let port = Int(UInt16(bigEndian: taken.sin6_port))
+        do {
+            let squatted = try await LoopbackRedirectReceiver.start(path: "/", redirectHost: .localhost, port: port)
+            await squatted.close()
+            Issue.record("a port taken on [::1] was used")
+        } catch {
+            guard case .cannotListen(let reason) = error else { throw error }
+            #expect(reason.contains("[::1]"), "\(reason)")
+        }
+    }
+
     @Test("wrong path, missing state, wrong state and a replayed callback do not end the wait; the genuine one does")
     func onlyGenuineCallbackCompletes() async throws {
         let receiver = try await LoopbackRedirectReceiver.start(path: "/callback")
