@@ -55,7 +55,10 @@ final class CallbackHTTPHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private func write(_ reply: CallbackReply, context: ChannelHandlerContext) {
-        guard context.channel.isActive else { return }
+        guard context.channel.isActive else {
+            reply.afterWrite?()
+            return
+        }
         let body = Array(CallbackPage.html(title: reply.title, message: reply.message).utf8)
         var headers = NIOHTTP1.HTTPHeaders()
         headers.add(name: "Content-Type", value: "text/html; charset=utf-8")
@@ -72,7 +75,9 @@ final class CallbackHTTPHandler: ChannelInboundHandler, @unchecked Sendable {
         buffer.writeBytes(body)
         context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         let channel = context.channel
+        let afterWrite = reply.afterWrite
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            afterWrite?()
             channel.close(promise: nil)
         }
     }

@@ -8,6 +8,8 @@ struct CallbackReply: Sendable {
     var location: String? = nil
     /// A `Set-Cookie` value (the start link's).
     var cookie: String? = nil
+    /// Called once the reply was written (or could not be: the connection was gone).
+    var afterWrite: (@Sendable () -> Void)? = nil
 
     static let finished = CallbackReply(
         status: .gone, title: "Sign-in already finished", message: "This sign-in has already finished. You can close this window.")

@@ -247,7 +247,7 @@ final class CallbackReceiverCore: Sendable {
 
     /// Runs one step of the machine under the lock, then carries out its effects outside it.
     private func step(_ body: (inout Guarded) -> Machine.Effects) {
-        let (effects, continuation, listeners, onEvent, waiters) = guarded.withLock { state in
+        let (effects, continuation, listeners, onEvent) = guarded.withLock { state in
             let effects = body(&state)
             var continuation: CheckedContinuation<Outcome, Never>?
             if effects.outcome != nil {
@@ -255,20 +255,19 @@ final class CallbackReceiverCore: Sendable {
                 state.continuation = nil
                 if state.machine.awaitsResultPage { state.resultPendingSince = .now }
             }
-            var waiters: [CheckedContinuation<Void, Never>] = []
-            if effects.resultPageFetched {
-                state.resultPendingSince = nil
-                waiters = state.resultWaiters
-                state.resultWaiters = []
-            }
-            return (effects, continuation, effects.closeListener ? state.listeners : [], state.onEvent, waiters)
+            return (effects, continuation, effects.closeListener ? state.listeners : [], state.onEvent)
         }
         if let outcome = effects.outcome { continuation?.resume(returning: outcome) }
         for connection in effects.closeConnections { connection.close(promise: nil) }
         for listener in listeners { listener.close(promise: nil) }
-        for (responder, reply) in effects.replies { responder(reply) }
+        var replies = effects.replies
+        // The result page is done once it is written, not when asked for: close() returning
+        // earlier let a failed sign-in's process end before the page reached the browser.
+        if effects.resultPageFetched {
+            if replies.isEmpty { graceOver() } else { replies[0].1.afterWrite = { [self] in graceOver() } }
+        }
+        for (responder, reply) in replies { responder(reply) }
         for error in effects.refusals { onEvent?(.refused(error)) }
-        for waiter in waiters { waiter.resume() }
     }
 
     /// Returns once the result page of the callback that ended the wait was fetched, at most
@@ -296,7 +295,7 @@ final class CallbackReceiverCore: Sendable {
         timer.cancel()
     }
 
-    /// The grace period is over: nothing more to wait for.
+    /// The grace period is over, or the result page was written: nothing more to wait for.
     private func graceOver() {
         let waiters = guarded.withLock { state in
             state.machine.resultPageGraceOver()
