@@ -262,11 +262,16 @@ package enum CredentialMap {
         if let slash = text.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { text = text[..<slash] }
         if let at = text.lastIndex(of: "@") { text = text[text.index(after: at)...] }
         let host = text.lowercased()
-        let allowed = host.utf8.allSatisfy { byte in
-            (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
-                || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]") || byte == UInt8(ascii: "_")
+        return isPlainHost(host, internationalized: false) ? host : ""
+    }
+
+    /// Whether a lowercased `host[:port]` is a host name, an IPv4 or a bracketed IPv6 address
+    /// and a port, nothing escaped (and, when `internationalized`, an IDN as written).
+    static func isPlainHost(_ host: String, internationalized: Bool) -> Bool {
+        host.utf8.allSatisfy { byte in
+            (internationalized && byte >= 0x80) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+                || "-.:[]_".utf8.contains(byte)
         }
-        return allowed ? host : ""
     }
 
     /// A `[credential "URL"]` name taken apart: scheme, user (when named), host (with
@@ -295,14 +300,9 @@ package enum CredentialMap {
             }
             let slash = rest.firstIndex(of: "/") ?? rest.endIndex
             host = rest[..<slash].lowercased()
-            // A host name (an IDN as written), an IPv4 or a bracketed IPv6 address and a port:
-            // nothing escaped.
-            let plain = host.utf8.allSatisfy { byte in
-                byte >= 0x80 || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == UInt8(ascii: "-")
-                    || byte == UInt8(ascii: ".")
-                    || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]") || byte == UInt8(ascii: "_")
-            }
-            guard !host.isEmpty, plain, let path = CredentialMap.normalizedPath(String(rest[slash...])) else { return nil }
+            guard !host.isEmpty, CredentialMap.isPlainHost(host, internationalized: true),
+                let path = CredentialMap.normalizedPath(String(rest[slash...]))
+            else { return nil }
             self.path = path
         }
     }

@@ -19,10 +19,13 @@ package struct ResourceRequest: Sendable {
         self.transport = transport
     }
 
+    /// Methods a token is never sent with: TRACE (and TRACK) answer with the request they got,
+    /// the token with it; CONNECT tunnels.
+    package static let refusedMethods: Set<String> = ["TRACE", "TRACK", "CONNECT"]
+
     /// Sends `request` with `token` (a proof from `prover` when the token is bound).
     package func send(_ request: HTTPRequest, token: AccessToken, prover: Prover?) async throws(AuthKitError) -> HTTPResponse {
-        // TRACE (and TRACK) answer with the request they got, the token with it; CONNECT tunnels.
-        guard !["TRACE", "TRACK", "CONNECT"].contains(request.method.rawValue.uppercased()) else {
+        guard !Self.refusedMethods.contains(request.method.rawValue.uppercased()) else {
             throw .unsupported("a token is never sent with \(request.method.rawValue.uppercased()): the server would echo or tunnel it")
         }
         guard token.tokenType == "DPoP" else {

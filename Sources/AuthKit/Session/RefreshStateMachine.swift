@@ -160,16 +160,11 @@ struct RefreshStateMachine {
             guard let salvaged, salvaged != original.refreshToken else { return done(.fail(.tokenEndpoint(error))) }
             self.now = now
             rotated = salvaged
-            let failure = AuthKitError.tokenEndpoint(error)
-            var failed = original
-            failed.generation = RefreshStateMachine.nextGeneration(original.generation)
-            failed.refreshToken = salvaged
-            failed.refreshProblem = RefreshStateMachine.problemText(failure)
-            failed.refreshProblemAt = now.timeIntervalSince1970
-            kept = failed
-            phase = .writingFailed(failure)
-            written = failed
-            return .write(failed)
+            var kept = original
+            kept.generation = RefreshStateMachine.nextGeneration(original.generation)
+            kept.refreshToken = salvaged
+            self.kept = kept
+            return keepRefused(kept, .tokenEndpoint(error), original: original)
         case .success(let answer):
             self.now = now
             response = answer
@@ -229,8 +224,12 @@ struct RefreshStateMachine {
             verifiedIDToken = idToken
             return writeUpdated()
         }
-        // 3. Refused: keep the new refresh token, record the problem, hand out nothing; the
-        //    next request refreshes again.
+        return keepRefused(kept, failure, original: original)
+    }
+
+    /// 3. Refused: keep the new refresh token, record the problem, hand out nothing; the next
+    ///    request refreshes again.
+    private mutating func keepRefused(_ kept: TokenRecord, _ failure: AuthKitError, original: TokenRecord) -> Effect {
         var failed = kept
         failed.refreshProblem = RefreshStateMachine.problemText(failure)
         failed.refreshProblemAt = now.timeIntervalSince1970

@@ -85,8 +85,8 @@ struct RequestCommand: AsyncParsableCommand {
                 "--data sends a body, which \(method.uppercased()) has none of: leave out --method or use POST, PUT or PATCH")
         }
         if let method, HTTPRequest.Method(rawValue: method) == nil { throw ValidationError("‘\(method)’ is not an HTTP method") }
-        // TRACE answers with the request it got, the token with it, and CONNECT opens a tunnel.
-        if let method, ["TRACE", "TRACK", "CONNECT"].contains(method.uppercased()) {
+        // Said before any token is read (the library refuses them too).
+        if let method, ResourceRequest.refusedMethods.contains(method.uppercased()) {
             throw ValidationError(
                 "authkit request does not send \(method.uppercased()): the server would echo the token (TRACE) or tunnel it")
         }
