@@ -69,8 +69,9 @@ struct AuthKitCommand: AsyncParsableCommand {
     /// (ExitStatus): usage errors exit 2, not ArgumentParser's default 64.
     static func main() async {
         _ = MainThread.id
-        // Before anything opens one: what `exec` passes on is the parent's, never ours.
-        _ = ChildProcess.inheritedDescriptors
+        // Before anything opens one: what `exec` passes on is the parent's, never ours. (Only
+        // for `exec`: the hot paths need not read /proc.)
+        if CommandLine.arguments.dropFirst().first == "exec" { _ = ChildProcess.inheritedDescriptors }
         // While this is the only thread: a TPM opened later replaces these values in place.
         TPM.prepareEnvironment()
         LogSetup.bootstrapFromEnvironment()
