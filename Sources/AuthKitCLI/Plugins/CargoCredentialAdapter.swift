@@ -109,9 +109,10 @@ enum CargoCredentialAdapter: CredentialAdapter {
             guard let host = url.host(percentEncoded: true), CredentialMap.carriesTokens(scheme: scheme, host: host), url.user == nil,
                 url.query == nil, url.fragment == nil, !plain.contains("\\")
             else {
+                // (The host only: user info may carry a password.)
                 LogSetup.logger.debug(
                     "no token for this index URL: https only (http on loopback), without user, query or fragment",
-                    metadata: ["url": "\(ProviderText.displayable(indexURL))"])
+                    metadata: ["host": "\(ProviderText.displayable(url.host(percentEncoded: true) ?? "?"))"])
                 return nil
             }
         }
