@@ -20,8 +20,11 @@ struct CredentialKubectlCommand: CredentialAdapterCommand {
             with `authkit setup kubectl --context NAME`). It answers one ExecCredential of the \
             apiVersion kubectl asked for in KUBERNETES_EXEC_INFO (v1beta1 without it) with an \
             access token (AKS with Entra) or, with --token-type id-token, a verified id_token \
-            (API servers started with --oidc-issuer-url). It never prompts and never starts a \
-            sign-in: not signed in, it exits 1 with one line naming `authkit login`.
+            (API servers started with --oidc-issuer-url). With --server (which setup writes, \
+            with provideClusterInfo: true) it answers only when kubectl asks for that API \
+            server, so a context of another cluster that names the same user gets no token. It \
+            never prompts and never starts a sign-in: not signed in, it exits 1 with one line \
+            naming `authkit login`.
             """
     )
 
@@ -35,6 +38,13 @@ struct CredentialKubectlCommand: CredentialAdapterCommand {
     @Option(name: .customLong("token-type"), help: "access-token (default) or id-token.")
     var tokenType: TokenType = .accessToken
 
+    @Option(
+        name: .customLong("server"),
+        help: ArgumentHelp(
+            "Answer only when kubectl asks for this API server (KUBERNETES_EXEC_INFO's spec.cluster.server; the user's exec section needs provideClusterInfo: true).",
+            valueName: "url"))
+    var server: String?
+
     static let v1 = KubectlCredentialAdapter.v1
     static let v1beta1 = KubectlCredentialAdapter.v1beta1
 
@@ -44,14 +54,20 @@ struct CredentialKubectlCommand: CredentialAdapterCommand {
 
     typealias Adapter = KubectlCredentialAdapter
 
-    var flags: CredentialFlags { options.flags(own: ["--token-type": tokenType.rawValue]) }
+    var flags: CredentialFlags {
+        var own = ["--token-type": tokenType.rawValue]
+        own["--server"] = server
+        return options.flags(own: own)
+    }
 }
 
 /// client-go's exec credential plug-in: `KUBERNETES_EXEC_INFO` in, one `ExecCredential` out.
 enum KubectlCredentialAdapter: CredentialAdapter {
     static let client = "kubectl"
     static let actions: [String] = []
-    static let ownOptions: [String: String?] = ["--token-type": CredentialKubectlCommand.TokenType.accessToken.rawValue]
+    static let ownOptions: [String: String?] = [
+        "--token-type": CredentialKubectlCommand.TokenType.accessToken.rawValue, "--server": nil,
+    ]
     static var command: any CredentialAdapterCommand.Type { CredentialKubectlCommand.self }
     static var setupCommands: [any SetupClientCommand.Type] { [SetupKubectlCommand.self] }
 
@@ -68,7 +84,9 @@ enum KubectlCredentialAdapter: CredentialAdapter {
     }
 
     nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
-        let apiVersion = try Self.apiVersion(ProcessInfo.processInfo.environment["KUBERNETES_EXEC_INFO"])
+        let info = try Self.execInfo(ProcessInfo.processInfo.environment["KUBERNETES_EXEC_INFO"])
+        let apiVersion = try Self.apiVersion(info)
+        if let bound = flags.own["--server"] { try Self.check(server: Self.server(info), boundTo: bound) }
         let target = flags.target(entry: "kubectl")
         let value: String, expiresAt: Date
         switch tokenType(flags) ?? .accessToken {
@@ -86,17 +104,56 @@ enum KubectlCredentialAdapter: CredentialAdapter {
         return CredentialAnswer(output: answer.serialized() + "\n")
     }
 
-    /// The apiVersion kubectl asked for (KUBERNETES_EXEC_INFO), read strictly; v1beta1 when
-    /// the variable is absent (kubectl before 1.20 or another client).
-    static func apiVersion(_ info: String?) throws(CredentialPlugin.Failure) -> String {
-        guard let info, !info.isEmpty else { return v1beta1 }
-        let value: JSONValue
+    /// KUBERNETES_EXEC_INFO, read strictly; nil when the variable is absent (kubectl before
+    /// 1.20 or another client).
+    static func execInfo(_ info: String?) throws(CredentialPlugin.Failure) -> JSONValue? {
+        guard let info, !info.isEmpty else { return nil }
         do {
-            value = try JSONValue(parsing: info, limits: JSONLimits(maximumBytes: 64 << 10, maximumDepth: 16))
+            return try JSONValue(parsing: info, limits: JSONLimits(maximumBytes: 256 << 10, maximumDepth: 16))
         } catch {
             throw CredentialPlugin.Failure(
                 message: "authkit: KUBERNETES_EXEC_INFO is not valid JSON: \(error.reason)", code: ExitStatus.usage)
         }
+    }
+
+    /// The API server kubectl asks for (`spec.cluster.server`, sent only with
+    /// `provideClusterInfo: true`).
+    static func server(_ info: JSONValue?) -> String? {
+        info?["spec"]?["cluster"]?["server"]?.stringValue
+    }
+
+    /// A plug-in bound to one API server (`--server`) answers only for it: a kubeconfig
+    /// merged from several files can give another cluster's context this user entry, and
+    /// client-go would send that cluster the token. The same URL up to the case of its scheme
+    /// and host and a trailing `/`.
+    static func check(server asked: String?, boundTo bound: String) throws(CredentialPlugin.Failure) {
+        guard let asked else {
+            throw CredentialPlugin.Failure(
+                message:
+                    "authkit: this plug-in answers only for \(ProviderText.displayable(bound)) (--server), but kubectl did not say which API server asks (set provideClusterInfo: true in the user's exec section, or run authkit setup kubectl again)",
+                code: ExitStatus.usage)
+        }
+        guard normalized(asked) == normalized(bound) else {
+            throw CredentialPlugin.Failure(
+                message:
+                    "authkit: kubectl asked for a token for \(ProviderText.displayable(asked)), but this user's plug-in answers only for \(ProviderText.displayable(bound)) (--server): no token given",
+                code: ExitStatus.usage)
+        }
+    }
+
+    /// `url` with its scheme and authority in lower case and no trailing `/`.
+    static func normalized(_ url: String) -> String {
+        var text = Substring(url)
+        while text.hasSuffix("/") { text = text.dropLast() }
+        guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { return String(text) }
+        let authorityStart = text.index(colon, offsetBy: 3)
+        let authorityEnd = text[authorityStart...].firstIndex(of: "/") ?? text.endIndex
+        return text[..<authorityEnd].lowercased() + text[authorityEnd...]
+    }
+
+    /// The apiVersion kubectl asked for; v1beta1 when KUBERNETES_EXEC_INFO is absent.
+    static func apiVersion(_ value: JSONValue?) throws(CredentialPlugin.Failure) -> String {
+        guard let value else { return v1beta1 }
         guard let version = value["apiVersion"]?.stringValue else {
             throw CredentialPlugin.Failure(message: "authkit: KUBERNETES_EXEC_INFO has no apiVersion", code: ExitStatus.usage)
         }

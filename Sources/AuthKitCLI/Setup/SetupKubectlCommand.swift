@@ -34,7 +34,9 @@ struct SetupKubectlCommand: SetupClientCommand {
             Sets the exec section of the user the context names, with `kubectl config` (so the \
             rest of the kubeconfig stays as kubectl keeps it): apiVersion \
             client.authentication.k8s.io/v1 with interactiveMode Never, or v1beta1 when the \
-            kubectl found is older than 1.22.
+            kubectl found is older than 1.22. The plug-in is bound to the context's API server \
+            (--server, provideClusterInfo: true): another cluster's context naming the same user \
+            gets no token. Set up each context whose cluster should get one.
 
               authkit setup kubectl --context aks-prod \\
                   --scope 6dae42f8-4368-4678-94ff-3960e28e3630/.default
@@ -68,15 +70,25 @@ struct SetupKubectlCommand: SetupClientCommand {
             guard user.status == 0, !name.isEmpty else {
                 throw Setup.Failure(description: "kubectl knows no context ‘\(context)’ (kubectl config get-contexts lists them)")
             }
+            // Bound to the context's API server where this kubectl can write provideClusterInfo
+            // (`--exec-provide-cluster-info`; `config set` takes no booleans).
+            var server: String?
+            if Self.canProvideClusterInfo() {
+                let url = try Self.server(ofContext: context)
+                server = url
+                arguments += ["--server", url]
+            }
             if printOnly {
                 var text = "# user \(name) of context \(context)\nexec:\n  apiVersion: \(apiVersion)\n  command: \(executable)\n  args:\n"
                 for argument in arguments { text += "  - \(argument)\n" }
                 if apiVersion == CredentialKubectlCommand.v1 { text += "  interactiveMode: Never\n" }
+                if server != nil { text += "  provideClusterInfo: true\n" }
                 Terminal.printData(text)
                 return
             }
             var set = ["config", "set-credentials", name, "--exec-api-version=\(apiVersion)", "--exec-command=\(executable)"]
             set += arguments.map { "--exec-arg=\($0)" }
+            if server != nil { set.append("--exec-provide-cluster-info=true") }
             // v1 requires interactiveMode; newer kubectls set it with a flag, older ones with `config set`.
             if apiVersion == CredentialKubectlCommand.v1, try Setup.run("kubectl", set + ["--exec-interactive-mode=Never"]).status == 0 {
                 // done
@@ -111,10 +123,37 @@ struct SetupKubectlCommand: SetupClientCommand {
             }
             Terminal.printError(
                 "kubectl: user \(name) of context \(context) runs \(executable) \(arguments.joined(separator: " ")) (\(apiVersion))")
+            if server == nil {
+                Terminal.printError(
+                    "kubectl: this kubectl cannot write provideClusterInfo, so the plug-in answers every context naming user \(name); a newer kubectl binds it to the context's server"
+                )
+            }
         } catch {
             Terminal.printError("authkit: \(error)")
             throw ExitStatus.usage
         }
+    }
+
+    /// The API server of the context's cluster, as the kubeconfig writes it.
+    static func server(ofContext context: String) throws(Setup.Failure) -> String {
+        let cluster = try Setup.run("kubectl", ["config", "view", "-o", "jsonpath={.contexts[?(@.name==\"\(context)\")].context.cluster}"])
+        let clusterName = cluster.output.trimmingCharacters(in: " \n\r\t")
+        guard cluster.status == 0, !clusterName.isEmpty else { throw Setup.Failure(description: "context ‘\(context)’ names no cluster") }
+        try Setup.checkValue(clusterName, "the cluster name of context ‘\(context)’")
+        let server = try Setup.run(
+            "kubectl", ["config", "view", "-o", "jsonpath={.clusters[?(@.name==\"\(clusterName)\")].cluster.server}"])
+        let url = server.output.trimmingCharacters(in: " \n\r\t")
+        guard server.status == 0, !url.isEmpty else {
+            throw Setup.Failure(description: "cluster ‘\(clusterName)’ of context ‘\(context)’ has no server")
+        }
+        try Setup.checkValue(url, "the server of cluster ‘\(clusterName)’")
+        return url
+    }
+
+    /// True when this kubectl's `config set-credentials` can write provideClusterInfo.
+    static func canProvideClusterInfo() -> Bool {
+        guard let help = try? Setup.run("kubectl", ["config", "set-credentials", "--help"]), help.status == 0 else { return false }
+        return help.output.contains("--exec-provide-cluster-info")
     }
 
     /// kubectl's client minor version, or nil when it cannot be told.

@@ -78,6 +78,23 @@ import Testing
             let written = try String(contentsOf: kubeconfig, encoding: .utf8)
             #expect(written.contains("client.authentication.k8s.io/"), "\(written)")
             #expect(written.contains(api.server) && written.contains("current-context: test"), "the rest of the kubeconfig must stay")
+            // Bound to the context's API server, which this kubectl tells the plug-in: a
+            // context of another cluster naming the same user (as a kubeconfig merged from
+            // another file can) gets no token.
+            // (Debian's kubectl 1.20 cannot write provideClusterInfo: there, setup says the
+            // plug-in is not bound, and any context naming the user gets the token.)
+            let binds = try await ProcessRunner.run(kubectl, ["config", "set-credentials", "--help"]).stdout.contains(
+                "--exec-provide-cluster-info")
+            #expect(written.contains("provideClusterInfo: true") == binds && written.contains("- --server") == binds, "\(written)")
+            guard binds else { continue }
+            for (key, value) in [
+                ("clusters.other.server", "https://127.0.0.1:9"), ("contexts.other.cluster", "other"), ("contexts.other.user", "ada"),
+            ] {
+                #expect(try await ProcessRunner.run(kubectl, ["config", "set", key, value], environment: environment).status == 0)
+            }
+            let other = try await ProcessRunner.run(
+                kubectl, ["--context", "other", "get", "--raw", "/api"], environment: environment, timeout: 60)
+            #expect(other.status != 0 && other.stderr.contains("no token given"), "\(kubectl.path): \(other.stderr)")
         }
         #expect(try String(contentsOf: world.scratch.appendingPathComponent("kubeconfig-0"), encoding: .utf8).contains("id-token"))
 
@@ -157,6 +174,34 @@ import Testing
             #expect(result.stdout.isEmpty && result.stderr.split(separator: "\n").count == 1, "\(what): \(result.stderr)")
         }
         #expect(try await world.authkit(["token", "--group", world.group]).status == 0, "the sign-in is still usable")
+        try await world.assertNoSecretsLeaked()
+    }
+
+    /// Bound to one API server (`--server`), the plug-in answers only for it: the same URL up to
+    /// the case of its scheme and host and a trailing `/`; another server, or none named, gets
+    /// one line and no token.
+    @Test func boundToOneServer() async throws {
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn(user: "ada")
+        let plugin = ["credential", "kubectl", "--group", world.group, "--server", "https://aks.example.test:443/"]
+        func info(_ cluster: String) -> String {
+            #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","spec":{"interactive":false\#(cluster)}}"#
+        }
+        let same = try await world.authkit(
+            plugin, environment: ["KUBERNETES_EXEC_INFO": info(#","cluster":{"server":"HTTPS://AKS.example.test:443","config":null}"#)])
+        #expect(same.status == 0, "\(same.stderr)")
+        #expect(((try CLIOutput.jsonObject(same.stdout))["status"] as? [String: Any])?["token"] is String)
+        for (what, cluster, words) in [
+            ("another server", #","cluster":{"server":"https://evil.example.test:443"}"#, "evil.example.test"),
+            ("another path", #","cluster":{"server":"https://aks.example.test:443/other"}"#, "/other"),
+            ("no cluster information", "", "provideClusterInfo"),
+        ] {
+            let result = try await world.authkit(plugin, environment: ["KUBERNETES_EXEC_INFO": info(cluster)])
+            #expect(result.status == 2, "\(what): \(result.status) \(result.stderr)")
+            #expect(result.stdout.isEmpty && result.stderr.split(separator: "\n").count == 1, "\(what): \(result.stderr)")
+            #expect(result.stderr.contains(words), "\(what): \(result.stderr)")
+        }
         try await world.assertNoSecretsLeaked()
     }
 }
