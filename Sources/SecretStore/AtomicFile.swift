@@ -65,31 +65,96 @@ package enum AtomicFile {
     /// The file `path` finally names: itself unless it is a symbolic link, else the end of the
     /// chain of links (a relative target read from its link's folder). The end may not exist
     /// yet (a link to a file still to be made); when it exists it must be a regular file.
+    ///
+    /// Every folder and link on the way, and the file, must belong to this user or to root,
+    /// as the kernel says of each, opened without following it: else their owner could point
+    /// the write at a file of their choosing — root's, when root runs `setup` with another
+    /// user's `HOME` (`su` without `-`).
     package static func linkTarget(of path: String) throws(Failure) -> String {
-        var current = path
-        // As many links as the kernel follows in one path (MAXSYMLINKS).
-        for _ in 0..<40 {
+        var pending = components(of: path)
+        var resolved: [String] = []
+        var folder = open("/", openPath | O_DIRECTORY | O_CLOEXEC)
+        guard folder >= 0 else { throw Failure(path: "/", operation: "open", errno: errno) }
+        defer { close(folder) }
+        var links = 0
+        while !pending.isEmpty {
+            let name = pending.removeFirst()
+            if name == "." { continue }
+            let fd = openat(folder, name, openPath | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else {
+                // Not there (yet): the rest is made by the write, or the write says why not.
+                guard errno == ENOENT else { throw Failure(path: join(resolved + [name]), operation: "look at", errno: errno) }
+                return join(resolved + [name] + pending)
+            }
             var info = stat()
-            guard lstat(current, &info) == 0 else {
-                guard errno == ENOENT else { throw Failure(path: current, operation: "look at", errno: errno) }
-                return current
+            guard fstat(fd, &info) == 0 else {
+                let failure = Failure(path: join(resolved + [name]), operation: "look at", errno: errno)
+                close(fd)
+                throw failure
+            }
+            let here = resolved + [name]
+            guard info.st_uid == geteuid() || info.st_uid == 0 else {
+                close(fd)
+                throw Failure(
+                    path: path, operation: "write", errno: EPERM,
+                    detail:
+                        "\(join(here)) belongs to another user (uid \(info.st_uid)), who could point this write elsewhere; run authkit setup as that user"
+                )
             }
             switch info.st_mode & S_IFMT {
-            case S_IFREG: return current
-            case S_IFLNK: break
+            case S_IFLNK:
+                links += 1
+                var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+                let count = readlinkat(fd, "", &buffer, buffer.count - 1)
+                close(fd)
+                // As many links as the kernel follows in one path (MAXSYMLINKS).
+                guard links <= 40 else { throw Failure(path: path, operation: "follow the links of", errno: ELOOP) }
+                guard count > 0 else { throw Failure(path: join(here), operation: "read the link", errno: errno) }
+                let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                if target.hasPrefix("/") {
+                    let root = open("/", openPath | O_DIRECTORY | O_CLOEXEC)
+                    guard root >= 0 else { throw Failure(path: "/", operation: "open", errno: errno) }
+                    close(folder)
+                    folder = root
+                    resolved = []
+                }
+                pending = components(of: target, absolute: false) + pending
+            case S_IFDIR where !pending.isEmpty:
+                close(folder)
+                folder = fd
+                resolved.append(name)
+            case S_IFREG where pending.isEmpty:
+                close(fd)
+                return join(here)
             default:
+                close(fd)
                 throw Failure(
-                    path: current, operation: "write", errno: EINVAL,
-                    detail: "\(path) links to it, and it is not a regular file; point the link at a file, or remove it")
+                    path: join(here), operation: "write", errno: EINVAL,
+                    detail: "\(path) leads to it, and it is not a regular file; point the link at a file, or remove it")
             }
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = readlink(current, &buffer, buffer.count - 1)
-            guard count > 0 else { throw Failure(path: current, operation: "read the link", errno: errno) }
-            let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            current = target.hasPrefix("/") ? target : directory(of: current) + "/" + target
         }
-        throw Failure(path: path, operation: "follow the links of", errno: ELOOP)
+        return join(resolved)
     }
+
+    /// A path's names, from the root (a relative path from the working folder), with `..`
+    /// taken lexically as the kernel takes it only after links: kept, for `openat`.
+    private static func components(of path: String, absolute: Bool = true) -> [String] {
+        var whole = path
+        if absolute, !path.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            if getcwd(&buffer, buffer.count) != nil {
+                whole = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/" + path
+            }
+        }
+        return whole.split(separator: "/").map(String.init)
+    }
+
+    private static func join(_ names: [String]) -> String { "/" + names.joined(separator: "/") }
+
+    /// `O_PATH` (Linux, the same on every architecture authkit builds for), which Glibc's
+    /// module leaves out without `_GNU_SOURCE`: a descriptor that names a file without
+    /// opening it, a link included with `O_NOFOLLOW`.
+    private static let openPath: Int32 = 0o10000000
 
     static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
