@@ -78,6 +78,13 @@ struct SetupKubectlCommand: SetupClientCommand {
                 server = url
                 arguments += ["--server", url]
             }
+            // kubectl's --exec-arg is a list flag: it splits each value at its commas.
+            if let split = arguments.first(where: { $0.contains(",") }) {
+                throw Setup.Failure(
+                    description:
+                        "kubectl config set-credentials splits --exec-arg at commas, so ‘\(split)’ would reach the plug-in as several arguments; pass each scope with its own --scope"
+                )
+            }
             if printOnly {
                 var text = "# user \(name) of context \(context)\nexec:\n  apiVersion: \(apiVersion)\n  command: \(executable)\n  args:\n"
                 for argument in arguments { text += "  - \(argument)\n" }

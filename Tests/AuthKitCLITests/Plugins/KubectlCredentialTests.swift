@@ -120,6 +120,13 @@ import Testing
         let printed = try await world.authkit(["setup", "kubectl", "--context", "test", "--print"], environment: setupEnvironment)
         #expect(
             printed.status == 0 && printed.stdout.hasPrefix("# user ada of context test\nexec:\n"), "\(printed.stdout) \(printed.stderr)")
+        // kubectl splits each --exec-arg at its commas: such a value is refused, not split.
+        for extra in [["--print"], []] {
+            let commas = try await world.authkit(
+                ["setup", "kubectl", "--context", "test", "--scope", "a,b"] + extra, environment: setupEnvironment)
+            #expect(commas.status == 2 && commas.stderr.contains("splits --exec-arg at commas"), "\(commas.stderr)")
+        }
+        #expect(!(try String(contentsOf: kubeconfig, encoding: .utf8)).contains("- a\n"))
         let unknown = try await world.authkit(["setup", "kubectl", "--context", "nosuch", "--print"], environment: setupEnvironment)
         #expect(
             unknown.status == 2 && unknown.stdout.isEmpty && unknown.stderr.contains("kubectl knows no context")
