@@ -87,6 +87,7 @@ enum KubectlCredentialAdapter: CredentialAdapter {
         let info = try Self.execInfo(ProcessInfo.processInfo.environment["KUBERNETES_EXEC_INFO"])
         let apiVersion = try Self.apiVersion(info)
         if let bound = flags.own["--server"] { try Self.check(server: Self.server(info), boundTo: bound) }
+        if let asked = Self.server(info) { try Self.checkTransport(asked) }
         let target = flags.target(entry: "kubectl")
         let value: String, expiresAt: Date
         switch tokenType(flags) ?? .accessToken {
@@ -137,6 +138,19 @@ enum KubectlCredentialAdapter: CredentialAdapter {
             throw CredentialPlugin.Failure(
                 message:
                     "authkit: kubectl asked for a token for \(ProviderText.displayable(asked)), but this user's plug-in answers only for \(ProviderText.displayable(bound)) (--server): no token given",
+                code: ExitStatus.usage)
+        }
+    }
+
+    /// A bearer token goes over https, or over http to a loopback address only: kubectl would
+    /// send it to the server as it is.
+    static func checkTransport(_ server: String) throws(CredentialPlugin.Failure) {
+        guard let url = URL(string: server), let scheme = url.scheme, let host = url.host(percentEncoded: true), !host.isEmpty,
+            CredentialMap.carriesTokens(scheme: scheme, host: host)
+        else {
+            throw CredentialPlugin.Failure(
+                message:
+                    "authkit: kubectl asked for a token for \(ProviderText.displayable(server)), which is not an https URL (http only on loopback): no token given",
                 code: ExitStatus.usage)
         }
     }

@@ -154,6 +154,13 @@ struct SetupKubectlCommand: SetupClientCommand {
             throw Setup.Failure(description: "cluster ‘\(clusterName)’ of context ‘\(context)’ has no server")
         }
         try Setup.checkValue(url, "the server of cluster ‘\(clusterName)’")
+        do throws(CredentialPlugin.Failure) {
+            try KubectlCredentialAdapter.checkTransport(url)
+        } catch {
+            throw Setup.Failure(
+                description:
+                    "cluster ‘\(clusterName)’ of context ‘\(context)’ is at \(url): a token goes only over https (http only on loopback)")
+        }
         return url
     }
 

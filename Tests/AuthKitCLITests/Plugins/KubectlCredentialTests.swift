@@ -95,6 +95,14 @@ import Testing
             let other = try await ProcessRunner.run(
                 kubectl, ["--context", "other", "get", "--raw", "/api"], environment: environment, timeout: 60)
             #expect(other.status != 0 && other.stderr.contains("no token given"), "\(kubectl.path): \(other.stderr)")
+            // A cluster over plain http beyond loopback is not set up at all.
+            #expect(
+                try await ProcessRunner.run(
+                    kubectl, ["config", "set", "clusters.other.server", "http://cluster.example.test"], environment: environment
+                )
+                .status == 0)
+            let plain = try await world.authkit(["setup", "kubectl", "--context", "other", "--print"], environment: environment)
+            #expect(plain.status == 2 && plain.stderr.contains("a token goes only over https"), "\(plain.stderr)")
         }
         #expect(try String(contentsOf: world.scratch.appendingPathComponent("kubeconfig-0"), encoding: .utf8).contains("id-token"))
 
@@ -208,6 +216,17 @@ import Testing
             #expect(result.status == 2, "\(what): \(result.status) \(result.stderr)")
             #expect(result.stdout.isEmpty && result.stderr.split(separator: "\n").count == 1, "\(what): \(result.stderr)")
             #expect(result.stderr.contains(words), "\(what): \(result.stderr)")
+        }
+        // A server over plain http (beyond loopback) gets no token, bound or not: kubectl would
+        // send it in clear text.
+        let unbound = ["credential", "kubectl", "--group", world.group]
+        for (server, status) in [
+            ("http://aks.example.test:80", Int32(2)), ("http://127.0.0.1:8080", 0), ("http://[::1]:8080", 0), ("https://x.test", 0),
+        ] {
+            let result = try await world.authkit(
+                unbound, environment: ["KUBERNETES_EXEC_INFO": info(#","cluster":{"server":"\#(server)"}"#)])
+            #expect(result.status == status, "\(server): \(result.stderr)")
+            if status != 0 { #expect(result.stdout.isEmpty && result.stderr.contains("not an https URL"), "\(result.stderr)") }
         }
         try await world.assertNoSecretsLeaked()
     }
