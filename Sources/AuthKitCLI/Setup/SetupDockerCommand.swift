@@ -61,8 +61,14 @@ struct CredHelpersOptions: ParsableArguments {
     var printOnly = false
 
     func validate() throws {
-        guard !CredentialMap.registryHost(registry).isEmpty, !registry.contains(" ") else {
+        let host = CredentialMap.registryHost(registry)
+        guard !host.isEmpty, !registry.contains(" ") else {
             throw ValidationError("--registry must name a registry host, e.g. registry.example.com")
+        }
+        // The client looks its helper up under the host exactly: a key with a scheme, a path
+        // or capitals would never be asked for.
+        guard registry == host else {
+            throw ValidationError("--registry takes the registry's host as the client names it: --registry \(host)")
         }
     }
 }

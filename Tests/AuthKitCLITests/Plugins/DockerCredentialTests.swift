@@ -144,10 +144,13 @@ import Testing
             ["setup", "docker", "--registry", "r.example", "--group", "g\rx"],
             ["setup", "docker", "--registry", "r.example", "--scope", "a\u{7F}"],
             ["setup", "docker", "--registry", "r.example\"]"],
+            // docker and podman look their helper up under the host exactly: never asked.
+            ["setup", "docker", "--registry", "https://r.example/"], ["setup", "docker", "--registry", "R.example"],
+            ["setup", "podman", "--registry", "r.example/v2"],
             ["setup", "git", "--host", "https://git.example/\"]\n[x]"],
             ["setup", "git", "--host", "https://git2.example", "--username", " ada"],
             // Beside an entry naming the same registry or URL, every request would be ambiguous.
-            ["setup", "docker", "--registry", "https://KEPT.example/v2/", "--group", "other"],
+            ["setup", "docker", "--registry", "kept.example", "--group", "other"],
             ["setup", "git", "--host", "https://git.example/", "--group", "other"],
         ]
         for arguments in hostile {
