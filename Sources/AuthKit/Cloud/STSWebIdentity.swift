@@ -39,9 +39,16 @@ package enum STSWebIdentity {
     /// believed when no duration was asked for.
     package static let maximumDuration = 43_200
 
-    /// `AWS_REGION`, else `AWS_DEFAULT_REGION`, when set.
-    package static func region(environment: [String: String]) -> String? {
-        (environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"]).flatMap { $0.isEmpty ? nil : $0 }
+    /// `AWS_REGION`, else `AWS_DEFAULT_REGION`, when set: a region name (letters, digits and
+    /// `-`, at most 32), checked here for every use — a host name, and a word of the stored
+    /// credentials' kind, which a space or a line would make unreadable to `logout`.
+    package static func region(environment: [String: String]) throws(Failure) -> String? {
+        guard let region = (environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"]).flatMap({ $0.isEmpty ? nil : $0 })
+        else { return nil }
+        guard region.utf8.count <= 32, region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
+            throw Failure(description: "AWS_REGION ‘\(ProviderText.displayable(region))’ is not a region name", category: .usage)
+        }
+        return region
     }
 
     /// Where STS is, as the AWS SDKs decide it: `AWS_ENDPOINT_URL_STS`, then
@@ -71,10 +78,7 @@ package enum STSWebIdentity {
             }
             return url
         }
-        if let region = Self.region(environment: environment) {
-            guard region.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
-                throw Failure(description: "AWS_REGION ‘\(ProviderText.displayable(region))’ is not a region name", category: .usage)
-            }
+        if let region = try Self.region(environment: environment) {
             if let url = URL(string: "https://sts.\(region.lowercased()).amazonaws.com\(region.hasPrefix("cn-") ? ".cn" : "")/") {
                 return url
             }

@@ -40,6 +40,13 @@ package enum ItemKind: Sendable, Equatable {
 
     /// Kept beside a sign-in and made from it: it goes when the sign-in goes.
     var isDerived: Bool { self != .tokens }
+
+    /// Whether a stored `kind` is one made from a sign-in: a kind that parses as one, or one
+    /// with the prefix of AWS credentials or a DPoP key that does not parse (written by an
+    /// older authkit, or damaged), which goes with the sign-in too rather than outlive it.
+    static func isDerived(stored: String) -> Bool {
+        ItemKind(stored: stored)?.isDerived ?? (stored.hasPrefix("aws-sts ") || stored.hasPrefix("dpop-key "))
+    }
 }
 
 /// The base64url alphabet (RFC 4648 §5).

@@ -254,7 +254,7 @@ public final class SharedSession: Sendable {
         let query = ItemQuery(group: group, issuer: key.issuer, clientID: key.clientID, account: key.account)
         PendingSave.forget(key)
         guard let items = try? await store.items(matching: query, loadSecrets: false) else { return }
-        for item in items where ItemKind(stored: item.key.kind)?.isDerived == true {
+        for item in items where ItemKind.isDerived(stored: item.key.kind) {
             _ = try? await store.delete(item.key)
         }
     }

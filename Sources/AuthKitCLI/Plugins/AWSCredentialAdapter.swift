@@ -89,15 +89,18 @@ enum AWSCredentialAdapter: CredentialAdapter {
         let environment = ProcessInfo.processInfo.environment
         let credentials: AWSCredentials
         do throws(AWSExchangeError) {
-            let endpoint: URL
-            do { endpoint = try STSWebIdentity.endpoint(environment: environment) } catch { throw .sts(error) }
+            let endpoint: URL, region: String?
+            do {
+                endpoint = try STSWebIdentity.endpoint(environment: environment)
+                region = try STSWebIdentity.region(environment: environment)
+            } catch { throw .sts(error) }
             let session: SharedSession
             do throws(AuthKitError) {
                 session = try settings.session(for: try settings.resolveProfile())
             } catch { throw .authKit(error) }
             credentials = try await AWSCredentialCache(session: session).credentials(
                 roleARN: role, durationSeconds: flags.own["--duration"].flatMap(Int.init), account: settings.account, endpoint: endpoint,
-                region: STSWebIdentity.region(environment: environment))
+                region: region)
         } catch {
             switch error {
             case .authKit(let error): throw CredentialPlugin.failure(error, settings: settings)

@@ -11,6 +11,16 @@ import Testing
         (try? STSWebIdentity.endpoint(environment: environment))?.absoluteString
     }
 
+    /// The region is checked for every use, an STS named by its URL included: it is also a word
+    /// of the stored credentials' kind, which `logout --account` must read back.
+    @Test func theRegionIsARegionName() throws {
+        #expect(try STSWebIdentity.region(environment: ["AWS_DEFAULT_REGION": "us-east-2"]) == "us-east-2")
+        #expect(try STSWebIdentity.region(environment: ["AWS_REGION": ""]) == nil)
+        for region in ["eu west 1", "eu-west-1\n", "a/b", String(repeating: "a", count: 33)] {
+            #expect(throws: STSWebIdentity.Failure.self) { _ = try STSWebIdentity.region(environment: ["AWS_REGION": region]) }
+        }
+    }
+
     @Test func theIDTokenGoesOnlyToAnSTS() {
         #expect(Self.endpoint([:]) == "https://sts.amazonaws.com/")
         #expect(Self.endpoint(["AWS_REGION": "eu-west-1"]) == "https://sts.eu-west-1.amazonaws.com/")

@@ -23,5 +23,12 @@ import Testing
         ] {
             #expect(ItemKind(stored: unknown) == nil, "\(unknown)")
         }
+        // What goes with a sign-in: every derived kind, and ours that no longer parse (a region
+        // with a space, written by an older authkit) rather than outlive it; never the record
+        // itself or a kind nobody here knows.
+        #expect(ItemKind.isDerived(stored: kinds[2].stored) && ItemKind.isDerived(stored: "current-account"))
+        #expect(ItemKind.isDerived(stored: "aws-sts r duration=default endpoint=http://127.0.0.1:4566/ region=eu west 1"))
+        #expect(ItemKind.isDerived(stored: "dpop-key short"))
+        #expect(!ItemKind.isDerived(stored: "tokens") && !ItemKind.isDerived(stored: "token") && !ItemKind.isDerived(stored: "aws-sts"))
     }
 }
