@@ -66,24 +66,31 @@ package enum AtomicFile {
     /// chain of links (a relative target read from its link's folder). The end may not exist
     /// yet (a link to a file still to be made); when it exists it must be a regular file.
     ///
-    /// Every folder and link on the way, and the file, must belong to this user or to root,
+    /// Run as root, every folder and link on the way, and the file, must belong to root, and
+    /// no folder may be writable by others (a sticky one only where what it holds is root's),
     /// as the kernel says of each, opened without following it: else their owner could point
-    /// the write at a file of their choosing — root's, when root runs `setup` with another
-    /// user's `HOME` (`su` without `-`).
+    /// root's write at a file of their choosing (`setup` run with another user's `HOME`, as
+    /// `su` without `-` leaves it). Another user's own folders (an NFS home, a toolbox) are
+    /// theirs to trust.
     package static func linkTarget(of path: String) throws(Failure) -> String {
-        var pending = components(of: path)
+        var pending = try components(of: path)
         var resolved: [String] = []
         var folder = open("/", openPath | O_DIRECTORY | O_CLOEXEC)
         guard folder >= 0 else { throw Failure(path: "/", operation: "open", errno: errno) }
         defer { close(folder) }
+        let strict = geteuid() == 0
+        var folderInfo = stat()
+        folderInfo.st_mode = S_IFDIR | 0o755
         var links = 0
         while !pending.isEmpty {
             let name = pending.removeFirst()
             if name == "." { continue }
             let fd = openat(folder, name, openPath | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else {
-                // Not there (yet): the rest is made by the write, or the write says why not.
+                // Not there (yet): the rest is made by the write, or the write says why not —
+                // by root only in a folder nobody else can add to.
                 guard errno == ENOENT else { throw Failure(path: join(resolved + [name]), operation: "look at", errno: errno) }
+                if strict, othersMayAdd(to: folderInfo) { throw refused(path, join(resolved), "others may write in it") }
                 return join(resolved + [name] + pending)
             }
             var info = stat()
@@ -93,13 +100,18 @@ package enum AtomicFile {
                 throw failure
             }
             let here = resolved + [name]
-            guard info.st_uid == geteuid() || info.st_uid == 0 else {
-                close(fd)
-                throw Failure(
-                    path: path, operation: "write", errno: EPERM,
-                    detail:
-                        "\(join(here)) belongs to another user (uid \(info.st_uid)), who could point this write elsewhere; run authkit setup as that user"
-                )
+            if strict {
+                var reason: String?
+                if info.st_uid != 0 {
+                    reason = "it belongs to another user (uid \(info.st_uid))"
+                } else if info.st_mode & S_IFMT == S_IFDIR, othersMayAdd(to: info), info.st_mode & S_ISVTX == 0 {
+                    // (In a sticky folder, others cannot move what is root's.)
+                    reason = "others may write in it"
+                }
+                if let reason {
+                    close(fd)
+                    throw refused(path, join(here), reason)
+                }
             }
             switch info.st_mode & S_IFMT {
             case S_IFLNK:
@@ -116,12 +128,15 @@ package enum AtomicFile {
                     guard root >= 0 else { throw Failure(path: "/", operation: "open", errno: errno) }
                     close(folder)
                     folder = root
+                    folderInfo.st_mode = S_IFDIR | 0o755
+                    folderInfo.st_gid = 0
                     resolved = []
                 }
-                pending = components(of: target, absolute: false) + pending
+                pending = try components(of: target, absolute: false) + pending
             case S_IFDIR where !pending.isEmpty:
                 close(folder)
                 folder = fd
+                folderInfo = info
                 resolved.append(name)
             case S_IFREG where pending.isEmpty:
                 close(fd)
@@ -136,15 +151,31 @@ package enum AtomicFile {
         return join(resolved)
     }
 
+    /// Whether users other than root may add to a folder: writable by everybody, or by a group
+    /// other than root's.
+    private static func othersMayAdd(to folder: stat) -> Bool {
+        folder.st_mode & 0o002 != 0 || (folder.st_mode & 0o020 != 0 && folder.st_gid != 0)
+    }
+
+    /// Root's write refused because of `place` on the way to `path`.
+    private static func refused(_ path: String, _ place: String, _ reason: String) -> Failure {
+        Failure(
+            path: path, operation: "write", errno: EPERM,
+            detail:
+                "\(place) is on the way, and \(reason), so root does not write through it; run authkit setup as the user whose files these are"
+        )
+    }
+
     /// A path's names, from the root (a relative path from the working folder), with `..`
     /// taken lexically as the kernel takes it only after links: kept, for `openat`.
-    private static func components(of path: String, absolute: Bool = true) -> [String] {
+    private static func components(of path: String, absolute: Bool = true) throws(Failure) -> [String] {
         var whole = path
         if absolute, !path.hasPrefix("/") {
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            if getcwd(&buffer, buffer.count) != nil {
-                whole = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/" + path
+            guard getcwd(&buffer, buffer.count) != nil else {
+                throw Failure(path: ".", operation: "find the working folder of", errno: errno)
             }
+            whole = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/" + path
         }
         return whole.split(separator: "/").map(String.init)
     }

@@ -47,34 +47,47 @@ import Glibc
     /// What `su` without `-` leads to: root's setup with another user's `HOME`, where that user
     /// links a dotfile to a file only root may write.
     @Test(
-        "a folder, link or file of another user on the way is refused, and nothing is written",
-        .enabled(if: geteuid() == 0, "giving a file to another user needs root (CI runs the suite as root)"))
+        "as root: a folder, link or file of another user on the way, or a folder others may add to, is refused, and nothing is written",
+        .enabled(if: geteuid() == 0, "the rule is root's, and giving a file to another user needs root (CI runs the suite as root)"))
     func refusesOtherUsersPaths() throws {
         let root = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let victim = root + "/dotfiles/only-root-writes-this"
         try "secret settings".write(toFile: victim, atomically: false, encoding: .utf8)
+        func refused(_ path: String, _ words: String) -> Bool {
+            do {
+                try AtomicFile.write(Array("{}".utf8), to: path, mode: 0o600, throughLinks: true)
+                return false
+            } catch {
+                return error.reason.contains(words) && error.reason.contains("run authkit setup as the user whose files these are")
+            }
+        }
         // Their home folder.
         #expect(chown(root + "/home", 65534, 65534) == 0)
         #expect(symlink(victim, root + "/home/.docker/config.json") == 0)
         for path in [root + "/home/.docker/config.json", root + "/home/.docker/new.json"] {
-            #expect {
-                try AtomicFile.write(Array("{}".utf8), to: path, mode: 0o600, throughLinks: true)
-            } throws: { error in
-                let reason = (error as? AtomicFile.Failure)?.reason ?? ""
-                return reason.contains(root + "/home belongs to another user (uid 65534)")
-                    && reason.contains("run authkit setup as that user")
-            }
+            #expect(refused(path, root + "/home is on the way, and it belongs to another user (uid 65534)"), "\(path)")
         }
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "secret settings")
         #expect(!FileManager.default.fileExists(atPath: root + "/home/.docker/new.json"))
-        // Their link in a folder of ours, and their file at the end.
+        // Their link in a folder of root's, and their file at the end.
         #expect(chown(root + "/home", 0, 0) == 0)
         #expect(lchown(root + "/home/.docker/config.json", 65534, 65534) == 0)
-        #expect(throws: AtomicFile.Failure.self) { try AtomicFile.linkTarget(of: root + "/home/.docker/config.json") }
+        #expect(refused(root + "/home/.docker/config.json", "belongs to another user"))
         #expect(lchown(root + "/home/.docker/config.json", 0, 0) == 0 && chown(victim, 65534, 65534) == 0)
-        #expect(throws: AtomicFile.Failure.self) { try AtomicFile.linkTarget(of: root + "/home/.docker/config.json") }
+        #expect(refused(root + "/home/.docker/config.json", "belongs to another user"))
         #expect(chown(victim, 0, 0) == 0)
+        // A folder of root's that another group, or everybody, may write in: whoever may could
+        // swap what is on the way. Root's own group, or a sticky folder holding root's, is fine.
+        #expect(chmod(root + "/home", 0o775) == 0 && chown(root + "/home", 0, 65534) == 0)
+        #expect(refused(root + "/home/.docker/config.json", "others may write in it"))
+        #expect(chown(root + "/home", 0, 0) == 0)
         #expect(try AtomicFile.linkTarget(of: root + "/home/.docker/config.json") == victim)
+        #expect(chmod(root + "/home", 0o1777) == 0)
+        #expect(try AtomicFile.linkTarget(of: root + "/home/.docker/config.json") == victim)
+        // ... but a name still to be made there could be made by anyone first.
+        #expect(refused(root + "/home/new/config.json", "others may write in it"))
+        #expect(chmod(root + "/home", 0o755) == 0)
+        #expect(try AtomicFile.linkTarget(of: root + "/home/new/config.json") == root + "/home/new/config.json")
     }
 }

@@ -21,6 +21,7 @@ enum CredentialFastPath {
         var scanner = FastPathScanner(arguments: arguments, index: 2)
         var options = SharedFastPathOptions(minTTL: CredentialFlags().minTTL)
         var own: [String: String] = [:]
+        var ownLists: [String: [String]] = [:]
         var action: String?
         var flagsSeen: Set<String> = []
         while scanner.index < arguments.count {
@@ -36,6 +37,10 @@ enum CredentialFastPath {
             case .malformed: return nil
             case .notShared where adapter.ownFlags.contains(argument):
                 guard flagsSeen.insert(argument).inserted else { return nil }
+            case .notShared where adapter.repeatedOptions.contains(FastPathScanner.name(of: argument)):
+                let name = FastPathScanner.name(of: argument)
+                guard let text = scanner.value(argument, name) else { return nil }
+                ownLists[name, default: []].append(text)
             case .notShared:
                 let name = FastPathScanner.name(of: argument)
                 guard adapter.ownOptions.keys.contains(name), own[name] == nil, let text = scanner.value(argument, name) else { return nil }
@@ -47,7 +52,7 @@ enum CredentialFastPath {
         guard adapter.actions.isEmpty || action != nil else { return nil }
         let flags = CredentialFlags(
             selector: options.selector, scopes: options.scopes, resources: options.resources, minTTL: options.minTTL,
-            action: action ?? "", own: own)
+            action: action ?? "", own: own, ownLists: ownLists)
         guard adapter.accepts(flags) else { return nil }
         return (adapter.client, flags)
     }

@@ -17,6 +17,8 @@ protocol CredentialAdapter {
     static var actions: [String] { get }
     /// Options of this client's own, each taking a value, with their defaults (nil: none).
     static var ownOptions: [String: String?] { get }
+    /// Options of this client's own that take a value and may be given more than once.
+    static var repeatedOptions: Set<String> { get }
     /// Flags of this client's own that only say how it runs the plug-in (cargo's
     /// `--cargo-plugin`): accepted, and nothing else.
     static var ownFlags: Set<String> { get }
@@ -38,6 +40,7 @@ protocol CredentialAdapter {
 extension CredentialAdapter {
     static var executableAlias: String? { nil }
     static var ownOptions: [String: String?] { [:] }
+    static var repeatedOptions: Set<String> { [] }
     static var ownFlags: Set<String> { [] }
     static var greeting: String? { nil }
     static func accepts(_ flags: CredentialFlags) -> Bool { true }

@@ -21,6 +21,9 @@ struct CredentialFlags: Equatable {
     var action = ""
     /// The client's own options (``CredentialAdapter/ownOptions``), by name.
     var own: [String: String] = [:]
+    /// The client's own options given more than once (``CredentialAdapter/repeatedOptions``),
+    /// by name, in order; absent when not given.
+    var ownLists: [String: [String]] = [:]
 
     /// True when the command line names the sign-in (then every host is served).
     var namesSignIn: Bool { selector.profile != nil || selector.group != nil }

@@ -36,8 +36,9 @@ struct CredentialOptions: ParsableArguments {
     }
 
     /// The flags these options give, with the client's `action` and own options.
-    func flags(action: String = "", own: [String: String] = [:]) -> CredentialFlags {
+    func flags(action: String = "", own: [String: String] = [:], ownLists: [String: [String]] = [:]) -> CredentialFlags {
         CredentialFlags(
-            selector: session.selector(account: account), scopes: scopes, resources: resources, minTTL: minTTL, action: action, own: own)
+            selector: session.selector(account: account), scopes: scopes, resources: resources, minTTL: minTTL, action: action, own: own,
+            ownLists: ownLists.filter { !$0.value.isEmpty })
     }
 }

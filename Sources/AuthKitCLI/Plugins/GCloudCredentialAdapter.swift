@@ -21,7 +21,11 @@ struct CredentialGCloudCommand: CredentialAdapterCommand {
             "id_token":…,"expiration_time":…}. A failure is {"version":1,"success":false,"code":…,\
             "message":…} with a non-zero exit. The libraries need \
             GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1. authkit never writes the \
-            configuration's output_file: the id_token stays in the token store.
+            configuration's output_file: the id_token stays in the token store. In the \
+            libraries' interactive mode (GOOGLE_EXTERNAL_ACCOUNT_INTERACTIVE=1, whose output is \
+            the terminal) it answers a failure naming `authkit login`, and to a revocation \
+            (GOOGLE_EXTERNAL_ACCOUNT_REVOKE=1) success without revoking anything: neither \
+            gets a token.
             """
     )
 
@@ -52,6 +56,23 @@ enum GCloudCredentialAdapter: CredentialAdapter {
 
     nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
         let environment = ProcessInfo.processInfo.environment
+        // The libraries' revocation ("sign out of this configuration") expects only success or
+        // failure: the shared sign-in belongs to every tool of the group and is never revoked
+        // for one client, and no token goes where none is asked for.
+        if environment["GOOGLE_EXTERNAL_ACCOUNT_REVOKE"] == "1" {
+            let answer: JSONValue = ["version": 1, "success": true]
+            return CredentialAnswer(output: answer.serialized() + "\n")
+        }
+        // Interactive mode runs this with the person's terminal as standard output and reads
+        // the answer from output_file, which authkit never writes: a token printed there would
+        // land in the scrollback and the login fail anyway.
+        if environment["GOOGLE_EXTERNAL_ACCOUNT_INTERACTIVE"] == "1" {
+            return failure(
+                code: "401",
+                message:
+                    "authkit signs in with `authkit login`, not in Google's interactive mode; use this configuration non-interactively",
+                status: ExitStatus.usage)
+        }
         let wanted = environment["GOOGLE_EXTERNAL_ACCOUNT_TOKEN_TYPE"] ?? idTokenType
         guard wanted == idTokenType || wanted == jwtType else {
             return failure(

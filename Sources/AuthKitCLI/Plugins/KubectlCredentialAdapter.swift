@@ -41,9 +41,9 @@ struct CredentialKubectlCommand: CredentialAdapterCommand {
     @Option(
         name: .customLong("server"),
         help: ArgumentHelp(
-            "Answer only when kubectl asks for this API server (KUBERNETES_EXEC_INFO's spec.cluster.server; the user's exec section needs provideClusterInfo: true).",
+            "Answer only when kubectl asks for this API server, or one of these when repeated (KUBERNETES_EXEC_INFO's spec.cluster.server; the user's exec section needs provideClusterInfo: true).",
             valueName: "url"))
-    var server: String?
+    var servers: [String] = []
 
     static let v1 = KubectlCredentialAdapter.v1
     static let v1beta1 = KubectlCredentialAdapter.v1beta1
@@ -54,20 +54,15 @@ struct CredentialKubectlCommand: CredentialAdapterCommand {
 
     typealias Adapter = KubectlCredentialAdapter
 
-    var flags: CredentialFlags {
-        var own = ["--token-type": tokenType.rawValue]
-        own["--server"] = server
-        return options.flags(own: own)
-    }
+    var flags: CredentialFlags { options.flags(own: ["--token-type": tokenType.rawValue], ownLists: ["--server": servers]) }
 }
 
 /// client-go's exec credential plug-in: `KUBERNETES_EXEC_INFO` in, one `ExecCredential` out.
 enum KubectlCredentialAdapter: CredentialAdapter {
     static let client = "kubectl"
     static let actions: [String] = []
-    static let ownOptions: [String: String?] = [
-        "--token-type": CredentialKubectlCommand.TokenType.accessToken.rawValue, "--server": nil,
-    ]
+    static let ownOptions: [String: String?] = ["--token-type": CredentialKubectlCommand.TokenType.accessToken.rawValue]
+    static let repeatedOptions: Set<String> = ["--server"]
     static var command: any CredentialAdapterCommand.Type { CredentialKubectlCommand.self }
     static var setupCommands: [any SetupClientCommand.Type] { [SetupKubectlCommand.self] }
 
@@ -86,7 +81,7 @@ enum KubectlCredentialAdapter: CredentialAdapter {
     nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
         let info = try Self.execInfo(ProcessInfo.processInfo.environment["KUBERNETES_EXEC_INFO"])
         let apiVersion = try Self.apiVersion(info)
-        if let bound = flags.own["--server"] { try Self.check(server: Self.server(info), boundTo: bound) }
+        if let bound = flags.ownLists["--server"] { try Self.check(server: Self.server(info), boundTo: bound) }
         if let asked = Self.server(info) { try Self.checkTransport(asked) }
         let target = flags.target(entry: "kubectl")
         let value: String, expiresAt: Date
@@ -123,23 +118,38 @@ enum KubectlCredentialAdapter: CredentialAdapter {
         info?["spec"]?["cluster"]?["server"]?.stringValue
     }
 
-    /// A plug-in bound to one API server (`--server`) answers only for it: a kubeconfig
-    /// merged from several files can give another cluster's context this user entry, and
-    /// client-go would send that cluster the token. The same URL up to the case of its scheme
-    /// and host and a trailing `/`.
-    static func check(server asked: String?, boundTo bound: String) throws(CredentialPlugin.Failure) {
+    /// A plug-in bound to API servers (`--server`, one per context that shares the user
+    /// entry) answers only for them: a kubeconfig merged from several files can give another
+    /// cluster's context this user entry, and client-go would send that cluster the token.
+    /// The same URL up to the case of its scheme and host and a trailing `/`.
+    static func check(server asked: String?, boundTo bound: [String]) throws(CredentialPlugin.Failure) {
+        let named = bound.map(shown).joined(separator: ", ")
         guard let asked else {
             throw CredentialPlugin.Failure(
                 message:
-                    "authkit: this plug-in answers only for \(ProviderText.displayable(bound)) (--server), but kubectl did not say which API server asks (set provideClusterInfo: true in the user's exec section, or run authkit setup kubectl again)",
+                    "authkit: this plug-in answers only for \(named) (--server), but kubectl did not say which API server asks (set provideClusterInfo: true in the user's exec section, or run authkit setup kubectl again)",
                 code: ExitStatus.usage)
         }
-        guard normalized(asked) == normalized(bound) else {
+        guard bound.contains(where: { normalized($0) == normalized(asked) }) else {
             throw CredentialPlugin.Failure(
                 message:
-                    "authkit: kubectl asked for a token for \(ProviderText.displayable(asked)), but this user's plug-in answers only for \(ProviderText.displayable(bound)) (--server): no token given",
+                    "authkit: kubectl asked for a token for \(shown(asked)), but this user's plug-in answers only for \(named) (--server): no token given; authkit setup kubectl --context NAME adds a context's server",
                 code: ExitStatus.usage)
         }
+    }
+
+    /// A server URL as a message may show it: without user info (a password, perhaps), on one
+    /// line.
+    static func shown(_ server: String) -> String {
+        var text = server
+        if let separator = text.firstRange(of: "://") {
+            let rest = text[separator.upperBound...]
+            let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+            if let at = rest[..<authorityEnd].lastIndex(of: "@") {
+                text = String(text[..<separator.upperBound] + rest[rest.index(after: at)...])
+            }
+        }
+        return ProviderText.clean(text) ?? "(unreadable)"
     }
 
     /// A bearer token goes over https, or over http to a loopback address only: kubectl would
@@ -150,7 +160,7 @@ enum KubectlCredentialAdapter: CredentialAdapter {
         else {
             throw CredentialPlugin.Failure(
                 message:
-                    "authkit: kubectl asked for a token for \(ProviderText.displayable(server)), which is not an https URL (http only on loopback): no token given",
+                    "authkit: kubectl asked for a token for \(shown(server)), which is not an https URL (http only on loopback): no token given",
                 code: ExitStatus.usage)
         }
     }

@@ -87,9 +87,8 @@ enum Setup {
         /// Writes the new file (nothing when the section was there) and says what happened.
         func write() throws(Failure) -> String {
             guard let replacement else { return "\(path): \(header) already set" }
-            try? FileManager.default.createDirectory(
-                atPath: Setup.directory(of: path), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             do {
+                try makeFolder(Setup.directory(of: path), mode: 0o700)
                 try writeAtomically(replacement, to: path, mode: 0o600)
             } catch {
                 throw Failure(description: "cannot write \(path): \(error)")
@@ -140,8 +139,7 @@ enum Setup {
             return "\(path): \(header) already set"
         }
         let separator = text.isEmpty || text.hasSuffix("\n\n") ? "" : (text.hasSuffix("\n") ? "\n" : "\n\n")
-        try? FileManager.default.createDirectory(
-            atPath: directory(of: path), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try makeFolder(directory(of: path), mode: 0o700)
         try writeAtomically(Array((text + separator + section).utf8), to: path, mode: mode)
         return "\(path): added \(header)"
     }
@@ -249,6 +247,18 @@ enum Setup {
     /// The comment setup writes above each section it adds: a section under it is setup's to
     /// replace when setup runs again with other settings.
     static let sectionMark = "# written by authkit setup (it updates this section when run again)"
+
+    /// Makes `directory` and the folders above it that are missing, once the way to it passed
+    /// ``AtomicFile/linkTarget(of:)``'s checks (as root: nobody else's folder or link on it).
+    static func makeFolder(_ directory: String, mode: Int) throws(Failure) {
+        do throws(AtomicFile.Failure) {
+            _ = try AtomicFile.linkTarget(of: directory + "/.")
+        } catch {
+            throw Failure(description: "cannot \(error.operation) \(error.path): \(error.reason)")
+        }
+        try? FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: mode])
+    }
 
     /// Replaces `path` whole (``AtomicFile``), keeping an existing file's mode. A symbolic link
     /// there (a dotfile kept in another folder) stays: the file it names is replaced.

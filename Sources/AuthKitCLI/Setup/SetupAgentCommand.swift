@@ -50,8 +50,7 @@ struct SetupAgentCommand: AsyncParsableCommand {
                     description: "no systemd user session answers here (`systemctl --user` cannot reach it); nothing was written")
             }
             madeFolders = Self.missingFolders(directory)
-            try? FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            try Setup.makeFolder(directory, mode: 0o755)
             for unit in units {
                 let path = directory + "/" + unit.name
                 previous.append((path, try? FileAccess.read(path)))

@@ -156,8 +156,7 @@ struct CredHelpersFile {
             Terminal.printError("\(client): \(link) -> \(executable)")
         }
         if changed {
-            try? FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try Setup.makeFolder(directory, mode: 0o700)
             do { try Setup.writeAtomically(Array(text.utf8), to: path, mode: 0o600) } catch {
                 throw Setup.Failure(description: "cannot write \(path): \(error)")
             }

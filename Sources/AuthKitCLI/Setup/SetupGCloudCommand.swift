@@ -70,12 +70,18 @@ struct SetupGCloudCommand: SetupClientCommand {
 
     func run() async throws {
         let path = output ?? Self.defaultPath(environment: ProcessInfo.processInfo.environment)
-        let words = [Setup.executablePath(), "credential", "gcloud"] + target.words
+        let command: String
+        do throws(Setup.Failure) {
+            command = try Self.command([Setup.executablePath(), "credential", "gcloud"] + target.words)
+        } catch {
+            Terminal.printError("authkit: \(error)")
+            throw ExitStatus.usage
+        }
         var document: JSONObject = [
             "type": "external_account", "audience": .string(audience), "subject_token_type": .string(GCloudCredentialAdapter.idTokenType),
             "token_url": .string(tokenURL),
             "credential_source": [
-                "executable": ["command": .string(words.map(Setup.shellQuoted).joined(separator: " ")), "timeout_millis": 30000]
+                "executable": ["command": .string(command), "timeout_millis": 30000]
             ],
         ]
         if let serviceAccount {
@@ -89,8 +95,7 @@ struct SetupGCloudCommand: SetupClientCommand {
             return
         }
         do throws(Setup.Failure) {
-            try? FileManager.default.createDirectory(
-                atPath: Setup.directory(of: path), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try Setup.makeFolder(Setup.directory(of: path), mode: 0o700)
             try Setup.writeAtomically(Array(text.utf8), to: path, mode: 0o600)
         } catch {
             Terminal.printError("authkit: \(error)")
@@ -99,6 +104,18 @@ struct SetupGCloudCommand: SetupClientCommand {
         Terminal.printError("gcloud: wrote \(path)")
         Terminal.printError(
             "Use it with: export GOOGLE_APPLICATION_CREDENTIALS=\(Setup.shellQuoted(path)) GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1")
+    }
+
+    /// The executable's command as Google's libraries run it: split at white space, no shell
+    /// (so no quoting either); a word with white space in it cannot be written.
+    static func command(_ words: [String]) throws(Setup.Failure) -> String {
+        if let spaced = words.first(where: { $0.contains(where: \.isWhitespace) || $0.isEmpty }) {
+            throw Setup.Failure(
+                description:
+                    "Google's libraries split the credential command at spaces and use no shell, so ‘\(spaced)’ cannot be one word of it; run authkit from a path without spaces"
+            )
+        }
+        return words.joined(separator: " ")
     }
 
     static func defaultPath(environment: [String: String]) -> String {

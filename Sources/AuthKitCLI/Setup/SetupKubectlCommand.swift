@@ -70,32 +70,41 @@ struct SetupKubectlCommand: SetupClientCommand {
             guard user.status == 0, !name.isEmpty else {
                 throw Setup.Failure(description: "kubectl knows no context ‘\(context)’ (kubectl config get-contexts lists them)")
             }
+            try Setup.checkValue(name, "the user of context ‘\(context)’")
             // Bound to the context's API server where this kubectl can write provideClusterInfo
-            // (`--exec-provide-cluster-info`; `config set` takes no booleans).
-            var server: String?
+            // (`--exec-provide-cluster-info`; `kubectl config set` refuses that field), and to
+            // the servers the user entry answers already: contexts that share a user keep theirs.
+            var servers: [String] = []
             if Self.canProvideClusterInfo() {
                 let url = try Self.server(ofContext: context)
-                server = url
-                arguments += ["--server", url]
+                servers =
+                    Self.boundServers(ofUser: name).filter {
+                        KubectlCredentialAdapter.normalized($0) != KubectlCredentialAdapter.normalized(url)
+                    } + [url]
+                for server in servers { arguments += ["--server", server] }
             }
-            // kubectl's --exec-arg is a list flag: it splits each value at its commas.
-            if let split = arguments.first(where: { $0.contains(",") }) {
-                throw Setup.Failure(
-                    description:
-                        "kubectl config set-credentials splits --exec-arg at commas, so ‘\(split)’ would reach the plug-in as several arguments; pass each scope with its own --scope"
-                )
+            // kubectl reads each --exec-arg as CSV: a comma splits it, a quote breaks it, a
+            // line ends it, an empty one goes.
+            for argument in arguments {
+                try Setup.checkValue(argument, "‘\(argument)’, an argument of the plug-in,")
+                guard !argument.contains(",") else {
+                    throw Setup.Failure(
+                        description:
+                            "kubectl config set-credentials splits --exec-arg at commas, so ‘\(argument)’ would reach the plug-in as several arguments; pass each scope with its own --scope"
+                    )
+                }
             }
             if printOnly {
                 var text = "# user \(name) of context \(context)\nexec:\n  apiVersion: \(apiVersion)\n  command: \(executable)\n  args:\n"
                 for argument in arguments { text += "  - \(argument)\n" }
                 if apiVersion == CredentialKubectlCommand.v1 { text += "  interactiveMode: Never\n" }
-                if server != nil { text += "  provideClusterInfo: true\n" }
+                if !servers.isEmpty { text += "  provideClusterInfo: true\n" }
                 Terminal.printData(text)
                 return
             }
             var set = ["config", "set-credentials", name, "--exec-api-version=\(apiVersion)", "--exec-command=\(executable)"]
             set += arguments.map { "--exec-arg=\($0)" }
-            if server != nil { set.append("--exec-provide-cluster-info=true") }
+            if !servers.isEmpty { set.append("--exec-provide-cluster-info=true") }
             // v1 requires interactiveMode; newer kubectls set it with a flag, older ones with `config set`.
             if apiVersion == CredentialKubectlCommand.v1, try Setup.run("kubectl", set + ["--exec-interactive-mode=Never"]).status == 0 {
                 // done
@@ -130,7 +139,7 @@ struct SetupKubectlCommand: SetupClientCommand {
             }
             Terminal.printError(
                 "kubectl: user \(name) of context \(context) runs \(executable) \(arguments.joined(separator: " ")) (\(apiVersion))")
-            if server == nil {
+            if servers.isEmpty {
                 Terminal.printError(
                     "kubectl: this kubectl cannot write provideClusterInfo, so the plug-in answers every context naming user \(name); a newer kubectl binds it to the context's server"
                 )
@@ -154,6 +163,15 @@ struct SetupKubectlCommand: SetupClientCommand {
             throw Setup.Failure(description: "cluster ‘\(clusterName)’ of context ‘\(context)’ has no server")
         }
         try Setup.checkValue(url, "the server of cluster ‘\(clusterName)’")
+        // What client-go sends back is this text (re-escaped when it has a path): nothing it
+        // drops or rewrites, and no user info — the plug-in's arguments are on its command line.
+        let authority = url.firstRange(of: "://").map { url[$0.upperBound...].prefix { $0 != "/" } } ?? Substring(url)
+        guard !authority.contains("@"), !url.contains("?"), !url.contains("#"), !url.contains("%") else {
+            throw Setup.Failure(
+                description:
+                    "the server of cluster ‘\(clusterName)’ has user info, a query, a fragment or an escape, which the plug-in cannot be bound to; write it as scheme://host:port/path"
+            )
+        }
         do throws(CredentialPlugin.Failure) {
             try KubectlCredentialAdapter.checkTransport(url)
         } catch {
@@ -162,6 +180,24 @@ struct SetupKubectlCommand: SetupClientCommand {
                     "cluster ‘\(clusterName)’ of context ‘\(context)’ is at \(url): a token goes only over https (http only on loopback)")
         }
         return url
+    }
+
+    /// The servers user `name`'s plug-in answers for already (its `--server` arguments), when
+    /// its exec section runs `credential kubectl`.
+    static func boundServers(ofUser name: String) -> [String] {
+        guard
+            let result = try? Setup.run(
+                "kubectl", ["config", "view", "-o", "jsonpath={range .users[?(@.name==\"\(name)\")].user.exec.args[*]}{@}{\"\\n\"}{end}"]),
+            result.status == 0
+        else { return [] }
+        let arguments = result.output.split(separator: "\n").map(String.init)
+        guard arguments.starts(with: ["credential", "kubectl"]) else { return [] }
+        var servers: [String] = []
+        for (index, argument) in arguments.enumerated() {
+            if argument == "--server", index + 1 < arguments.count { servers.append(arguments[index + 1]) }
+            if argument.hasPrefix("--server=") { servers.append(String(argument.dropFirst("--server=".count))) }
+        }
+        return servers
     }
 
     /// True when this kubectl's `config set-credentials` can write provideClusterInfo.

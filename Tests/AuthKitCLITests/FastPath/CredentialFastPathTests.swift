@@ -40,6 +40,7 @@ struct CredentialFastPathTests {
             ["credential", "kubectl", "--scope", "6dae42f8-4368-4678-94ff-3960e28e3630/.default", "--min-ttl=0"],
             ["credential", "kubectl", "--server", "https://127.0.0.1:6443", "--token-type=id-token"],
             ["credential", "kubectl", "--server=https://aks.example.test:443"],
+            ["credential", "kubectl", "--server", "https://a.test", "--group", "g", "--server=https://b.test"],
         ])
     func agreesWithArgumentParser(_ arguments: [String]) throws {
         let fast = try #require(CredentialFastPath.parse(arguments))
@@ -53,7 +54,7 @@ struct CredentialFastPathTests {
             ["credential", "git"], ["credential", "git", "--help"], ["credential", "git", "get", "extra"],
             ["credential", "git", "--bogus", "get"],
             ["credential", "kubectl", "get"], ["credential", "kubectl", "--token-type", "x"],
-            ["credential", "kubectl", "--server", "https://a", "--server", "https://b"], ["credential", "kubectl", "--server"],
+            ["credential", "kubectl", "--server"], ["credential", "kubectl", "--server", "--group"],
             ["credential", "docker", "--username", "u", "get"],
             ["credential", "git", "--min-ttl", "-1", "get"], ["credential"], ["token"], [],
             ["credential", "cargo", "--cargo-plugin", "--cargo-plugin"], ["credential", "git", "--cargo-plugin", "get"],

@@ -55,6 +55,20 @@ import Testing
         #expect(
             saml.status == 2 && saml.stdout.contains(#""success":false"#) && saml.stderr.contains("id_tokens only"),
             "\(saml.stdout)\(saml.stderr)")
+        // Google's interactive mode (stdout is the person's terminal) and its revocation get no
+        // token: a failure naming authkit login, and success without revoking the shared sign-in.
+        let interactive = try await world.authkit(
+            ["credential", "gcloud", "--group", world.group],
+            environment: environment.merging(["GOOGLE_EXTERNAL_ACCOUNT_INTERACTIVE": "1"]) { $1 })
+        #expect(
+            interactive.status == 2 && interactive.stdout.contains(#""success":false"#) && interactive.stderr.contains("authkit login")
+                && !interactive.stdout.contains("id_token"), "\(interactive.stdout)\(interactive.stderr)")
+        let revoke = try await world.authkit(
+            ["credential", "gcloud", "--group", world.group],
+            environment: environment.merging(["GOOGLE_EXTERNAL_ACCOUNT_REVOKE": "1"]) { $1 })
+        let revoked = try #require(try JSONSerialization.jsonObject(with: Data(revoke.stdout.utf8)) as? [String: Any])
+        #expect(revoke.status == 0 && revoked.count == 2 && revoked["success"] as? Bool == true, "\(revoke.stdout)\(revoke.stderr)")
+        #expect(try await world.authkit(["token", "--group", world.group]).status == 0, "the sign-in is still there")
 
         // Signed out: google-auth reports authkit's message; the STS gets nothing.
         #expect(try await world.authkit(["logout", "--group", world.group]).status == 0)

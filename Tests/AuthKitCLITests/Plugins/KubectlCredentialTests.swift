@@ -103,6 +103,22 @@ import Testing
                 .status == 0)
             let plain = try await world.authkit(["setup", "kubectl", "--context", "other", "--print"], environment: environment)
             #expect(plain.status == 2 && plain.stderr.contains("a token goes only over https"), "\(plain.stderr)")
+            // Set up for a second context that shares the user, the plug-in answers for both
+            // servers: the first context keeps working.
+            #expect(
+                try await ProcessRunner.run(
+                    kubectl, ["config", "set", "clusters.other.server", "https://127.0.0.2:9"], environment: environment
+                )
+                .status == 0)
+            let second = try await world.authkit(
+                ["setup", "kubectl", "--context", "other", "--group", world.group], environment: environment)
+            #expect(second.status == 0, "\(second.stderr)")
+            let both = try String(contentsOf: kubeconfig, encoding: .utf8)
+            #expect(both.contains("- " + api.server) && both.contains("- https://127.0.0.2:9"), "\(both)")
+            let first = try await ProcessRunner.run(
+                kubectl, ["--context", "test", "get", "--raw", "/api"], environment: environment, timeout: 60)
+            #expect(first.status == 0 && first.stdout.contains("APIVersions"), "\(first.stderr)")
+            #expect(try await ProcessRunner.run(kubectl, ["config", "use-context", "test"], environment: environment).status == 0)
         }
         #expect(try String(contentsOf: world.scratch.appendingPathComponent("kubeconfig-0"), encoding: .utf8).contains("id-token"))
 
@@ -217,6 +233,17 @@ import Testing
             #expect(result.stdout.isEmpty && result.stderr.split(separator: "\n").count == 1, "\(what): \(result.stderr)")
             #expect(result.stderr.contains(words), "\(what): \(result.stderr)")
         }
+        // One user entry shared by contexts of several clusters: bound to each of their servers.
+        let two = try await world.authkit(
+            plugin + ["--server", "https://stage.example.test"],
+            environment: ["KUBERNETES_EXEC_INFO": info(#","cluster":{"server":"https://stage.example.test/"}"#)])
+        #expect(two.status == 0, "\(two.stderr)")
+        // A refusal names the servers without their user info (a password, perhaps).
+        let secret = try await world.authkit(
+            plugin, environment: ["KUBERNETES_EXEC_INFO": info(#","cluster":{"server":"https://kim:hunter2@evil.example.test"}"#)])
+        #expect(
+            secret.status == 2 && !secret.stderr.contains("hunter2") && secret.stderr.contains("https://evil.example.test"),
+            "\(secret.stderr)")
         // A server over plain http (beyond loopback) gets no token, bound or not: kubectl would
         // send it in clear text.
         let unbound = ["credential", "kubectl", "--group", world.group]
