@@ -124,7 +124,7 @@ package struct ConfigFile: Sendable, Equatable {
         var current: (kind: String, name: String)?
         var lineNumber = 0
         var profileProblems: [String: [ConfigurationError]] = [:]
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for rawLine in text.textLines() {
             lineNumber += 1
             let where_ = "\(path):\(lineNumber)"
             let line = rawLine.trimmingASCIIWhitespace()

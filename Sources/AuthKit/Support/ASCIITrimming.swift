@@ -9,3 +9,12 @@ extension StringProtocol {
         return String(self[first...last])
     }
 }
+
+extension StringProtocol {
+    /// The lines of a text file: split at each LF, a CRLF being one line end too. (Swift keeps
+    /// `"\r\n"` as one `Character`, so a split at `"\n"` alone never splits there, and a file
+    /// written on Windows would read as one line.)
+    package func textLines() -> [SubSequence] {
+        split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+    }
+}

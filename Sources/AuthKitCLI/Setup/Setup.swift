@@ -82,7 +82,7 @@ enum Setup {
         var printed: String { "# \(path)\n\(text)" }
 
         /// The section's `[kind "name"]` line, to report.
-        var header: Substring { text.split(separator: "\n").first { $0.hasPrefix("[") } ?? "" }
+        var header: Substring { text.textLines().first { $0.hasPrefix("[") } ?? "" }
 
         /// Writes the new file (nothing when the section was there) and says what happened.
         func write() throws(Failure) -> String {
@@ -131,7 +131,7 @@ enum Setup {
                 throw Failure(description: "\(path): \(error)")
             }
         }
-        let present = text.split(separator: "\n").contains { String($0).trimmingCharacters(in: " \t\r") == header }
+        let present = text.textLines().contains { String($0).trimmingCharacters(in: " \t\r") == header }
         if present {
             guard text.contains(section) else {
                 throw Failure(description: "\(path) has \(header) already, saying something else; edit it by hand to read:\n\(section)")
@@ -150,7 +150,7 @@ enum Setup {
         guard let bytes = try? FileAccess.read(path, limit: 4 << 20), let text = String(validating: bytes, as: UTF8.self) else { return [] }
         var found: [String] = []
         var current: String?
-        for line in text.split(separator: "\n") {
+        for line in text.textLines() {
             let trimmed = String(line).trimmingCharacters(in: " \t\r")
             if trimmed.hasPrefix("[") && trimmed.hasSuffix("]") {
                 current = name(String(trimmed.dropFirst().dropLast()).trimmingCharacters(in: " "))
@@ -209,7 +209,7 @@ enum Setup {
                 }
                 // setup's own section (its mark above it) or an empty one holds nothing of the
                 // user's: it is replaced. Any other is the user's to edit.
-                let lines = String(decoding: previous ?? [], as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                let lines = String(decoding: previous ?? [], as: UTF8.self).textLines()
                 let marked = existing.line >= 2 && lines[existing.line - 2] == sectionMark
                 guard marked || existing.entries.isEmpty else {
                     throw Failure(
@@ -222,7 +222,7 @@ enum Setup {
         let updated: String
         if let replacing {
             // Lines are counted from 1; the section's lines give way to the new text.
-            var lines = String(decoding: previous ?? [], as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            var lines = String(decoding: previous ?? [], as: UTF8.self).textLines()
                 .map(String.init)
             lines.replaceSubrange((replacing.lowerBound - 1)...(replacing.upperBound - 1), with: [String(text.dropLast())])
             updated = lines.joined(separator: "\n")

@@ -45,6 +45,23 @@ struct ProfileResolverTests {
         #expect(keycloak.storage == .plainFile)
     }
 
+    /// A file written on Windows (CRLF), or with some lines so: each line is still one line,
+    /// its comment hiding nothing after it (Swift keeps "\r\n" as one Character).
+    @Test("CRLF line ends read as LF ones, whole file or some lines")
+    func windowsLineEnds() throws {
+        let lf = try ConfigFile.parse(sample, path: "/c")
+        for text in [
+            sample.replacingOccurrences(of: "\n", with: "\r\n"),
+            sample.replacingOccurrences(of: "configuration\n", with: "configuration\r\n"),
+        ] {
+            let crlf = try ConfigFile.parse(text, path: "/c")
+            #expect(crlf.profiles.keys.sorted() == lf.profiles.keys.sorted() && crlf.defaults?.entries == lf.defaults?.entries)
+            let work = try ProfileResolver(file: crlf, environment: [:]).resolve()
+            #expect(work.group == "com.example.shared" && work.clientID == "6731de76-14a6-49ae-97bc-6eba6914391e")
+            #expect(work.sources["group"] == "/c:4")
+        }
+    }
+
     @Test("flags beat environment, environment beats the file; --scope adds; openid is always there")
     func precedence() throws {
         let environment = ["AUTHKIT_CLIENT_ID": "from-env", "AUTHKIT_GROUP": "env.group", "AUTHKIT_SCOPES": "User.Read"]
