@@ -106,7 +106,11 @@ actor AgentCore {
             return
         }
         busy[connection, default: 0] += 1
-        if let changed = rules.reloadIfChanged(logger: logger) { machine.rules = changed }
+        switch rules.reloadIfChanged(logger: logger) {
+        case .rules(let changed)?: (machine.rules, machine.rulesUnknown) = (changed, false)
+        case .unusable?: machine.rulesUnknown = true
+        case nil: break
+        }
         perform(machine.receive(line, from: connection, now: Self.now()))
     }
 

@@ -17,6 +17,16 @@ extension AgentStateMachine {
         }
         let idToken = request.operation == .idToken
         let group = query.group
+        guard !rulesUnknown else {
+            // Its reason stays in the agent's log: the file's text is not the asker's to see.
+            let failure = AgentFailure(
+                code: .failed,
+                message: "the agent cannot use the config file, so it does not know the groups' rules and serves no token until it can",
+                hint: "see why with authkit config on the agent's machine, or in the agent's log", category: .configuration, group: group)
+            return [
+                .reply(connection, .failure(failure)), record(.refused, request, connection: connection, now: now, reason: failure.message),
+            ]
+        }
         if let program = query.program, askers[connection]?.chain.first?.isAuthkit == true {
             askers[connection]?.program = ProcText.cleaned(program, limit: 128)
         }

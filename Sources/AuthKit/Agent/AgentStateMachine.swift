@@ -141,6 +141,9 @@ package struct AgentStateMachine: Sendable {
     /// The groups' rules (`[group "NAME"]` in the config file): who may ask, and whether a
     /// person is asked first.
     package var rules: [String: AgentGroupRule] = [:]
+    /// True while the config file cannot be used and no rules were ever read from it: what
+    /// the groups' `allow` and `confirm` say is unknown, so no token, id_token or proof goes out.
+    package var rulesUnknown = false
     /// What was served, refused and asked, bounded.
     package internal(set) var log = AgentAuditLog()
 

@@ -53,6 +53,23 @@ struct AgentApprovalTests {
         #expect(machine.receiveActions(env, from: 3, now: Self.now).first?.isRefusal == true)
     }
 
+    @Test("a config file that cannot be used before any rules were read: nothing is served, and it says why where")
+    func unknownRules() {
+        var machine = Self.machine(AgentGroupRule())
+        machine.rulesUnknown = true
+        machine.opened(1, asker: Self.asker(10))
+        let refused = machine.receive(Self.request, from: 1, now: Self.now)
+        guard case .reply(1, let response) = refused.first else {
+            Issue.record("no refusal: \(refused)")
+            return
+        }
+        #expect(response.error?.category == .configuration && response.error?.message.contains("config file") == true)
+        #expect(machine.log.events(after: 0, limit: 10).last?.kind == .refused)
+        machine.rulesUnknown = false
+        machine.opened(2, asker: Self.asker(11))
+        #expect(machine.receiveActions(Self.request, from: 2, now: Self.now) == [.fetch(Self.key, minTTL: 60)])
+    }
+
     @Test("confirm = once: a yes lasts for the asker's session and confirm_for; another session or a later request asks again")
     func once() {
         var machine = Self.machine(AgentGroupRule(confirm: .once, confirmFor: 600))
