@@ -59,7 +59,7 @@ extension AgentStateMachine {
         awaitingConfirmation[connection] = (request, storage)
         let who = asker.summary
         return [
-            .confirm(connection, group: group, idToken: idToken, asker: who, what: Self.described(request)),
+            .confirm(connection, group: group, idToken: idToken, asker: who, what: request.described),
             record(.asked, request, connection: connection, now: now),
         ]
     }
@@ -176,25 +176,6 @@ extension AgentStateMachine {
     }
 
     static func bounded(_ text: String) -> String { ProcText.cleaned(text, limit: 128) }
-
-    /// What a request asks for, as a person reads it: "an access token of com.example.prod for
-    /// ada@example.com (scopes openid profile; for https://api.example/)".
-    static func described(_ request: AgentRequest) -> String {
-        let kind: String
-        let query: AgentTokenRequest
-        switch request {
-        case .token(let token): (kind, query) = ("an access token", token)
-        case .idToken(let token): (kind, query) = ("an id_token", token)
-        case .proof(let proof): (kind, query) = ("a DPoP proof (to use the access token with \(proof.proof.method))", proof.token)
-        default: return "nothing"
-        }
-        var text = "\(kind) of \(bounded(query.group))"
-        text += query.account.map { " for \(bounded($0))" } ?? " for the group's current account"
-        var details: [String] = []
-        if !query.scopes.isEmpty { details.append("scopes " + query.scopes.prefix(8).map(bounded).joined(separator: " ")) }
-        if !query.resources.isEmpty { details.append("for " + query.resources.prefix(4).map(bounded).joined(separator: ", ")) }
-        return details.isEmpty ? text : text + " (" + details.joined(separator: "; ") + ")"
-    }
 
     static func programName(_ asker: AgentAsker) -> String {
         asker.program ?? asker.process.map { "\($0.name) (pid \($0.pid))" } ?? asker.summary
