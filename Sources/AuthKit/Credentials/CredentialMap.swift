@@ -82,7 +82,8 @@ package enum CredentialMap {
         // the `%2F` as sent): a path with dot segments gets no token. It is not decoded again
         // either, which would turn a literal `%2e%2e` into `..`.
         let segments = (path ?? "").split(separator: "/", omittingEmptySubsequences: false)
-        guard !segments.contains(where: { $0 == "." || $0 == ".." }), let wantedPath = normalizedPath(path ?? "", decoding: false)
+        guard !hidesDelimiter(path ?? ""), !segments.contains(where: { $0 == "." || $0 == ".." }),
+            let wantedPath = normalizedPath(path ?? "", decoding: false)
         else { return nil }
         return try target(scheme: scheme, host: host, path: wantedPath, username: username, in: file)
     }
@@ -134,6 +135,7 @@ package enum CredentialMap {
     /// percent-decoded and other escapes in upper case — then `.` and `..` segments removed.
     /// Nil when the path is not valid (a bad escape, `..` above the root).
     static func normalizedPath(_ path: String, decoding: Bool = true) -> [String]? {
+        guard !hidesDelimiter(path) else { return nil }
         var segments: [String] = []
         for raw in path.split(separator: "/", omittingEmptySubsequences: true) {
             guard let segment = decoding ? decodeUnreserved(raw) : String(raw) else { return nil }
@@ -248,6 +250,7 @@ package enum CredentialMap {
     /// that merely contains `://` (`evil.example/x://registry.example.com`) names the host
     /// before its first `/`.
     package static func registryHost(_ server: String) -> String {
+        guard !hidesDelimiter(server) else { return "" }
         var text = Substring(server.trimmingASCIIWhitespace())
         if let scheme = text.firstRange(of: "://") {
             let name = text[..<scheme.lowerBound]
@@ -263,6 +266,16 @@ package enum CredentialMap {
         if let at = text.lastIndex(of: "@") { text = text[text.index(after: at)...] }
         let host = text.lowercased()
         return isPlainHost(host, internationalized: false) ? host : ""
+    }
+
+    /// Whether `text` has a URL delimiter (`/ ? # @ \ :`) joined to a combining mark or another
+    /// scalar into one `Character`: Swift's searches by `Character` do not see it, while curl,
+    /// a server and every RFC 3986 parser do (`team-a/../\u{301}x.git` holds no `..` segment
+    /// for us, and one for curl). Such a URL or path is refused, not guessed at.
+    static func hidesDelimiter(_ text: some StringProtocol) -> Bool {
+        text.contains { character in
+            character.unicodeScalars.count > 1 && character.unicodeScalars.contains { "/?#@\\:".unicodeScalars.contains($0) }
+        }
     }
 
     /// Whether a lowercased `host[:port]` is a host name, an IPv4 or a bracketed IPv6 address
@@ -283,7 +296,7 @@ package enum CredentialMap {
         var path: [String]
 
         init?(_ url: String) {
-            guard let separator = url.firstRange(of: "://") else { return nil }
+            guard !CredentialMap.hidesDelimiter(url), let separator = url.firstRange(of: "://") else { return nil }
             scheme = url[..<separator.lowerBound].lowercased()
             var rest = url[separator.upperBound...]
             // A query or a fragment names nothing a mapping matches, and what comes before one

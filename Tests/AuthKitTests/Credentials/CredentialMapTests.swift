@@ -26,6 +26,9 @@ import Testing
         arguments: [
             ("orgA/../orgB/repo.git", nil), ("orgB/./repo.git", nil), ("orgA/repo.git", "a"),
             ("orgA/%2e%2e/orgB/repo.git", "a"), ("orgA/%252e%252e/orgB/repo.git", "a"), ("orgC/repo.git", "c"),
+            // A `/` joined to a combining mark is one Character: `..` hidden from a split by
+            // Character, not from curl (which sends `/%CC%81x.git` outside orgA).
+            ("orgA/../\u{301}x.git", nil), ("orgA/..\u{200D}/orgB/repo.git", "a"),
         ] as [(String, String?)])
     func pathsAreNormalised(path: String, group: String?) throws {
         let target = try CredentialMap.gitTarget(protocol: "https", host: "dev.example.com", path: path, in: Self.file(Self.orgs))
@@ -102,6 +105,8 @@ import Testing
             "https://evil.example?@cargo.example.com/", "https://evil.example#@cargo.example.com/",
             "https://evil.example\\@cargo.example.com/",
             "https://a@evil.example@cargo.example.com/", "https://cargo.example.com/index/?x", "https://cargo.ex%61mple.com/",
+            // A delimiter joined to a combining mark: evil.example's for an RFC 3986 parser.
+            "https://evil.example/\u{301}@cargo.example.com/", "https://evil.example?\u{301}@cargo.example.com/",
         ] {
             #expect(try CredentialMap.urlTarget(url, in: file) == nil, "\(url)")
         }
@@ -154,6 +159,7 @@ import Testing
             ("https://registry.example.com@evil.example/", "evil.example"),
             ("evil.example?x=://registry.example.com", "evil.example"),
             ("https://reg istry.example.com", ""), ("1http://registry.example.com", "1http:"),
+            ("https://evil.example/\u{301}@registry.example.com/", ""),
         ])
     func registryHosts(server: String, host: String) {
         #expect(CredentialMap.registryHost(server) == host, "\(server)")
