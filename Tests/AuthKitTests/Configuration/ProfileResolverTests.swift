@@ -118,6 +118,10 @@ struct ProfileResolverTests {
             ("[profiles]\n", ":1: unknown section [profiles]"),
             ("[profile work\n", ":1: a section header must end with ]"),
             ("[profile work]\njust text", ":2: expected key = value"),
+            // A secret pasted on its own line, or typed with a colon, is never echoed.
+            ("[profile work]\nclient_secret =\nc2VjcmV0LXZhbHVl==", ":3: this line is not key = value"),
+            ("[profile work]\nclient_secret: abc==", ":2: this line is not key = value"),
+            ("[profile work]\nclient_secret =\nabcdef0123==", ":3: an unknown key (not repeated here)"),
         ])
     func errors(_ text: String, _ expected: String) {
         do {
@@ -126,6 +130,7 @@ struct ProfileResolverTests {
         } catch {
             #expect("\(error)".contains("/home/ada/.config/authkit/config"))
             #expect("\(error)".contains(expected), "\(error)")
+            #expect(!"\(error)".contains("c2VjcmV0") && !"\(error)".contains("abc"), "\(error)")
         }
     }
 
