@@ -52,6 +52,11 @@ struct SetupGitCommand: SetupClientCommand {
         guard let url = URL(string: host), let scheme = url.scheme, let name = url.host(percentEncoded: true), !name.isEmpty,
             CredentialMap.carriesTokens(scheme: scheme, host: name), url.query == nil, url.fragment == nil, !host.contains(" ")
         else { throw ValidationError("--host must be an https://host URL (http only on loopback), e.g. https://dev.azure.com") }
+        // A user name may choose the mapping (https://USER@host); a password would be written
+        // into git's global config and authkit's, in the clear.
+        guard url.password(percentEncoded: true) == nil else {
+            throw ValidationError("--host must not carry a password (https://USER@host names a user; the token is the password)")
+        }
     }
 
     func run() async throws {

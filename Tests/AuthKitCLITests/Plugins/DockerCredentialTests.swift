@@ -149,6 +149,8 @@ import Testing
             ["setup", "podman", "--registry", "r.example/v2"],
             ["setup", "git", "--host", "https://git.example/\"]\n[x]"],
             ["setup", "git", "--host", "https://git2.example", "--username", " ada"],
+            // A password in the URL would be written in the clear into two config files.
+            ["setup", "git", "--host", "https://ada:hunter2@git3.example"],
             // Beside an entry naming the same registry or URL, every request would be ambiguous.
             ["setup", "docker", "--registry", "kept.example", "--group", "other"],
             ["setup", "git", "--host", "https://git.example/", "--group", "other"],

@@ -62,6 +62,19 @@ struct ProfileResolverTests {
         }
     }
 
+    /// git runs a helper in the repository: a relative HOME must not make the repository's
+    /// `.config/authkit/config` the user's.
+    @Test("the file is found from an absolute HOME or XDG_CONFIG_HOME only")
+    func location() {
+        #expect(ConfigFile.location(environment: ["HOME": "/home/ada"]) == "/home/ada/.config/authkit/config")
+        #expect(ConfigFile.location(environment: ["HOME": "/home/ada", "XDG_CONFIG_HOME": "/x"]) == "/x/authkit/config")
+        #expect(ConfigFile.location(environment: ["HOME": "/home/ada", "XDG_CONFIG_HOME": "x"]) == "/home/ada/.config/authkit/config")
+        for home in [".", "repo", ""] {
+            let path = ConfigFile.location(environment: ["HOME": home])
+            #expect(path.hasPrefix("/") && path.hasSuffix("/.config/authkit/config"), "\(home): \(path)")
+        }
+    }
+
     @Test("flags beat environment, environment beats the file; --scope adds; openid is always there")
     func precedence() throws {
         let environment = ["AUTHKIT_CLIENT_ID": "from-env", "AUTHKIT_GROUP": "env.group", "AUTHKIT_SCOPES": "User.Read"]
