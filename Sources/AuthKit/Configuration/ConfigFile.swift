@@ -236,47 +236,6 @@ package struct ConfigFile: Sendable, Equatable {
         return file
     }
 
-    /// One `key = value` line of `section`, checked against the keys that section allows.
-    private static func keyAndValue(
-        _ line: String, location: String, section: (kind: String, name: String)?
-    ) throws(ConfigurationError) -> (String, String) {
-        guard let equals = line.firstIndex(of: "=") else {
-            throw ConfigurationError(location: location, problem: "expected key = value")
-        }
-        let key = line[..<equals].trimmingASCIIWhitespace()
-        // Not shown unless it looks like a key: a secret pasted on a line of its own (base64,
-        // `==` at its end) or typed `client_secret: …` would otherwise be echoed in a warning
-        // every command prints.
-        guard let first = key.utf8.first, (0x61...0x7A).contains(first), key.utf8.count <= 32,
-            key.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_") })
-        else {
-            throw ConfigurationError(
-                location: location, problem: "this line is not key = value (a key is lower-case letters, digits and _)")
-        }
-        let value = try parseValue(line[line.index(after: equals)...], location: location, key: key)
-        guard let section else {
-            throw ConfigurationError(
-                location: location, key: key, problem: "a key outside any section; start with [defaults] or [profile NAME]")
-        }
-        let allowed =
-            section.kind == "defaults"
-            ? defaultsKeys : section.kind == "profile" ? profileKeys : section.kind == "group" ? groupKeys : credentialKeys
-        guard allowed.contains(key) else {
-            let known = allowed.sorted().joined(separator: ", ")
-            // Named only when it is a known key misspelt: a lower-case secret pasted alone
-            // would otherwise be shown.
-            guard let similar = allowed.sorted().first(where: { Self.similar($0, key) }) else {
-                throw ConfigurationError(location: location, problem: "an unknown key (not repeated here); known keys: \(known)")
-            }
-            throw ConfigurationError(location: location, key: key, problem: "unknown key (did you mean \(similar)?); known keys: \(known)")
-        }
-        if key == "storage", allowed == credentialKeys, StorageChoice(rawValue: value) == nil {
-            let known = StorageChoice.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ConfigurationError(location: location, key: key, problem: "‘\(value)’ is not a store; use one of \(known)")
-        }
-        return (key, value)
-    }
-
     /// `credential "https://dev.azure.com"` → ("credential", "https://dev.azure.com").
     static func quotedSection(_ header: String) -> (String, String)? {
         guard let space = header.firstIndex(of: " ") else { return nil }
@@ -297,7 +256,7 @@ package struct ConfigFile: Sendable, Equatable {
         return nil
     }
 
-    private static func parseValue(_ raw: Substring, location: String, key: String) throws(ConfigurationError) -> String {
+    static func parseValue(_ raw: Substring, location: String, key: String) throws(ConfigurationError) -> String {
         let text = raw.trimmingASCIIWhitespace()
         guard text.hasPrefix("\"") else {
             // A bare value ends at " #" (a comment).

@@ -1,0 +1,43 @@
+/// One `key = value` line of a section, as the parser reads it.
+extension ConfigFile {
+    /// One `key = value` line of `section`, checked against the keys that section allows.
+    static func keyAndValue(
+        _ line: String, location: String, section: (kind: String, name: String)?
+    ) throws(ConfigurationError) -> (String, String) {
+        guard let equals = line.firstIndex(of: "=") else {
+            throw ConfigurationError(location: location, problem: "expected key = value")
+        }
+        let key = line[..<equals].trimmingASCIIWhitespace()
+        // Not shown unless it looks like a key: a secret pasted on a line of its own (base64,
+        // `==` at its end) or typed `client_secret: …` would otherwise be echoed in a warning
+        // every command prints.
+        guard let first = key.utf8.first, (0x61...0x7A).contains(first), key.utf8.count <= 32,
+            key.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_") })
+        else {
+            throw ConfigurationError(
+                location: location, problem: "this line is not key = value (a key is lower-case letters, digits and _)")
+        }
+        let value = try parseValue(line[line.index(after: equals)...], location: location, key: key)
+        guard let section else {
+            throw ConfigurationError(
+                location: location, key: key, problem: "a key outside any section; start with [defaults] or [profile NAME]")
+        }
+        let allowed =
+            section.kind == "defaults"
+            ? defaultsKeys : section.kind == "profile" ? profileKeys : section.kind == "group" ? groupKeys : credentialKeys
+        guard allowed.contains(key) else {
+            let known = allowed.sorted().joined(separator: ", ")
+            // Named only when it is a known key misspelt: a lower-case secret pasted alone
+            // would otherwise be shown.
+            guard let similar = allowed.sorted().first(where: { Self.similar($0, key) }) else {
+                throw ConfigurationError(location: location, problem: "an unknown key (not repeated here); known keys: \(known)")
+            }
+            throw ConfigurationError(location: location, key: key, problem: "unknown key (did you mean \(similar)?); known keys: \(known)")
+        }
+        if key == "storage", allowed == credentialKeys, StorageChoice(rawValue: value) == nil {
+            let known = StorageChoice.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ConfigurationError(location: location, key: key, problem: "‘\(value)’ is not a store; use one of \(known)")
+        }
+        return (key, value)
+    }
+}
