@@ -38,6 +38,9 @@ extension ConfigFile {
             let known = StorageChoice.allCases.map(\.rawValue).joined(separator: ", ")
             throw ConfigurationError(location: location, key: key, problem: "‘\(value)’ is not a store; use one of \(known)")
         }
+        if key == "username", value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw ConfigurationError(location: location, key: key, problem: "a user name is one line without control characters")
+        }
         return (key, value)
     }
 }

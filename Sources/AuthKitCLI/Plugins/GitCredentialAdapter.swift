@@ -55,8 +55,15 @@ enum GitCredentialAdapter: CredentialAdapter {
         guard let target = try target(for: request, flags: flags) else { return .none }  // unmapped: git asks its next helper
         switch flags.action {
         case "get":
+            let username = flags.own["--username"] ?? target.username
+            // One line of git's protocol: a line break in it would add lines to the answer.
+            guard !username.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw CredentialPlugin.Failure(
+                    message: "authkit: the user name for \(ProviderText.displayable(target.entry)) has a control character",
+                    code: ExitStatus.usage)
+            }
             let token = try await CredentialPlugin.accessToken(for: target, flags)
-            return CredentialAnswer(output: request.answer(token: token, username: flags.own["--username"] ?? target.username))
+            return CredentialAnswer(output: request.answer(token: token, username: username))
         default:  // erase: the rejected password, if it is ours, is stale now — nothing more
             guard let rejected = request.rejectedToken else { return .none }
             try await CredentialPlugin.markRejected(rejected, for: target, flags)

@@ -135,6 +135,8 @@ struct ProfileResolverTests {
             ("[profile work]\nclient_secret =\nc2VjcmV0LXZhbHVl==", ":3: this line is not key = value"),
             ("[profile work]\nclient_secret: abc==", ":2: this line is not key = value"),
             ("[profile work]\nclient_secret =\nabcdef0123==", ":3: an unknown key (not repeated here)"),
+            // git's answer is lines: a user name with a line break would add one.
+            ("[credential \"https://x.example\"]\nusername = \"a\\npassword=b\"", ":2: ‘username’: a user name is one line"),
         ])
     func errors(_ text: String, _ expected: String) {
         do {
