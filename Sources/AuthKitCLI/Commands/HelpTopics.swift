@@ -94,9 +94,13 @@ enum HelpTopics {
                                      true: neither of the two, as for the AWS SDKs
 
             Set by the programs that run authkit (nothing to set yourself):
-              KUBERNETES_EXEC_INFO   kubectl: the ExecCredential version it speaks
+              KUBERNETES_EXEC_INFO   kubectl: the ExecCredential version it speaks,
+                                     and the API server (provideClusterInfo)
               GOOGLE_EXTERNAL_ACCOUNT_TOKEN_TYPE
                                      Google's auth libraries: the token type asked for
+              GOOGLE_EXTERNAL_ACCOUNT_INTERACTIVE, GOOGLE_EXTERNAL_ACCOUNT_REVOKE
+                                     Google's auth libraries: their interactive mode
+                                     (refused) and a revocation (nothing revoked)
               LISTEN_FDS, LISTEN_PID systemd: the agent's socket (setup agent)
             """
         ),
