@@ -24,6 +24,9 @@ struct AgentRulesSource {
     private var stamp: [Int] = []
     private var warned = false
     private var read = false
+    /// The last read failed: read again at every look, whatever the file's stamp — a
+    /// `chmod go-w` or a fixed folder above it changes none of it.
+    private var failing = false
 
     init(environment: [String: String]) {
         self.environment = environment
@@ -35,21 +38,24 @@ struct AgentRulesSource {
         if let checkedAt, now - checkedAt < .seconds(1) { return nil }
         checkedAt = now
         var info = stat()
-        let current =
-            stat(ConfigFile.location(environment: environment), &info) == 0
-            ? [Int(info.st_ino), Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec] : []
-        guard current != stamp else { return nil }
+        let found = stat(ConfigFile.location(environment: environment), &info) == 0
+        // Only a file that is not there is no file: one that cannot be looked at (a folder
+        // without search permission) is one that cannot be used.
+        let absent = !found && errno == ENOENT && environment["AUTHKIT_CONFIG"].map(\.isEmpty) != false
+        let current = found ? [Int(info.st_ino), Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec] : []
+        guard current != stamp || failing else { return nil }
         stamp = current
-        guard !current.isEmpty else {
-            read = true
+        if absent {
+            (read, failing, warned) = (true, false, false)
             return .rules([:])
         }
         do throws(ConfigurationError) {
             let rules = try ConfigFile.load(environment: environment).agentRules()
-            (warned, read) = (false, true)
+            (warned, read, failing) = (false, true, false)
             return .rules(rules)
         } catch {
-            if !read {
+            failing = true
+            if !warned, !read {
                 logger.error(
                     "the config file cannot be used and no groups' rules were read before it: no token is served until it can be",
                     metadata: ["reason": "\(error)"])

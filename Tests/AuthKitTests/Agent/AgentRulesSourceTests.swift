@@ -22,6 +22,15 @@ import Testing
         try write("[group \"g\"]\nconfirm = always\n[nonsense]\n")
         #expect(source.reloadIfChanged(logger: logger) == .unusable)
         Thread.sleep(forTimeInterval: 1.05)
+        // Fixed by what authkit's own message says, `chmod go-w`, which changes neither the
+        // file's size nor its modification time: read again all the same.
+        try write("[group \"g\"]\nconfirm = once\n")
+        #expect(chmod(path, 0o666) == 0)
+        #expect(source.reloadIfChanged(logger: logger) == .unusable)
+        Thread.sleep(forTimeInterval: 1.05)
+        #expect(chmod(path, 0o600) == 0)
+        #expect(source.reloadIfChanged(logger: logger) == .rules(["g": AgentGroupRule(confirm: .once)]))
+        Thread.sleep(forTimeInterval: 1.05)
         try write("[group \"g\"]\nconfirm = always\n")
         #expect(source.reloadIfChanged(logger: logger) == .rules(["g": AgentGroupRule(confirm: .always)]))
         Thread.sleep(forTimeInterval: 1.05)
