@@ -131,6 +131,14 @@ enum Setup {
                 throw Failure(description: "\(path): \(error)")
             }
         }
+        // The file a variable names (AWS_CONFIG_FILE, CARGO_HOME) must be such a file: one that
+        // is something else — `/etc/sudoers`, from a `sudo -E` that kept another user's
+        // variables — is not appended to.
+        for (number, line) in text.textLines().enumerated() where !looksLikeINI(line) {
+            throw Failure(
+                description:
+                    "\(path) does not read as a config file of [sections] and key = value lines (line \(number + 1)); nothing was written")
+        }
         let present = text.textLines().contains { String($0).trimmingCharacters(in: " \t\r") == header }
         if present {
             guard text.contains(section) else {
@@ -142,6 +150,13 @@ enum Setup {
         try makeFolder(directory(of: path), mode: 0o700)
         try writeAtomically(Array((text + separator + section).utf8), to: path, mode: mode)
         return "\(path): added \(header)"
+    }
+
+    /// A line of an INI-like or TOML file: blank, a comment, a `[section]`, a `key = value`, or
+    /// the rest of a value (indented, or a quote, bracket, brace or comma first).
+    static func looksLikeINI(_ line: Substring) -> Bool {
+        guard let first = line.first else { return true }
+        return line.contains("=") || first == " " || first == "\t" || "#;[]{}\"',\r".contains(first)
     }
 
     /// The sections of an INI-like file (`[NAME]` headers, named by `name`) that hold a line

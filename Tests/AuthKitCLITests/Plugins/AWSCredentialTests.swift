@@ -92,6 +92,15 @@ import Testing
                 ["setup", "aws", "--aws-profile", "dev", "--role-arn", Self.role, "--group", world.group], environment: environment)
             #expect(setup.status == 0, "\(setup.stderr)")
         }
+        // A file that is not an AWS config (sudoers, named by a variable `sudo -E` kept) is not
+        // appended to.
+        let sudoers = home.path + "/sudoers"
+        try "Defaults\tenv_reset\nroot\tALL=(ALL:ALL) ALL\n".write(toFile: sudoers, atomically: false, encoding: .utf8)
+        let notINI = try await world.authkit(
+            ["setup", "aws", "--aws-profile", "dev", "--role-arn", Self.role, "--group", world.group],
+            environment: environment.merging(["AWS_CONFIG_FILE": sudoers]) { $1 })
+        #expect(notINI.status == 2 && notINI.stderr.contains("(line 1); nothing was written"), "\(notINI.stderr)")
+        #expect(try String(contentsOfFile: sudoers, encoding: .utf8) == "Defaults\tenv_reset\nroot\tALL=(ALL:ALL) ALL\n")
         // --profile is authkit's, as everywhere: the old spelling says which flag names AWS's.
         let old = try await world.authkit(["setup", "aws", "--profile", "dev", "--role-arn", Self.role], environment: environment)
         #expect(old.status == 2 && old.stderr.contains("--aws-profile dev"), "\(old.stderr)")
