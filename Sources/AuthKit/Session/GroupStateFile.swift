@@ -21,7 +21,8 @@ enum GroupStateFile {
     static func path(_ name: String, environment: [String: String]) -> String {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/authkit/" + name }
         var home = environment["HOME"] ?? ""
-        if home.isEmpty, let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir { home = String(cString: directory) }
+        // A relative HOME would be the folder authkit runs in (the repository git runs a helper in).
+        if !home.hasPrefix("/"), let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir { home = String(cString: directory) }
         return home + "/.local/state/authkit/" + name
     }
 

@@ -218,7 +218,7 @@ public struct RefreshLock: Sendable {
     }
 
     private static func homeDirectory(_ environment: [String: String]) -> String? {
-        if let home = environment["HOME"], !home.isEmpty { return home }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home }
         guard let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir else { return nil }
         return String(cString: directory)
     }

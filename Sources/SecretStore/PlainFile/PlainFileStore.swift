@@ -31,7 +31,8 @@ public final class PlainFileStore: SecretStore {
             return state + "/authkit"
         }
         var home = getenv("HOME").map { String(cString: $0) } ?? ""
-        if home.isEmpty, let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir {
+        // A relative HOME would be the folder authkit runs in (the repository git runs a helper in).
+        if !home.hasPrefix("/"), let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir {
             home = String(cString: directory)
         }
         return home + "/.local/state/authkit"

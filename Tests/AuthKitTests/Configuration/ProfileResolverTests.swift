@@ -72,6 +72,9 @@ struct ProfileResolverTests {
         for home in [".", "repo", ""] {
             let path = ConfigFile.location(environment: ["HOME": home])
             #expect(path.hasPrefix("/") && path.hasSuffix("/.config/authkit/config"), "\(home): \(path)")
+            // The same for the state file that records each group's store.
+            let state = GroupStateFile.path("storage", environment: ["HOME": home])
+            #expect(state.hasPrefix("/") && state.hasSuffix("/.local/state/authkit/storage"), "\(home): \(state)")
         }
     }
 
