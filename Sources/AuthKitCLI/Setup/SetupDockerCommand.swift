@@ -66,8 +66,9 @@ struct CredHelpersOptions: ParsableArguments {
             throw ValidationError("--registry must name a registry host, e.g. registry.example.com")
         }
         // The client looks its helper up under the host exactly: a key with a scheme, a path
-        // or capitals would never be asked for.
-        guard registry == host else {
+        // or capitals would never be asked for — but Docker Hub's, which docker looks up under
+        // its index URL.
+        guard registry == host || registry == "https://index.docker.io/v1/" else {
             throw ValidationError("--registry takes the registry's host as the client names it: --registry \(host)")
         }
     }

@@ -77,10 +77,18 @@ struct SetupKubectlCommand: SetupClientCommand {
             var servers: [String] = []
             if Self.canProvideClusterInfo() {
                 let url = try Self.server(ofContext: context)
-                servers =
-                    Self.boundServers(ofUser: name).filter {
-                        KubectlCredentialAdapter.normalized($0) != KubectlCredentialAdapter.normalized(url)
-                    } + [url]
+                // Kept only while they still could be bound (an older authkit wrote them).
+                var kept: [String] = []
+                for server in try Self.boundServers(ofUser: name)
+                where KubectlCredentialAdapter.normalized(server) != KubectlCredentialAdapter.normalized(url) {
+                    if let problem = Self.unbindable(server) {
+                        Terminal.printError(
+                            "kubectl: user \(name) no longer answers for \(KubectlCredentialAdapter.shown(server)): \(problem)")
+                    } else {
+                        kept.append(server)
+                    }
+                }
+                servers = kept + [url]
                 for server in servers { arguments += ["--server", server] }
             }
             // kubectl reads each --exec-arg as CSV: a comma splits it, a quote breaks it, a
@@ -163,33 +171,39 @@ struct SetupKubectlCommand: SetupClientCommand {
             throw Setup.Failure(description: "cluster ‘\(clusterName)’ of context ‘\(context)’ has no server")
         }
         try Setup.checkValue(url, "the server of cluster ‘\(clusterName)’")
-        // What client-go sends back is this text (re-escaped when it has a path): nothing it
-        // drops or rewrites, and no user info — the plug-in's arguments are on its command line.
-        let authority = url.firstRange(of: "://").map { url[$0.upperBound...].prefix { $0 != "/" } } ?? Substring(url)
-        guard !authority.contains("@"), !url.contains("?"), !url.contains("#"), !url.contains("%") else {
+        if let problem = unbindable(url) {
             throw Setup.Failure(
-                description:
-                    "the server of cluster ‘\(clusterName)’ has user info, a query, a fragment or an escape, which the plug-in cannot be bound to; write it as scheme://host:port/path"
-            )
-        }
-        do throws(CredentialPlugin.Failure) {
-            try KubectlCredentialAdapter.checkTransport(url)
-        } catch {
-            throw Setup.Failure(
-                description:
-                    "cluster ‘\(clusterName)’ of context ‘\(context)’ is at \(url): a token goes only over https (http only on loopback)")
+                description: "cluster ‘\(clusterName)’ of context ‘\(context)’ is at \(KubectlCredentialAdapter.shown(url)): \(problem)")
         }
         return url
     }
 
+    /// Why the plug-in cannot be bound to a server URL, or nil. What client-go sends back must
+    /// be this text (it re-escapes a path and drops a query or fragment), without user info
+    /// (the plug-in's arguments are on its command line), and over https (http on loopback).
+    static func unbindable(_ url: String) -> String? {
+        let authority = url.firstRange(of: "://").map { url[$0.upperBound...].prefix { $0 != "/" } } ?? Substring(url)
+        guard !authority.contains("@"), !url.contains("?"), !url.contains("#"), !url.contains("%"),
+            !url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value >= 0x7F || $0 == "," || $0 == "\"" })
+        else {
+            return
+                "the plug-in cannot be bound to a URL with user info, a query, a fragment, an escape, a comma, a quote or a character beyond ASCII; write it as scheme://host:port/path"
+        }
+        do throws(CredentialPlugin.Failure) { try KubectlCredentialAdapter.checkTransport(url) } catch {
+            return "a token goes only over https (http only on loopback)"
+        }
+        return nil
+    }
+
     /// The servers user `name`'s plug-in answers for already (its `--server` arguments), when
     /// its exec section runs `credential kubectl`.
-    static func boundServers(ofUser name: String) -> [String] {
-        guard
-            let result = try? Setup.run(
-                "kubectl", ["config", "view", "-o", "jsonpath={range .users[?(@.name==\"\(name)\")].user.exec.args[*]}{@}{\"\\n\"}{end}"]),
-            result.status == 0
-        else { return [] }
+    static func boundServers(ofUser name: String) throws(Setup.Failure) -> [String] {
+        let result = try Setup.run(
+            "kubectl", ["config", "view", "-o", "jsonpath={range .users[?(@.name==\"\(name)\")].user.exec.args[*]}{@}{\"\\n\"}{end}"])
+        // Unread, the servers bound before would be dropped, and their contexts get no token.
+        guard result.status == 0 else {
+            throw Setup.Failure(description: "kubectl config view could not show user \(name)'s plug-in; nothing was changed")
+        }
         let arguments = result.output.split(separator: "\n").map(String.init)
         guard arguments.starts(with: ["credential", "kubectl"]) else { return [] }
         var servers: [String] = []
