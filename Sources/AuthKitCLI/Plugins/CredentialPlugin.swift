@@ -68,11 +68,12 @@ enum CredentialPlugin {
         }
     }
 
-    /// A verified id_token for `target`.
-    static func idToken(for target: CredentialTarget, _ flags: CredentialFlags) async throws(Failure) -> IDToken {
+    /// A verified id_token for `target`. `warn`: the configuration's warnings on standard
+    /// error (off for a client that reads standard error as part of the answer).
+    static func idToken(for target: CredentialTarget, _ flags: CredentialFlags, warn: Bool = true) async throws(Failure) -> IDToken {
         let settings = selector(target, flags), minTTL = flags.minTTL
         do throws(AuthKitError) {
-            let profile = try settings.resolveProfile()
+            let profile = try settings.resolveProfile(warn: warn)
             return try await settings.session(for: profile).validIDToken(account: target.account, minimumLifetime: .seconds(minTTL))
         } catch {
             throw failure(error, settings: settings)

@@ -81,7 +81,8 @@ enum GCloudCredentialAdapter: CredentialAdapter {
         }
         let token: IDToken
         do throws(CredentialPlugin.Failure) {
-            token = try await CredentialPlugin.idToken(for: flags.target(entry: "gcloud"), flags)
+            // google-auth reads standard error into the answer: a warning there would break it.
+            token = try await CredentialPlugin.idToken(for: flags.target(entry: "gcloud"), flags, warn: false)
         } catch {
             return failure(code: error.code == ExitStatus.loginNeeded ? "401" : "500", message: error.message, status: error.code)
         }

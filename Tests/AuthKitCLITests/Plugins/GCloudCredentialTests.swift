@@ -69,6 +69,17 @@ import Testing
         let revoked = try #require(try JSONSerialization.jsonObject(with: Data(revoke.stdout.utf8)) as? [String: Any])
         #expect(revoke.status == 0 && revoked.count == 2 && revoked["success"] as? Bool == true, "\(revoke.stdout)\(revoke.stderr)")
         #expect(try await world.authkit(["token", "--group", world.group]).status == 0, "the sign-in is still there")
+        // google-auth reads standard error with standard output: the configuration's warnings
+        // (a profile not used here with an unknown key) stay off it.
+        let warningConfig = world.scratch.appendingPathComponent("warning-config").path
+        try "[profile other]\nisuer = https://x.example\n".write(toFile: warningConfig, atomically: false, encoding: .utf8)
+        #expect(chmod(warningConfig, 0o600) == 0)
+        let warned = try await world.authkit(
+            ["token", "--group", world.group], environment: environment.merging(["AUTHKIT_CONFIG": warningConfig]) { $1 })
+        #expect(warned.status == 0 && warned.stderr.contains("warning"), "the configuration does warn: \(warned.stderr)")
+        let quiet = try await world.authkit(
+            ["credential", "gcloud", "--group", world.group], environment: environment.merging(["AUTHKIT_CONFIG": warningConfig]) { $1 })
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
 
         // Signed out: google-auth reports authkit's message; the STS gets nothing.
         #expect(try await world.authkit(["logout", "--group", world.group]).status == 0)
