@@ -11,11 +11,12 @@ extension ConfigFile {
         // Not shown unless it looks like a key: a secret pasted on a line of its own (base64,
         // `==` at its end) or typed `client_secret: …` would otherwise be echoed in a warning
         // every command prints.
-        guard let first = key.utf8.first, (0x61...0x7A).contains(first), key.utf8.count <= 32,
-            key.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_") })
+        // (An unknown key is named only when it is a known one misspelt: below.)
+        func isLetter(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte) || (0x41...0x5A).contains(byte) }
+        guard let first = key.utf8.first, isLetter(first), key.utf8.count <= 32,
+            key.utf8.allSatisfy({ isLetter($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
         else {
-            throw ConfigurationError(
-                location: location, problem: "this line is not key = value (a key is lower-case letters, digits and _)")
+            throw ConfigurationError(location: location, problem: "this line is not key = value (a key is letters, digits and _)")
         }
         let value = try parseValue(line[line.index(after: equals)...], location: location, key: key)
         guard let section else {

@@ -135,7 +135,9 @@ struct ProfileResolverTests {
             ("[profile work\n", ":1: a section header must end with ]"),
             ("[profile work]\njust text", ":2: expected key = value"),
             // A secret pasted on its own line, or typed with a colon, is never echoed.
-            ("[profile work]\nclient_secret =\nc2VjcmV0LXZhbHVl==", ":3: this line is not key = value"),
+            ("[profile work]\nclient_secret =\nc2VjcmV0LXZhbHVl==", ":3: an unknown key (not repeated here)"),
+            ("[profile work]\nclient_secret =\nc2Vj/cmV0+LXZh==", ":3: this line is not key = value"),
+            ("[profile work]\nclient-id = x", ":2: ‘client-id’: unknown key (did you mean client_id?)"),
             ("[profile work]\nclient_secret: abc==", ":2: this line is not key = value"),
             ("[profile work]\nclient_secret =\nabcdef0123==", ":3: an unknown key (not repeated here)"),
             // git's answer is lines: a user name with a line break would add one.
