@@ -45,7 +45,7 @@ final class CallbackHTTPHandler: ChannelInboundHandler, @unchecked Sendable {
             }
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             let eventLoop = context.eventLoop
-            state.receive(target: head.uri, cookies: head.headers["Cookie"]) { reply in
+            state.receive(target: head.uri, cookies: head.headers["Cookie"], host: head.headers["Host"]) { reply in
                 eventLoop.execute {
                     let (handler, context) = loopBound.value
                     handler.write(reply, context: context)

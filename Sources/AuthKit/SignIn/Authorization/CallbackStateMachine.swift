@@ -61,11 +61,14 @@ struct CallbackStateMachine<Connection: Sendable, Responder: Sendable>: Sendable
         var maxAge: Int
     }
 
+    /// The `Host` values a request may name (`127.0.0.1:PORT` …), once the port is known: a
+    /// page elsewhere that made its own name resolve to 127.0.0.1 (DNS rebinding) names its own.
+    private var hosts: Set<String>?
     private var expectation: CallbackExpectation?
     private var outcome: Outcome?
     private var start: Start?
     private var startOpened = false
-    private var held: [(target: String, cookies: [String], responder: Responder)] = []
+    private var held: [(target: String, cookies: [String], host: [String]?, responder: Responder)] = []
     private var refusalCount = 0
     private var connections: [(id: ConnectionID, connection: Connection, complete: Bool)] = []
     private var nextConnection: ConnectionID = 0
@@ -82,6 +85,13 @@ struct CallbackStateMachine<Connection: Sendable, Responder: Sendable>: Sendable
     }
 
     var heldCount: Int { held.count }
+
+    /// From now on a request must name the receiver in its `Host` header: as the redirect URI
+    /// does, or by the other loopback names of `port`.
+    mutating func accept(port: Int) {
+        let names = ["127.0.0.1", "localhost", "[::1]"]
+        hosts = Set(names.map { "\($0):\(port)" } + (port == 80 ? names : []))
+    }
 
     /// From now on a callback needs the cookie the start link sets (browser mode).
     mutating func prepare(_ start: Start) {
@@ -150,14 +160,20 @@ struct CallbackStateMachine<Connection: Sendable, Responder: Sendable>: Sendable
         var effects = Effects()
         let requests = held
         held = []
-        for request in requests { effects.merge(receive(target: request.target, cookies: request.cookies, responder: request.responder)) }
+        for request in requests {
+            effects.merge(receive(target: request.target, cookies: request.cookies, host: request.host, responder: request.responder))
+        }
         return effects
     }
 
     // MARK: Requests
 
-    /// Judges one whole GET request for `target` (path and query), with its `Cookie` headers.
-    mutating func receive(target: String, cookies: [String] = [], responder: Responder) -> Effects {
+    /// Judges one whole GET request for `target` (path and query), with its `Cookie` and `Host`
+    /// headers.
+    mutating func receive(target: String, cookies: [String] = [], host: [String]? = nil, responder: Responder) -> Effects {
+        if let hosts {
+            guard let host, host.count == 1, hosts.contains(host[0].lowercased()) else { return Effects(replies: [(responder, .notFound)]) }
+        }
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let requestPath = String(parts[0])
         let query = parts.count > 1 ? String(parts[1]) : ""
@@ -199,7 +215,7 @@ struct CallbackStateMachine<Connection: Sendable, Responder: Sendable>: Sendable
         guard let expectation else {
             // The browser was faster than the caller: judge it once the expectation is known.
             if held.count < limits.maxUnexpectedRequests {
-                held.append((target, cookies, responder))
+                held.append((target, cookies, host, responder))
                 return Effects()
             }
             return Effects(replies: [(responder, .busy)])

@@ -104,7 +104,7 @@ public final class LoopbackRedirectReceiver: Sendable {
         }
         let state = CallbackReceiverCore(path: path, limits: limits)
         let (channels, port) = try await listen(state: state, limits: limits, host: redirectHost, port: port)
-        state.attach(listeners: channels)
+        state.attach(listeners: channels, port: port)
         return LoopbackRedirectReceiver(channels: channels, port: port, path: path, host: redirectHost, state: state)
     }
 
@@ -185,8 +185,11 @@ final class CallbackReceiverCore: Sendable {
 
     var heldCallbacks: Int { guarded.withLock { $0.machine.heldCount } }
 
-    func attach(listeners: [any Channel]) {
-        guarded.withLock { $0.listeners = listeners }
+    func attach(listeners: [any Channel], port: Int) {
+        guarded.withLock {
+            $0.listeners = listeners
+            $0.machine.accept(port: port)
+        }
     }
 
     func connectionOpened(_ channel: any Channel) -> Machine.ConnectionID {
@@ -212,8 +215,8 @@ final class CallbackReceiverCore: Sendable {
     }
 
     /// Judges one whole GET request for `target`; the answer goes to `reply`.
-    func receive(target: String, cookies: [String], reply: @escaping Responder) {
-        step { $0.machine.receive(target: target, cookies: cookies, responder: reply) }
+    func receive(target: String, cookies: [String], host: [String], reply: @escaping Responder) {
+        step { $0.machine.receive(target: target, cookies: cookies, host: host, responder: reply) }
     }
 
     func prepare(_ start: Machine.Start) {

@@ -53,6 +53,24 @@ struct CallbackStateMachineTests {
         #expect(replies(machine.receive(target: "/callback", responder: 5))[5]?.status == .gone)
     }
 
+    /// A page on another site whose name it made resolve to 127.0.0.1 (DNS rebinding) names
+    /// that site in `Host`: answered "not found", judged never — even with the right `state`.
+    @Test func onlyTheReceiversOwnNamesInHostAreServed() {
+        var machine = machine()
+        machine.accept(port: 8400)
+        waiting(&machine)
+        for host: [String]? in [["rebound.example:8400"], ["127.0.0.1:9999"], ["127.0.0.1:8400", "x:8400"], [], nil, ["localhost"]] {
+            let effects = machine.receive(target: "/callback?code=c&state=good-state", host: host, responder: 1)
+            #expect(effects.outcome == nil && replies(effects)[1]?.status == .notFound, "\(String(describing: host))")
+        }
+        let effects = machine.receive(target: "/callback?code=c&state=good-state", host: ["LocalHost:8400"], responder: 2)
+        #expect(effects.outcome != nil, "localhost, [::1] and 127.0.0.1 name the receiver, in any case")
+        var standard = self.machine()
+        standard.accept(port: 80)
+        waiting(&standard)
+        #expect(standard.receive(target: "/callback?code=c&state=good-state", host: ["127.0.0.1"], responder: 3).outcome != nil)
+    }
+
     static let start = Machine.Start(
         path: "/authkit-start/link", cookieName: "authkit-1234", cookieValue: "browser-cookie",
         location: "https://idp.example/authorize?state=good-state", maxAge: 300)
