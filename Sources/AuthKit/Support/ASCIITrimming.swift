@@ -11,10 +11,10 @@ extension StringProtocol {
 }
 
 extension StringProtocol {
-    /// The lines of a text file: split at each LF, a CRLF being one line end too. (Swift keeps
-    /// `"\r\n"` as one `Character`, so a split at `"\n"` alone never splits there, and a file
-    /// written on Windows would read as one line.)
+    /// The lines of a text file: split at each LF, CRLF or lone CR. (Swift keeps `"\r\n"` as
+    /// one `Character`, so a split at `"\n"` alone never splits there, and a file written on
+    /// Windows would read as one line; a lone CR would let a comment hide what follows it.)
     package func textLines() -> [SubSequence] {
-        split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
     }
 }

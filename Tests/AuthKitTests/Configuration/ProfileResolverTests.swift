@@ -47,12 +47,13 @@ struct ProfileResolverTests {
 
     /// A file written on Windows (CRLF), or with some lines so: each line is still one line,
     /// its comment hiding nothing after it (Swift keeps "\r\n" as one Character).
-    @Test("CRLF line ends read as LF ones, whole file or some lines")
+    @Test("CRLF and lone CR line ends read as LF ones, whole file or some lines")
     func windowsLineEnds() throws {
         let lf = try ConfigFile.parse(sample, path: "/c")
         for text in [
             sample.replacingOccurrences(of: "\n", with: "\r\n"),
             sample.replacingOccurrences(of: "configuration\n", with: "configuration\r\n"),
+            sample.replacingOccurrences(of: "configuration\n", with: "configuration\r"),
         ] {
             let crlf = try ConfigFile.parse(text, path: "/c")
             #expect(crlf.profiles.keys.sorted() == lf.profiles.keys.sorted() && crlf.defaults?.entries == lf.defaults?.entries)
