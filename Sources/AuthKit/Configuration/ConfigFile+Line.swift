@@ -8,32 +8,32 @@ extension ConfigFile {
             throw ConfigurationError(location: location, problem: "expected key = value")
         }
         let key = line[..<equals].trimmingASCIIWhitespace()
-        // Not shown unless it looks like a key: a secret pasted on a line of its own (base64,
-        // `==` at its end) or typed `client_secret: …` would otherwise be echoed in a warning
-        // every command prints.
-        // (An unknown key is named only when it is a known one misspelt: below.)
+        // A key is named in an error only when it is a known one or a known one misspelt: a
+        // secret pasted on a line of its own (base64, `==` at its end) or typed
+        // `client_secret: …` would otherwise be echoed in a warning every command prints.
         func isLetter(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte) || (0x41...0x5A).contains(byte) }
         guard let first = key.utf8.first, isLetter(first), key.utf8.count <= 32,
             key.utf8.allSatisfy({ isLetter($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
         else {
-            throw ConfigurationError(location: location, problem: "this line is not key = value (a key is letters, digits and _)")
+            throw ConfigurationError(location: location, problem: "this line is not key = value (a key is letters, digits, _ and -)")
         }
-        let value = try parseValue(line[line.index(after: equals)...], location: location, key: key)
+        let spelled = key.lowercased().replacing("-", with: "_")
+        func known(in keys: Set<String>) -> String? { keys.sorted().first { $0 == spelled || Self.similar($0, spelled) } }
+        let shown: String? = known(in: defaultsKeys.union(profileKeys).union(groupKeys).union(credentialKeys)) != nil ? key : nil
+        let value = try parseValue(line[line.index(after: equals)...], location: location, key: shown ?? "(a key not repeated here)")
         guard let section else {
             throw ConfigurationError(
-                location: location, key: key, problem: "a key outside any section; start with [defaults] or [profile NAME]")
+                location: location, key: shown, problem: "a key outside any section; start with [defaults] or [profile NAME]")
         }
         let allowed =
             section.kind == "defaults"
             ? defaultsKeys : section.kind == "profile" ? profileKeys : section.kind == "group" ? groupKeys : credentialKeys
         guard allowed.contains(key) else {
-            let known = allowed.sorted().joined(separator: ", ")
-            // Named only when it is a known key misspelt: a lower-case secret pasted alone
-            // would otherwise be shown.
-            guard let similar = allowed.sorted().first(where: { Self.similar($0, key) }) else {
-                throw ConfigurationError(location: location, problem: "an unknown key (not repeated here); known keys: \(known)")
+            let list = allowed.sorted().joined(separator: ", ")
+            guard let meant = known(in: allowed), let shown else {
+                throw ConfigurationError(location: location, problem: "an unknown key (not repeated here); known keys: \(list)")
             }
-            throw ConfigurationError(location: location, key: key, problem: "unknown key (did you mean \(similar)?); known keys: \(known)")
+            throw ConfigurationError(location: location, key: shown, problem: "unknown key (did you mean \(meant)?); known keys: \(list)")
         }
         if key == "storage", allowed == credentialKeys, StorageChoice(rawValue: value) == nil {
             let known = StorageChoice.allCases.map(\.rawValue).joined(separator: ", ")

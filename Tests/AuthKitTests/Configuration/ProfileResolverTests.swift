@@ -139,6 +139,9 @@ struct ProfileResolverTests {
             ("[profile work]\nclient_secret =\nc2VjcmV0LXZhbHVl==", ":3: an unknown key (not repeated here)"),
             ("[profile work]\nclient_secret =\nc2Vj/cmV0+LXZh==", ":3: this line is not key = value"),
             ("[profile work]\nclient-id = x", ":2: ‘client-id’: unknown key (did you mean client_id?)"),
+            ("[profile work]\nCLIENT_ID = x", ":2: ‘CLIENT_ID’: unknown key (did you mean client_id?)"),
+            // Before any section too.
+            ("c2VjcmV0LXZhbHVl==\n[profile work]", ":1: a key outside any section"),
             ("[profile work]\nclient_secret: abc==", ":2: this line is not key = value"),
             ("[profile work]\nclient_secret =\nabcdef0123==", ":3: an unknown key (not repeated here)"),
             // git's answer is lines: a user name with a line break would add one.

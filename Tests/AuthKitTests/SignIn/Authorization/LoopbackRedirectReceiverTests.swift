@@ -255,6 +255,39 @@ struct LoopbackRedirectReceiverTests {
         #expect(try await get(receiver, receiver.resultPathPrefix + "signed-in").status == 404, "only the outcome that happened")
     }
 
+    /// A page whose own name it made resolve to 127.0.0.1 (DNS rebinding) names that name in
+    /// `Host`: through the real socket, the right callback under it is "not found" and the wait
+    /// goes on; under the receiver's own name it ends the wait.
+    @Test("a request naming another host is not served, even the right callback")
+    func otherHostIsNotServed() async throws {
+        let receiver = try await LoopbackRedirectReceiver.start(path: "/")
+        let wait = try await startWait(receiver)
+        let port = receiver.port
+        let statusLine = try await offThePool { () -> String in
+            let connection = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(connection) }
+            var peer = sockaddr_in()
+            peer.sin_family = sa_family_t(AF_INET)
+            peer.sin_addr.s_addr = inet_addr("127.0.0.1")
+            peer.sin_port = UInt16(port).bigEndian
+            let connected = withUnsafePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard connected == 0 else { return "no connection" }
+            let request = Array("GET /?code=c&state=good-state HTTP/1.1\r\nHost: rebound.example:\(port)\r\nConnection: close\r\n\r\n".utf8)
+            _ = request.withUnsafeBytes { Glibc.write(connection, $0.baseAddress, $0.count) }
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(connection, $0.baseAddress, $0.count) }
+            return String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).split(separator: "\r\n").first.map(String.init) ?? ""
+        }
+        #expect(statusLine.hasPrefix("HTTP/1.1 404"), "\(statusLine)")
+        #expect(receiver.isWaiting)
+        expectRedirect(try await get(receiver, "/?code=c&state=good-state"), to: "signed-in", receiver)
+        #expect(try await wait.value.code == "c")
+    }
+
     @Test("a wrong iss with the right state fails the sign-in")
     func issuerMismatch() async throws {
         let receiver = try await LoopbackRedirectReceiver.start()
