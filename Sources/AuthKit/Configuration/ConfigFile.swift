@@ -1,3 +1,5 @@
+import SecretStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -82,11 +84,7 @@ package struct ConfigFile: Sendable, Equatable {
     package static func location(environment: [String: String]) -> String {
         if let explicit = environment["AUTHKIT_CONFIG"], !explicit.isEmpty { return explicit }
         if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/authkit/config" }
-        // A relative HOME (`HOME=.`) would read the file of whatever folder authkit runs in —
-        // the repository git runs a helper in: the user's home from the password database then.
-        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.config/authkit/config" }
-        let home = getpwuid(geteuid()).flatMap { $0.pointee.pw_dir.map { String(cString: $0) } } ?? ""
-        return (home.hasPrefix("/") ? home : "") + "/.config/authkit/config"
+        return UserHome.path(home: environment["HOME"]) + "/.config/authkit/config"
     }
 
     /// Reads and parses the file; a missing file is an empty configuration (unless

@@ -20,10 +20,7 @@ enum GroupStateFile {
     /// The file called `name` in authkit's state folder.
     static func path(_ name: String, environment: [String: String]) -> String {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/authkit/" + name }
-        var home = environment["HOME"] ?? ""
-        // A relative HOME would be the folder authkit runs in (the repository git runs a helper in).
-        if !home.hasPrefix("/"), let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir { home = String(cString: directory) }
-        return home + "/.local/state/authkit/" + name
+        return UserHome.path(home: environment["HOME"]) + "/.local/state/authkit/" + name
     }
 
     /// Reads, changes and writes one group's value under an exclusive lock beside the file, so

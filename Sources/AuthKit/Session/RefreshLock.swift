@@ -1,3 +1,5 @@
+import SecretStore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -190,7 +192,7 @@ public struct RefreshLock: Sendable {
         let state: String
         if let explicit = environment["XDG_STATE_HOME"], explicit.hasPrefix("/") {
             state = explicit
-        } else if let home = homeDirectory(environment), home.hasPrefix("/") {
+        } else if case let home = UserHome.path(home: environment["HOME"]), !home.isEmpty {
             state = home + "/.local/state"
         } else {
             throw .directory(path: "~/.local/state/authkit/locks", reason: "neither XDG_STATE_HOME nor HOME is set")
@@ -215,11 +217,5 @@ public struct RefreshLock: Sendable {
             throw .directory(path: path, reason: "others can write to it; run chmod 700 \(path)")
         }
         return path
-    }
-
-    private static func homeDirectory(_ environment: [String: String]) -> String? {
-        if let home = environment["HOME"], home.hasPrefix("/") { return home }
-        guard let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir else { return nil }
-        return String(cString: directory)
     }
 }

@@ -57,12 +57,7 @@ public final class EncryptedFileStore: SecretStore {
         if let data = getenv("XDG_DATA_HOME").map({ String(cString: $0) }), data.hasPrefix("/") {
             return data + "/authkit"
         }
-        var home = getenv("HOME").map { String(cString: $0) } ?? ""
-        // A relative HOME would be the folder authkit runs in (the repository git runs a helper in).
-        if !home.hasPrefix("/"), let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir {
-            home = String(cString: directory)
-        }
-        return home + "/.local/share/authkit"
+        return UserHome.path(home: getenv("HOME").map { String(cString: $0) }) + "/.local/share/authkit"
     }
 
     /// The passphrase-sealed identity file.

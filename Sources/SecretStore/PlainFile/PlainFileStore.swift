@@ -30,12 +30,7 @@ public final class PlainFileStore: SecretStore {
         if let state = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), state.hasPrefix("/") {
             return state + "/authkit"
         }
-        var home = getenv("HOME").map { String(cString: $0) } ?? ""
-        // A relative HOME would be the folder authkit runs in (the repository git runs a helper in).
-        if !home.hasPrefix("/"), let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir {
-            home = String(cString: directory)
-        }
-        return home + "/.local/state/authkit"
+        return UserHome.path(home: getenv("HOME").map { String(cString: $0) }) + "/.local/state/authkit"
     }
 
     /// The file of `group`.
