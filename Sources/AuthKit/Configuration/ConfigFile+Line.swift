@@ -1,5 +1,8 @@
 /// One `key = value` line of a section, as the parser reads it.
 extension ConfigFile {
+    /// Every key some section takes.
+    static let everyKey = defaultsKeys.union(profileKeys).union(groupKeys).union(credentialKeys)
+
     /// One `key = value` line of `section`, checked against the keys that section allows.
     static func keyAndValue(
         _ line: String, location: String, section: (kind: String, name: String)?
@@ -17,20 +20,25 @@ extension ConfigFile {
         else {
             throw ConfigurationError(location: location, problem: "this line is not key = value (a key is letters, digits, _ and -)")
         }
-        let spelled = key.lowercased().replacing("-", with: "_")
-        func known(in keys: Set<String>) -> String? { keys.sorted().first { $0 == spelled || Self.similar($0, spelled) } }
-        let shown: String? = known(in: defaultsKeys.union(profileKeys).union(groupKeys).union(credentialKeys)) != nil ? key : nil
-        let value = try parseValue(line[line.index(after: equals)...], location: location, key: shown ?? "(a key not repeated here)")
+        // (Worked out only for an error: every command reads the file.)
+        func known(in keys: Set<String>) -> String? {
+            let spelled = key.lowercased().replacing("-", with: "_")
+            return keys.sorted().first { $0 == spelled || Self.similar($0, spelled) }
+        }
+        func shown() -> String? { everyKey.contains(key) || known(in: everyKey) != nil ? key : nil }
+        let value = try parseValue(
+            line[line.index(after: equals)...], location: location,
+            key: everyKey.contains(key) ? key : shown() ?? "(a key not repeated here)")
         guard let section else {
             throw ConfigurationError(
-                location: location, key: shown, problem: "a key outside any section; start with [defaults] or [profile NAME]")
+                location: location, key: shown(), problem: "a key outside any section; start with [defaults] or [profile NAME]")
         }
         let allowed =
             section.kind == "defaults"
             ? defaultsKeys : section.kind == "profile" ? profileKeys : section.kind == "group" ? groupKeys : credentialKeys
         guard allowed.contains(key) else {
             let list = allowed.sorted().joined(separator: ", ")
-            guard let meant = known(in: allowed), let shown else {
+            guard let meant = known(in: allowed), let shown = shown() else {
                 throw ConfigurationError(location: location, problem: "an unknown key (not repeated here); known keys: \(list)")
             }
             throw ConfigurationError(location: location, key: shown, problem: "unknown key (did you mean \(meant)?); known keys: \(list)")

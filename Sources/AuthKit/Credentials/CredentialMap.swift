@@ -82,8 +82,8 @@ package enum CredentialMap {
         // the `%2F` as sent): a path with dot segments gets no token. It is not decoded again
         // either, which would turn a literal `%2e%2e` into `..`.
         let segments = (path ?? "").split(separator: "/", omittingEmptySubsequences: false)
-        guard !hidesDelimiter(path ?? ""), !segments.contains(where: { $0 == "." || $0 == ".." }),
-            let wantedPath = normalizedPath(path ?? "", decoding: false)
+        // (normalizedPath refuses a path that hides a delimiter, which the split would not see.)
+        guard !segments.contains(where: { $0 == "." || $0 == ".." }), let wantedPath = normalizedPath(path ?? "", decoding: false)
         else { return nil }
         return try target(scheme: scheme, host: host, path: wantedPath, username: username, in: file)
     }
