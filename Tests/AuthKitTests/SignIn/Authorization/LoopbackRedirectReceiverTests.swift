@@ -17,6 +17,28 @@ struct LoopbackRedirectReceiverTests {
 
     /// 20 s: a bound, not a measurement — under the full suite two cores run CPU-bound fuzzing
     /// beside this, and an early callback is answered only once the wait has started.
+    /// The status line the receiver answers `request` with, sent as it is through a socket to
+    /// `peer` (a `sockaddr_in` or `sockaddr_in6`): for what an HTTP client would not send.
+    static func statusLine<Address: Sendable>(of request: String, to peer: Address) async throws -> String {
+        try await offThePool { () -> String in
+            var peer = peer
+            let family = Int32(withUnsafeBytes(of: &peer) { $0.load(as: sa_family_t.self) })
+            let connection = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(connection) }
+            let connected = withUnsafePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(connection, $0, socklen_t(MemoryLayout<Address>.size))
+                }
+            }
+            guard connected == 0 else { return "no connection" }
+            let bytes = Array(request.utf8)
+            _ = bytes.withUnsafeBytes { Glibc.write(connection, $0.baseAddress, $0.count) }
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(connection, $0.baseAddress, $0.count) }
+            return String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).split(separator: "\r\n").first.map(String.init) ?? ""
+        }
+    }
+
     func get(_ receiver: LoopbackRedirectReceiver, _ target: String) async throws -> HTTPResponse {
         try await transport.send(HTTPRequest(url: URL(string: "http://127.0.0.1:\(receiver.port)\(target)")!, timeout: .seconds(20)))
     }
@@ -97,25 +119,12 @@ struct LoopbackRedirectReceiverTests {
         let receiver = try await LoopbackRedirectReceiver.start(path: "/", redirectHost: .localhost)
         defer { Task { await receiver.close() } }
         let port6 = receiver.port
-        let statusLine = try await offThePool { () -> String in
-            let connection = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(connection) }
-            var peer = sockaddr_in6()
-            peer.sin6_family = sa_family_t(AF_INET6)
-            peer.sin6_addr = in6addr_loopback
-            peer.sin6_port = UInt16(port6).bigEndian
-            let connected = withUnsafePointer(to: &peer) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
-            guard connected == 0 else { return "no connection" }
-            let request = Array("GET /favicon.ico HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
-            _ = request.withUnsafeBytes { Glibc.write(connection, $0.baseAddress, $0.count) }
-            var buffer = [UInt8](repeating: 0, count: 256)
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(connection, $0.baseAddress, $0.count) }
-            return String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).split(separator: "\r\n").first.map(String.init) ?? ""
-        }
+        var peer6 = sockaddr_in6()
+        peer6.sin6_family = sa_family_t(AF_INET6)
+        peer6.sin6_addr = in6addr_loopback
+        peer6.sin6_port = UInt16(port6).bigEndian
+        let statusLine = try await Self.statusLine(
+            of: "GET /favicon.ico HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", to: peer6)
         #expect(statusLine.hasPrefix("HTTP/1.1 404"), "the receiver answers on [::1]: \(statusLine)")
 
         // A named port someone else holds on [::1]: refused, saying where.
@@ -263,25 +272,12 @@ struct LoopbackRedirectReceiverTests {
         let receiver = try await LoopbackRedirectReceiver.start(path: "/")
         let wait = try await startWait(receiver)
         let port = receiver.port
-        let statusLine = try await offThePool { () -> String in
-            let connection = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(connection) }
-            var peer = sockaddr_in()
-            peer.sin_family = sa_family_t(AF_INET)
-            peer.sin_addr.s_addr = inet_addr("127.0.0.1")
-            peer.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &peer) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard connected == 0 else { return "no connection" }
-            let request = Array("GET /?code=c&state=good-state HTTP/1.1\r\nHost: rebound.example:\(port)\r\nConnection: close\r\n\r\n".utf8)
-            _ = request.withUnsafeBytes { Glibc.write(connection, $0.baseAddress, $0.count) }
-            var buffer = [UInt8](repeating: 0, count: 256)
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(connection, $0.baseAddress, $0.count) }
-            return String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).split(separator: "\r\n").first.map(String.init) ?? ""
-        }
+        var peer = sockaddr_in()
+        peer.sin_family = sa_family_t(AF_INET)
+        peer.sin_addr.s_addr = inet_addr("127.0.0.1")
+        peer.sin_port = UInt16(port).bigEndian
+        let statusLine = try await Self.statusLine(
+            of: "GET /?code=c&state=good-state HTTP/1.1\r\nHost: rebound.example:\(port)\r\nConnection: close\r\n\r\n", to: peer)
         #expect(statusLine.hasPrefix("HTTP/1.1 404"), "\(statusLine)")
         #expect(receiver.isWaiting)
         expectRedirect(try await get(receiver, "/?code=c&state=good-state"), to: "signed-in", receiver)
