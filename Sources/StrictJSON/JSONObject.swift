@@ -27,7 +27,7 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
     public subscript(position: Int) -> Element { members[position] }
 
     /// The member names, in order.
-    public var keys: [String] { members.map(\.key) }
+    public var keys: [String] { members.map { $0.key } }
 
     /// The value of member `key`; setting `nil` removes the member, setting a new name appends it.
     @inlinable

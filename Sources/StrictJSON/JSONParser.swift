@@ -304,7 +304,7 @@ struct JSONParser {
                 duplicate = members.contains { $0.key == name }
             } else {
                 // Past a few dozen members a set keeps the check linear on hostile input.
-                if names.isEmpty { names = Set(members.map(\.key)) }
+                if names.isEmpty { names = Set(members.map { $0.key }) }
                 duplicate = !names.insert(name).inserted
             }
             if duplicate {

@@ -1,3 +1,5 @@
+// Codable needs the full Swift runtime: not part of the Embedded Swift build (scripts/build-lean).
+#if !hasFeature(Embedded)
 /// Decodes `Decodable` values from strict JSON: the one JSON reader of authkit, for documents
 /// read into `Codable` types (provider answers, stored records, other tools' config files).
 ///
@@ -269,3 +271,4 @@ extension JSONValue {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Codable needs the full Swift runtime: not part of the Embedded Swift build (scripts/build-lean).
+#if !hasFeature(Embedded)
 /// Encodes `Encodable` values as JSON through ``JSONValue``: the one JSON writer of authkit, for
 /// stored records and every `--json` output.
 ///
@@ -321,3 +323,4 @@ struct SingleNodeContainer: SingleValueEncodingContainer {
         try node.encode(value, codingPath: codingPath)
     }
 }
+#endif
