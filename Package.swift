@@ -65,6 +65,12 @@ let package = Package(
         // the age-encrypted files (through Age) and the explicit plain-file store.
         .target(name: "SecretStore", dependencies: ["Age", "CLibSecret", "CKernelKeyring", "StrictJSON", "COpenSSL", "CCryptoLoader"]),
 
+        // What the lean client (Lean/, scripts/build-lean) shares with authkit: the agent's
+        // socket and exchange, the fast paths' options, the rules a token from the agent must
+        // meet. Swift standard library and libc only, no Foundation: scripts/build-lean also
+        // compiles these sources, with StrictJSON's, as Embedded Swift.
+        .target(name: "AuthKitCore", dependencies: ["StrictJSON"]),
+
         // prctl(2) for the agent, which holds tokens in memory: no core dump, no ptrace by the
         // user's other processes (Swift cannot call the variadic prctl).
         .target(name: "CProcessGuard", path: "Sources/CProcessGuard"),
@@ -74,6 +80,7 @@ let package = Package(
         .target(
             name: "AuthKit",
             dependencies: [
+                "AuthKitCore",
                 "StrictJSON",
                 "JOSE",
                 "SecretStore",
@@ -94,6 +101,7 @@ let package = Package(
             name: "AuthKitCLI",
             dependencies: [
                 "AuthKit",
+                "AuthKitCore",
                 "JOSE",
                 "SecretStore",
                 "Age",
@@ -121,6 +129,7 @@ let package = Package(
         .executableTarget(name: "SecretStoreProbe", dependencies: ["SecretStore"], path: "Tests/SecretStoreProbe"),
 
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
+        .testTarget(name: "AuthKitCoreTests", dependencies: ["AuthKitCore"]),
         .testTarget(name: "ChildProcessTests", dependencies: ["ChildProcess"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "TestSupport"]),
         .testTarget(name: "AgeTests", dependencies: ["Age", "TestSupport"]),
@@ -129,12 +138,14 @@ let package = Package(
             name: "AuthKitTests",
             dependencies: [
                 "AuthKit",
+                "AuthKitCore",
+                "SecretStore",
                 "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "AuthKitCLITests", dependencies: ["TestSupport", "AuthKitCLI", "AuthKit"]),
+        .testTarget(name: "AuthKitCLITests", dependencies: ["TestSupport", "AuthKitCLI", "AuthKit", "AuthKitCore"]),
     ]
 )

@@ -1,4 +1,6 @@
-#if canImport(Glibc)
+#if hasFeature(Embedded)
+import CLibc
+#elseif canImport(Glibc)
 import Glibc
 #endif
 
@@ -10,7 +12,7 @@ package enum AgentSocket {
         package var description: String
         /// The errno of a failed connect, if that is what failed.
         package var code: Int32 = 0
-        init(_ description: String, code: Int32 = 0) {
+        package init(_ description: String, code: Int32 = 0) {
             self.description = description
             self.code = code
         }
@@ -39,7 +41,7 @@ package enum AgentSocket {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, socklen_t(MemoryLayout<timeval>.size))
         let status = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
         guard status == 0 else {
@@ -77,7 +79,7 @@ package enum AgentSocket {
         return credentials
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { raw in
@@ -90,16 +92,16 @@ package enum AgentSocket {
         return true
     }
 
-    /// One line (without its newline), read until `deadline`.
-    static func readLine(_ fd: Int32, deadline: ContinuousClock.Instant, limit: Int) -> Result<[UInt8], Failure> {
+    /// One line (without its newline), read within `timeout`.
+    package static func readLine(_ fd: Int32, timeout: Duration, limit: Int) -> Result<[UInt8], Failure> {
         var line: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        let deadline = monotonicMilliseconds() + timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
         while true {
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { return .failure(Failure("the agent did not answer in time")) }
+            let left = deadline - monotonicMilliseconds()
+            guard left > 0 else { return .failure(Failure("the agent did not answer in time")) }
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
-            let ready = poll(&poller, 1, milliseconds)
+            let ready = poll(&poller, 1, Int32(clamping: left))
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { continue }
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -113,4 +115,16 @@ package enum AgentSocket {
             guard line.count <= limit else { return .failure(Failure("the agent's answer is too long")) }
         }
     }
+}
+
+/// connect(2), whose name the enum's own `connect` hides.
+private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+    connect(fd, address, length)
+}
+
+/// `CLOCK_MONOTONIC` in milliseconds (Embedded Swift has no `ContinuousClock`).
+private func monotonicMilliseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
 }

@@ -1,5 +1,7 @@
-#if canImport(Glibc)
+import AuthKitCore
 import SecretStore
+
+#if canImport(Glibc)
 import Glibc
 #endif
 
@@ -30,23 +32,10 @@ package struct AgentClient: Sendable {
     /// The agent socket the environment names, or nil (`AUTHKIT_AGENT=off`, no runtime
     /// directory, a relative or over-long path).
     package init?(environment: [String: String]) {
-        guard environment["AUTHKIT_AGENT"] != "off" else { return nil }
-        guard let path = Self.socketPath(environment: environment), path.utf8.count < Self.maximumPathBytes else { return nil }
+        guard let path = AgentExchange.clientSocketPath(environment: environment) else { return nil }
         self.path = path
         forwardKey = environment["AUTHKIT_FORWARD_KEY"].flatMap { $0.isEmpty ? nil : $0 }
     }
-
-    /// `AUTHKIT_AGENT_SOCK`, else `$XDG_RUNTIME_DIR/authkit/agent.sock`.
-    package static func socketPath(environment: [String: String]) -> String? {
-        if let explicit = environment["AUTHKIT_AGENT_SOCK"], !explicit.isEmpty {
-            return explicit.hasPrefix("/") ? explicit : nil
-        }
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { return runtime + "/authkit/agent.sock" }
-        return nil
-    }
-
-    /// `sun_path`'s size, with its terminating NUL.
-    package static let maximumPathBytes = 108
 
     /// Sends `request` and reads one answer line, on a thread of its own.
     package func send(_ request: AgentRequest) async -> Outcome {
@@ -65,23 +54,9 @@ package struct AgentClient: Sendable {
     }
 
     private static func exchangeOnce(path: String, request: AgentRequest, timeout: Duration) -> Outcome {
-        let fd: Int32
-        switch AgentSocket.connect(path) {
-        case .success(let connected): fd = connected
-        case .failure(let reason): return .unavailable(reason.description)
-        }
-        defer { close(fd) }
-        // The socket's owner as the kernel saw it when the agent listened: only our own.
-        guard let peer = AgentSocket.peer(fd), peer.uid == getuid() else {
-            return .unavailable("the socket \(path) is served by another user; not used")
-        }
-        // An agent whose own environment names its own socket (a forward given the socket it
-        // serves) would wait for itself.
-        guard peer.pid != getpid() else { return .unavailable("the socket \(path) is this process's own; not used") }
-        let message = AgentMessage.encode(request)
-        guard AgentSocket.writeAll(fd, message) else { return .unavailable("the agent closed the connection") }
-        let deadline = ContinuousClock.now + timeout
-        switch AgentSocket.readLine(fd, deadline: deadline, limit: AgentMessage.maximumAnswerBytes) {
+        switch AgentExchange.exchange(
+            path: path, line: AgentMessage.encode(request), timeout: timeout, limit: AgentMessage.maximumAnswerBytes)
+        {
         case .failure(let reason):
             return .unavailable(reason.description)
         case .success(let line):

@@ -1,3 +1,4 @@
+import AuthKitCore
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,3 +1,4 @@
+import AuthKitCore
 import StrictJSON
 
 #if canImport(FoundationEssentials)
@@ -122,7 +123,7 @@ package enum AgentRequest: Sendable, Equatable {
             }
             let resources = wire.resources ?? []
             guard wire.op == .token || resources.isEmpty else { throw .badRequest("an id_token has no resources") }
-            guard resources.count <= 16, resources.allSatisfy(AgentTokenRequest.isResource) else {
+            guard resources.count <= 16, resources.allSatisfy(TokenText.isResource) else {
                 throw .badRequest("resources are absolute URIs without fragment (RFC 8707), at most 16")
             }
             let request = AgentTokenRequest(
@@ -283,8 +284,8 @@ package enum AgentMessage {
     package static let maximumRequestBytes = 16 << 10
     /// An answer is one line of at most this many bytes (an Entra access token is a few KiB;
     /// a `log` answer holds forty events).
-    package static let maximumAnswerBytes = 64 << 10
-    static let depth = 4
+    package static let maximumAnswerBytes = AgentTokenAnswer.maximumBytes
+    static let depth = AgentTokenAnswer.maximumDepth
 
     package static func encode(_ value: some Encodable) -> [UInt8] {
         // Our own types encode without failing: only strings, numbers, booleans and arrays.

@@ -1,3 +1,4 @@
+import AuthKitCore
 import SecretStore
 
 #if canImport(FoundationEssentials)
@@ -126,20 +127,18 @@ package struct AgentRoute: Sendable {
     /// more scopes are what the provider issued for other scopes (Entra names every consented
     /// one). nil when it is not the token asked for.
     static func checked(_ response: AgentResponse, asked: AgentTokenRequest?) -> AccessToken? {
-        guard response.ok, let value = response.token, TokenResponse.isTransportable(value), let expiresAt = response.expiresAt,
-            expiresAt > 0, expiresAt < Int64(TokenRecord.latestTime), let account = response.account, !account.isEmpty
+        guard response.ok,
+            AgentTokenAnswer.usable(
+                token: response.token, expiresAt: response.expiresAt, account: response.account, scopes: response.scopes,
+                resources: response.resources, narrowing: response.narrowing, askedScopes: asked?.scopes ?? [],
+                askedResources: asked?.resources ?? []),
+            let value = response.token, let expiresAt = response.expiresAt, let account = response.account
         else { return nil }
-        if let asked {
-            // (A forward fills in its own resources and scopes where none were asked.)
-            guard asked.resources.isEmpty || Set(response.resources ?? []) == Set(asked.resources) else { return nil }
-            let (wanted, named) = (Set(asked.scopes), Set(response.scopes ?? []))
-            if response.narrowing != true, !wanted.isEmpty, wanted.isStrictSubset(of: named) { return nil }
-        }
         return AccessToken(
             value: value, expiresAt: Date(timeIntervalSince1970: Double(expiresAt)),
             scopes: (response.scopes ?? []).map(ProviderText.displayable), account: ProviderText.displayable(account),
             refreshed: response.refreshed ?? false, tokenType: response.tokenType == "DPoP" ? "DPoP" : "Bearer",
-            resources: (response.resources ?? []).filter(AgentTokenRequest.isResource))
+            resources: (response.resources ?? []).filter(TokenText.isResource))
     }
 
     /// The agent's answer for `group`'s access token, asked on the calling thread (one
@@ -159,13 +158,29 @@ package struct AgentRoute: Sendable {
             AgentTokenRequest(
                 group: group, storage: storage, account: account ?? environment["AUTHKIT_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 },
                 scopes: scopes ?? [], resources: resources, minTTL: seconds(minimumLifetime)))
-        guard
-            case .answer(let response) = AgentClient.exchange(
-                path: client.path, request: request, timeout: client.answerTimeout, forwardKey: client.forwardKey)
-        else { return nil }
+        let response: AgentResponse
+        if let refusal = handedRefusal(environment) {
+            response = refusal
+        } else {
+            guard
+                case .answer(let answer) = AgentClient.exchange(
+                    path: client.path, request: request, timeout: client.answerTimeout, forwardKey: client.forwardKey)
+            else { return nil }
+            response = answer
+        }
         if !response.ok, let failure = response.error { return .failure(cleaned(failure).error(group: group)) }
         guard case .token(let asked) = request else { return nil }
         return checked(response, asked: asked).map { .success($0) }
+    }
+
+    /// The agent's refusal of this very request, which the lean client got and hands over in
+    /// `AUTHKIT_AGENT_ANSWER` with the command (asking again could ask a person to confirm
+    /// twice). Only a refusal is taken from the environment, never a token.
+    static func handedRefusal(_ environment: [String: String]) -> AgentResponse? {
+        guard let line = environment["AUTHKIT_AGENT_ANSWER"], let response = try? AgentMessage.decodeAnswer(from: Array(line.utf8)),
+            response.version == AgentMessage.version, !response.ok, response.error != nil, response.token == nil
+        else { return nil }
+        return response
     }
 
     /// A lifetime as the wire's `min_ttl`, within its range.

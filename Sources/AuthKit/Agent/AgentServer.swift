@@ -1,3 +1,4 @@
+import AuthKitCore
 import CProcessGuard
 import Logging
 import NIOCore
@@ -192,7 +193,7 @@ package final class AgentServer: Sendable {
     /// A private directory, and no live agent on the path (a stale socket file is removed).
     static func prepare(_ path: String) throws(Failure) {
         guard AgentSocket.address(path) != nil else {
-            throw Failure("the socket path \(path) is too long (at most \(AgentClient.maximumPathBytes - 1) bytes)")
+            throw Failure("the socket path \(path) is too long (at most \(AgentExchange.maximumPathBytes - 1) bytes)")
         }
         guard path.hasPrefix("/"), let slash = path.lastIndex(of: "/") else { throw Failure("the socket path \(path) is not absolute") }
         let directory = slash == path.startIndex ? "/" : String(path[..<slash])

@@ -32,16 +32,6 @@ package struct AgentTokenRequest: Sendable, Equatable {
     }
 }
 
-extension AgentTokenRequest {
-    /// RFC 8707 §2: an absolute URI without a fragment, printable, bounded.
-    package static func isResource(_ text: String) -> Bool {
-        guard text.utf8.count <= 2048, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }), !text.contains("#"),
-            let colon = text.firstIndex(of: ":"), colon != text.startIndex
-        else { return false }
-        return text[..<colon].allSatisfy { $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }
-    }
-}
-
 /// What a `proof` request asks for: whose sign-in (as a token request names it), and what the
 /// proof says.
 package struct AgentProofRequest: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import AuthKitCore
+
 /// The groups a forwarded (restricted) agent socket serves, as its `hello` answers: what a
 /// command that names no group uses in an SSH session or a sandbox that `authkit ssh` or
 /// `authkit agent forward` opened.

@@ -1,3 +1,4 @@
+import AuthKitCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -21,7 +22,7 @@ package struct AWSCredentials: Sendable, Equatable, Codable, CustomStringConvert
 
     /// Every value is one a header or a JSON document can carry as it is.
     var isWellFormed: Bool {
-        [accessKeyID, secretAccessKey, sessionToken].allSatisfy(TokenResponse.isTransportable) && expiration.isFinite && expiration > 0
+        [accessKeyID, secretAccessKey, sessionToken].allSatisfy(TokenText.isTransportable) && expiration.isFinite && expiration > 0
     }
 }
 

@@ -1,3 +1,4 @@
+import AuthKitCore
 import SecretStore
 
 #if canImport(FoundationEssentials)
@@ -82,9 +83,7 @@ package struct ConfigFile: Sendable, Equatable {
 
     /// The file's location for this environment.
     package static func location(environment: [String: String]) -> String {
-        if let explicit = environment["AUTHKIT_CONFIG"], !explicit.isEmpty { return explicit }
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/authkit/config" }
-        return UserHome.path(home: environment["HOME"]) + "/.config/authkit/config"
+        UserFiles.configPath(environment: environment) { UserHome.path(home: environment["HOME"]) }
     }
 
     /// Reads and parses the file; a missing file is an empty configuration (unless

@@ -1,3 +1,4 @@
+import AuthKitCore
 import SecretStore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -117,7 +118,7 @@ public struct Profile: Sendable, Equatable {
     public var sources: [String: String]
 
     /// The group used when nothing names one: `authkit`.
-    public static let defaultGroup = "authkit"
+    public static let defaultGroup = GroupName.defaultGroup
     /// The scopes asked for when nothing names any: `openid profile offline_access`.
     public static let defaultScopes = ["openid", "profile", "offline_access"]
 

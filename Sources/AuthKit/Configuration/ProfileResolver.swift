@@ -1,3 +1,4 @@
+import AuthKitCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -225,7 +226,7 @@ public struct ProfileResolver: Sendable {
             profile.resources = listed.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
         }
         for resource in overrides.resources where !profile.resources.contains(resource) { profile.resources.append(resource) }
-        if let bad = profile.resources.first(where: { !AgentTokenRequest.isResource($0) }) {
+        if let bad = profile.resources.first(where: { !TokenText.isResource($0) }) {
             throw ConfigurationError(
                 location: location("resources"), key: "resources", problem: "‘\(bad)’ is not an absolute URI without a fragment (RFC 8707)")
         }
@@ -280,16 +281,5 @@ public struct ProfileResolver: Sendable {
             throw ConfigurationError(location: location, key: "issuer", problem: "\(error)")
         }
         return issuer
-    }
-}
-
-/// Group names: reverse-DNS style, as `SecretGroup` accepts them.
-enum GroupName {
-    static func isValid(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 255
-            && name.unicodeScalars.allSatisfy { scalar in
-                (scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)))
-                    || "._-".unicodeScalars.contains(scalar)
-            }
     }
 }

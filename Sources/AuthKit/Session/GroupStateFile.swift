@@ -1,3 +1,4 @@
+import AuthKitCore
 import SecretStore
 
 #if canImport(Glibc)
@@ -19,17 +20,16 @@ enum GroupStateFile {
 
     /// The file called `name` in authkit's state folder.
     static func path(_ name: String, environment: [String: String]) -> String {
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/authkit/" + name }
-        return UserHome.path(home: environment["HOME"]) + "/.local/state/authkit/" + name
+        UserFiles.statePath(name, environment: environment) { UserHome.path(home: environment["HOME"]) }
     }
 
     /// Reads, changes and writes one group's value under an exclusive lock beside the file, so
     /// that two processes changing two groups at once lose neither line. `change` gets the
     /// current value (nil: no line) and returns the new one (nil: remove the line).
     static func update(_ path: String, group: String, _ change: (String?) -> String?) throws(Failure) {
-        let (directory, name) = split(path)
+        let (directory, name) = GroupStateLines.split(path)
         makeDirectories(directory)
-        guard let folder = openTrustedDirectory(directory) else {
+        guard let folder = GroupStateLines.openTrustedDirectory(directory) else {
             throw Failure(path: directory, reason: "not a folder of this user's that only this user can write")
         }
         defer { close(folder) }
@@ -37,7 +37,7 @@ enum GroupStateFile {
         guard lock >= 0 else { throw Failure(path: path + ".lock", reason: String(cString: strerror(errno))) }
         defer { close(lock) }
         guard flock(lock, LOCK_EX) == 0 else { throw Failure(path: path + ".lock", reason: String(cString: strerror(errno))) }
-        var lines = read(name, in: folder)
+        var lines = GroupStateLines.read(name, in: folder, isGroup: isGroup)
         let wanted = change(lines[group])
         guard lines[group] != wanted else { return }
         lines[group] = wanted
@@ -51,48 +51,11 @@ enum GroupStateFile {
     /// and writable by the user alone, when it is over 64 KiB, or missing. Lines whose first
     /// word is not a group name are skipped.
     static func lines(_ path: String) -> [String: String] {
-        let (directory, name) = split(path)
-        guard let folder = openTrustedDirectory(directory) else { return [:] }
-        defer { close(folder) }
-        return read(name, in: folder)
+        GroupStateLines.read(path, isGroup: isGroup)
     }
 
-    private static func read(_ name: String, in folder: Int32) -> [String: String] {
-        let fd = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return [:] }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o022 == 0,
-            info.st_size <= 64 * 1024
-        else { return [:] }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        guard count >= 0 else { return [:] }
-        var lines: [String: String] = [:]
-        for line in String(decoding: bytes[..<count], as: UTF8.self).split(separator: "\n") {
-            guard let space = line.firstIndex(of: " "), (try? SecretGroup(String(line[..<space]))) != nil else { continue }
-            lines[String(line[..<space])] = String(line[line.index(after: space)...])
-        }
-        return lines
-    }
-
-    /// The folder, trusted by what the kernel says of the open descriptor: the user's own,
-    /// writable by nobody else.
-    private static func openTrustedDirectory(_ directory: String) -> Int32? {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
-            close(fd)
-            return nil
-        }
-        return fd
-    }
-
-    private static func split(_ path: String) -> (directory: String, name: String) {
-        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
-        return (String(path[..<slash]), String(path[path.index(after: slash)...]))
-    }
+    /// A line's first word names a group when the stores take it as one.
+    private static func isGroup(_ word: String) -> Bool { (try? SecretGroup(word)) != nil }
 
     private static func makeDirectories(_ directory: String) {
         var path = ""

@@ -1,3 +1,4 @@
+import AuthKitCore
 import JOSE
 import StrictJSON
 
@@ -233,7 +234,7 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
         for token in (additionalTokens ?? [:]).values { tokens.append(("additional access_token", token.accessToken)) }
         for (name, token) in tokens {
             guard let token else { continue }
-            guard TokenResponse.isTransportable(token) else {
+            guard TokenText.isTransportable(token) else {
                 throw .unreadable("its \(name) contains spaces, control or non-ASCII characters, which authkit never stores")
             }
         }
@@ -241,7 +242,7 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
 
     /// Latest time a record may hold: year 5138. Anything later (or negative) was not written
     /// by authkit, and would overflow the date arithmetic of every reader.
-    static let latestTime: Double = 1e11
+    static var latestTime: Double { TokenText.latestTime }
 
     /// Every number of a record read back is one authkit could have written: times within
     /// 0 … ``latestTime``, a non-negative generation. Anything else is a reported problem

@@ -1,6 +1,7 @@
 import SecretStore
 import ArgumentParser
 import AuthKit
+import AuthKitCore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import AuthKitCore
 import ArgumentParser
 import AuthKit
 import ChildProcess

@@ -1,3 +1,4 @@
+import AuthKitCore
 import ArgumentParser
 import AuthKit
 import ChildProcess
@@ -26,6 +27,6 @@ struct AgentSocketOption: ParsableArguments {
         if let socket { return socket }
         var environment = ProcessInfo.processInfo.environment
         environment["AUTHKIT_AGENT"] = nil
-        return AgentClient.socketPath(environment: environment)
+        return AgentExchange.socketPath(environment: environment)
     }
 }

@@ -56,6 +56,8 @@ enum HelpTopics {
               AUTHKIT_FORWARD_KEY    set by authkit ssh in the remote session: opens its
                                      forward once the socket was checked
               AUTHKIT_AGENT          off: never ask the agent
+              AUTHKIT_AGENT_ANSWER   set by the lean client when it hands authkit token
+                                     an agent's refusal (only a refusal is taken from it)
               AUTHKIT_ASKPASS        for the agent: a program that asks a person (as
                                      SSH_ASKPASS) when a group's confirm needs a yes
               AUTHKIT_JOURNAL_SOCKET for the agent: the journal's socket (default

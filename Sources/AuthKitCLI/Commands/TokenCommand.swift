@@ -1,3 +1,4 @@
+import AuthKitCore
 import ArgumentParser
 import AuthKit
 
@@ -103,7 +104,7 @@ extension TokenRequest {
 
     /// The one check of `--resource` (RFC 8707: absolute URIs without a fragment).
     static func checkResources(_ resources: [String]) throws {
-        if let bad = resources.first(where: { !AgentTokenRequest.isResource($0) }) {
+        if let bad = resources.first(where: { !TokenText.isResource($0) }) {
             throw ValidationError("--resource ‘\(bad)’ is not an absolute URI without a fragment (RFC 8707)")
         }
     }

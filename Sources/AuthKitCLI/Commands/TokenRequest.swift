@@ -1,4 +1,5 @@
 import AuthKit
+import AuthKitCore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -31,7 +32,7 @@ struct TokenReport: Encodable {
 /// ``TokenFastPath``), and how it is carried out.
 struct TokenRequest: Equatable {
     var selector = SignInSelector()
-    var minTTL = 60
+    var minTTL = FastPathOptions.tokenMinTTL
     var scopes: [String] = []
     /// `--resource`: the APIs the token is for (RFC 8707).
     var resources: [String] = []
@@ -46,7 +47,7 @@ struct TokenRequest: Equatable {
     /// `--min-ttl` (by default that is exit 8: the caller asked for something it did not get).
     var allowShorter = false
 
-    static let minTTLRange = 0...86_400
+    static let minTTLRange = FastPathOptions.minTTLRange
 
     var session: SignInSelector { selector }
     var account: String? { selector.account }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitCore
 
 #if canImport(Glibc)
 import Glibc
@@ -19,7 +20,7 @@ enum CredentialFastPath {
     static func parse(_ arguments: [String]) -> (client: String, flags: CredentialFlags)? {
         guard arguments.count >= 2, arguments[0] == "credential", let adapter = CredentialAdapters.named(arguments[1]) else { return nil }
         var scanner = FastPathScanner(arguments: arguments, index: 2)
-        var options = SharedFastPathOptions(minTTL: CredentialFlags().minTTL)
+        var options = FastPathOptions(minTTL: CredentialFlags().minTTL)
         var own: [String: String] = [:]
         var ownLists: [String: [String]] = [:]
         var action: String?

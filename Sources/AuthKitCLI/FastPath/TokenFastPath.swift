@@ -1,3 +1,5 @@
+import AuthKitCore
+
 /// `authkit token` without ArgumentParser's start-up cost.
 ///
 /// ArgumentParser builds the whole command tree through reflection before it parses, and
@@ -12,7 +14,7 @@ enum TokenFastPath {
     static func parse(_ arguments: [String]) -> TokenRequest? {
         guard arguments.first == "token" else { return nil }
         var scanner = FastPathScanner(arguments: arguments, index: 1)
-        var options = SharedFastPathOptions(minTTL: TokenRequest().minTTL)
+        var options = FastPathOptions(minTTL: TokenRequest().minTTL)
         while scanner.index < arguments.count {
             // token has no options of its own on the fast path: anything else is ArgumentParser's.
             guard case .handled = scanner.shared(arguments[scanner.index], into: &options) else { return nil }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitCore
 import JOSE
 
 #if canImport(FoundationEssentials)
@@ -185,7 +186,7 @@ struct CargoRequest: Equatable {
         if words.first == "cargo" { words.removeFirst() }
         guard !words.isEmpty else { return flags }
         var scanner = FastPathScanner(arguments: words, index: 0)
-        var options = SharedFastPathOptions(
+        var options = FastPathOptions(
             selector: flags.selector, scopes: flags.scopes, resources: flags.resources, minTTL: flags.minTTL)
         while scanner.index < words.count {
             guard case .handled = scanner.shared(words[scanner.index], into: &options) else {

@@ -1,18 +1,6 @@
 import ArgumentParser
 import AuthKit
-
-/// The names of the options the fast paths read, as ArgumentParser declares them and
-/// ``FastPathScanner`` scans them: each written once.
-enum OptionName {
-    static let profile = "profile"
-    static let group = "group"
-    static let storage = "storage"
-    static let account = "account"
-    static let insecureStorage = "insecure-storage"
-    static let scope = "scope"
-    static let resource = "resource"
-    static let minTTL = "min-ttl"
-}
+import AuthKitCore
 
 /// The sign-in a command names — `--profile`, `--group`, `--storage` — declared once: every
 /// command that uses or sets up a sign-in takes these through `@OptionGroup` (``SessionOptions``,

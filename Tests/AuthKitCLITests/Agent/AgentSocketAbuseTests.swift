@@ -1,3 +1,4 @@
+import AuthKitCore
 import AuthKit
 import Foundation
 import TestSupport

@@ -1,3 +1,4 @@
+import AuthKitCore
 import ArgumentParser
 import Foundation
 import Testing

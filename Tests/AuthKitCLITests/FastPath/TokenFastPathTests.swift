@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthKitCore
 import Testing
 @testable import AuthKitCLI
 
@@ -40,5 +41,36 @@ struct TokenFastPathTests {
     func defaults() throws {
         #expect(try #require(TokenFastPath.parse(["token"])) == TokenRequest())
         #expect(try parsedByArgumentParser(["token"]) == TokenRequest())
+    }
+
+    /// The lean client's plan (`LeanTokenPlan`, no configuration file, an agent to ask).
+    func leanPlan(_ arguments: [String]) -> LeanTokenPlan {
+        LeanTokenPlan.make(
+            arguments: arguments, environment: ["HOME": "/home/ada", "XDG_RUNTIME_DIR": "/run/user/1"], exists: { _ in false },
+            storageRecord: { _ in [:] })
+    }
+
+    @Test(
+        "the lean client asks the agent for what the fast path parsed, and declines what it declines",
+        arguments: [
+            ["token"], ["token", "--group", "com.example.shared"], ["token", "--group=com.example.shared", "--min-ttl=120"],
+            ["token", "--min-ttl", "0", "--scope", "User.Read", "--scope", "Mail.Read"], ["token", "--insecure-storage", "--account", "a"],
+            ["token", "--storage", "kernel-keyring", "--resource", "https://api.example.com"], ["token", "--help"], ["token", "--bogus"],
+            ["token", "--group"], ["token", "--min-ttl", "86401"], ["token", "--group", "a", "--group", "b"], ["token", "extra"],
+            ["status"],
+        ])
+    func leanClientAgrees(_ arguments: [String]) throws {
+        guard let request = TokenFastPath.parse(arguments) else {
+            #expect(leanPlan(arguments) == .handOff)
+            return
+        }
+        guard case .ask(let query, _) = leanPlan(arguments) else {
+            Issue.record("the lean client declines \(arguments)")
+            return
+        }
+        #expect(query.group == request.selector.group ?? "authkit")
+        #expect(query.storage == (request.selector.insecureStorage ? "plain-file" : request.selector.storage?.rawValue ?? "secret-service"))
+        #expect(query.account == request.account && query.scopes == request.scopes && query.resources == request.resources)
+        #expect(query.minTTL == request.minTTL)
     }
 }

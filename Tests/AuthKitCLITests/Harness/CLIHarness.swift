@@ -18,7 +18,7 @@ final class CLIHarness: @unchecked Sendable {
         /// A successful run whose stdout carries a token on purpose: `authkit token` and the
         /// credential plug-ins (git, docker, kubectl answers).
         var printsToken: Bool {
-            program == "authkit" && result.status == 0
+            (program == "authkit" || program == "authkit-lean") && result.status == 0
                 && (arguments.first == "token" || arguments.first == "credential" || arguments == ["--cargo-plugin"])
         }
         /// `authkit token` as scripts use it: stdout is exactly one access token.
@@ -214,12 +214,21 @@ final class CLIHarness: @unchecked Sendable {
         try await run("authkit-example", arguments.isEmpty ? [group] : arguments, environment: extra, stdin: nil, timeout: 30)
     }
 
-    private func run(_ program: String, _ arguments: [String], environment extra: [String: String], stdin: String?, timeout: TimeInterval)
-        async throws -> ProcessResult
-    {
+    /// Runs the lean client (`authkit-lean` beside the built authkit, or the copy at `copy`) in
+    /// this world; recorded and leak-scanned as authkit's runs are.
+    @discardableResult
+    func lean(_ arguments: [String], copy: URL? = nil, environment extra: [String: String] = [:]) async throws -> ProcessResult {
+        try await run("authkit-lean", arguments, environment: extra, stdin: nil, timeout: 30, at: copy)
+    }
+
+    private func run(
+        _ program: String, _ arguments: [String], environment extra: [String: String], stdin: String?, timeout: TimeInterval,
+        at location: URL? = nil
+    ) async throws -> ProcessResult {
         let environment = environment.merging(extra) { _, new in new }
+        let executable = location ?? TestPaths.product(program)
         let result = try await offThePool {
-            try ProcessRunner.run(TestPaths.product(program), arguments, environment: environment, stdin: stdin, timeout: timeout)
+            try ProcessRunner.run(executable, arguments, environment: environment, stdin: stdin, timeout: timeout)
         }
         record(Run(program: program, arguments: arguments, result: result))
         #expect(!result.timedOut, "\(program) \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")

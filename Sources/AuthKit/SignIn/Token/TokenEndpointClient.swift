@@ -1,3 +1,4 @@
+import AuthKitCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -217,7 +218,7 @@ package struct PushedRequest: Sendable, Equatable {
         } catch {
             throw .malformedResponse(error.reason)
         }
-        guard let uri = raw.request_uri, !uri.isEmpty, uri.utf8.count <= 2048, TokenResponse.isTransportable(uri) else {
+        guard let uri = raw.request_uri, !uri.isEmpty, uri.utf8.count <= 2048, TokenText.isTransportable(uri) else {
             throw .malformedResponse("the pushed authorization request's answer has no usable request_uri")
         }
         guard let expiresIn = raw.expires_in?.value, expiresIn > 0 else {

@@ -1,3 +1,4 @@
+import AuthKitCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -65,7 +66,7 @@ package struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStri
         default: throw .unsupportedTokenType(ProviderText.clean(tokenType, limit: 40) ?? "?")
         }
         for (name, token) in [("access_token", accessToken), ("refresh_token", raw.refresh_token), ("id_token", raw.id_token)] {
-            if let token, !Self.isTransportable(token) {
+            if let token, !TokenText.isTransportable(token) {
                 throw .malformedResponse(
                     "its \(name) contains spaces, control or non-ASCII characters, which no header or form can carry as they are")
             }
@@ -98,16 +99,9 @@ package struct TokenResponse: Sendable, CustomStringConvertible, CustomDebugStri
     static func refreshTokenOnly(body: [UInt8]) -> String? {
         struct Raw: Decodable { var refresh_token: String? }
         guard let raw = try? JSONDocument.tokenResponse.decode(Raw.self, from: body), let token = raw.refresh_token, !token.isEmpty,
-            token.utf8.count <= 16 * 1024, isTransportable(token)
+            token.utf8.count <= 16 * 1024, TokenText.isTransportable(token)
         else { return nil }
         return token
-    }
-
-    /// Visible ASCII only (0x21…0x7E): the RFC 6750 `b64token` characters and a little more,
-    /// but never a space, CR, LF or other control that could end a header, a `key=value`
-    /// line of git's credential protocol, or a terminal line early.
-    static func isTransportable(_ token: String) -> Bool {
-        token.utf8.allSatisfy { $0 >= 0x21 && $0 <= 0x7E }
     }
 
     /// RFC 6749 §3.3: `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )`.

@@ -1,0 +1,26 @@
+#ifndef AUTHKIT_LIBC_SHIM_H
+#define AUTHKIT_LIBC_SHIM_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/// errno, which C declares as a macro Swift cannot import.
+static inline int ak_errno(void) { return errno; }
+
+/// open(2) and openat(2) without a mode: Swift cannot call the variadic originals.
+static inline int ak_open(const char *path, int flags) { return open(path, flags); }
+static inline int ak_openat(int folder, const char *path, int flags) { return openat(folder, path, flags); }
+
+#endif

@@ -1,0 +1,83 @@
+import AuthKitCore
+import Testing
+
+@testable import AuthKit
+@testable import SecretStore
+
+/// The lean client's side of the agent protocol (AuthKitCore: `AgentTokenQuery`,
+/// `AgentTokenAnswer`, `StoreNames`) against authkit's own (`AgentMessage`, `AgentRoute`): the
+/// request line it writes is the request authkit writes; an answer it reads, authkit reads the
+/// same, and it hands out a token only when authkit would; and authkit takes from
+/// `AUTHKIT_AGENT_ANSWER` a refusal and nothing else.
+@Suite struct AgentWireParityTests {
+    struct Asked {
+        var account: String?
+        var scopes: [String]
+        var resources: [String]
+    }
+
+    @Test func theLeanRequestLineIsAuthkitsRequest() throws {
+        let asked = [
+            Asked(account: nil, scopes: [], resources: []),
+            Asked(account: "ada@example.com", scopes: ["a", "b c"], resources: ["https://api.example.com/x"]),
+        ]
+        for store in StoreKinds.builtIn.map { $0.name } {
+            for one in asked {
+                let query = AgentTokenQuery(
+                    group: "com.example.g", storage: store, account: one.account, scopes: one.scopes, resources: one.resources, minTTL: 300)
+                #expect(query.line.last == 0x0A)
+                let decoded = try AgentMessage.decodeRequest(from: Array(query.line.dropLast()))
+                let expected = AgentTokenRequest(
+                    group: "com.example.g", storage: StorageChoice(rawValue: store), account: one.account, scopes: one.scopes,
+                    resources: one.resources, minTTL: 300)
+                #expect(decoded == AgentRequest.token(expected))
+                // And authkit's own line for it says the same.
+                #expect(
+                    try AgentMessage.decodeRequest(from: Array(AgentMessage.encode(AgentRequest.token(expected)).dropLast())) == decoded)
+            }
+        }
+    }
+
+    @Test func theStoreNamesAreTheStoreKinds() {
+        #expect(StoreNames.all == StoreKinds.builtIn.map { $0.name })
+        #expect(StoreNames.plainFile == PlainFileStore.name && StoreNames.secretService == SecretServiceStore.name)
+    }
+
+    static let answers = [
+        #"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada"}"#,
+        #"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada","scopes":["a","b"],"narrowing":true,"resources":["https://a"]}"#,
+        #"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada","scopes":["a","b"]}"#,
+        #"{"v":1,"ok":true,"token":"at 1","expires_at":2000000000,"account":"ada"}"#,
+        #"{"v":1,"ok":true,"token":"at-1","expires_at":0,"account":"ada"}"#,
+        #"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"","refreshed":true,"token_type":"DPoP"}"#,
+        #"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada","token_type":null}"#,
+        #"{"v":1,"ok":false,"error":{"code":"not_signed_in","message":"nobody is signed in","category":"login"}}"#,
+        #"{"v":1,"ok":true,"token":"at-1","expires_at":"2000000000","account":"ada"}"#,
+        #"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada","proof":"x.y.z"}"#,
+        #"{"v":2,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada"}"#,
+        #"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada","unknown":1}"#,
+    ]
+
+    @Test(arguments: answers, [AgentTokenRequest(group: "g"), AgentTokenRequest(group: "g", scopes: ["a"], resources: ["https://a"])])
+    func anAnswerTheLeanClientReadsAuthkitReadsTheSame(_ text: String, asked: AgentTokenRequest) throws {
+        let line = Array(text.utf8)
+        guard let lean = AgentTokenAnswer(line: line) else { return }
+        let full = try AgentMessage.decodeAnswer(from: line)
+        #expect(full.version == 1 && full.ok == lean.ok && full.token == lean.token && full.expiresAt == lean.expiresAt)
+        #expect(full.account == lean.account && full.scopes == lean.scopes && full.resources == lean.resources)
+        #expect((full.error != nil) == lean.failed)
+        #expect((AgentRoute.checked(full, asked: asked) != nil) == lean.usable(askedScopes: asked.scopes, askedResources: asked.resources))
+    }
+
+    @Test func onlyARefusalIsTakenFromTheEnvironment() {
+        func handed(_ text: String) -> AgentResponse? { AgentRoute.handedRefusal(["AUTHKIT_AGENT_ANSWER": text]) }
+        let refusal = handed(#"{"v":1,"ok":false,"error":{"code":"refused","message":"not for this program","category":"usage"}}"#)
+        #expect(refusal?.error?.code == .refused)
+        #expect(handed(#"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada"}"#) == nil)
+        #expect(handed(#"{"v":1,"ok":false,"token":"at-1","error":{"code":"refused","message":"m","category":"usage"}}"#) == nil)
+        #expect(handed(#"{"v":1,"ok":false}"#) == nil)
+        #expect(handed(#"{"v":2,"ok":false,"error":{"code":"refused","message":"m","category":"usage"}}"#) == nil)
+        #expect(handed("not json") == nil)
+        #expect(AgentRoute.handedRefusal([:]) == nil)
+    }
+}
