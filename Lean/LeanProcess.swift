@@ -4,26 +4,30 @@ import CLibc
 /// The lean client's few dealings with its process: the environment, files, the clock,
 /// standard output, and handing the command to `authkit`.
 enum LeanProcess {
-    /// `environ` as a dictionary (the first of a repeated name, as getenv(3) finds it).
-    static func environment() -> [String: String] {
+    /// `environ` as a dictionary, or nil when a name appears twice (which of the two authkit
+    /// would take is not the lean client's to guess: it hands such a command over).
+    static func environment() -> [String: String]? {
         var variables: [String: String] = [:]
         guard var entry = environ else { return variables }
         while let pointer = entry.pointee {
             let text = String(cString: pointer)
             if let equals = text.utf8.firstIndex(of: UInt8(ascii: "=")) {
                 let name = String(text[..<equals])
-                if variables[name] == nil { variables[name] = String(text[text.utf8.index(after: equals)...]) }
+                guard variables[name] == nil else { return nil }
+                variables[name] = String(text[text.utf8.index(after: equals)...])
             }
             entry += 1
         }
         return variables
     }
 
-    /// true: `path` is there; false: no such file (as authkit reads a missing configuration
-    /// file: ENOENT or ENOTDIR); nil: anything else.
+    /// true: `path` is there (a link counts, even a dangling one: the lean client reads no
+    /// configuration, so anything there sends the command to authkit);
+    /// false: no such file (as authkit reads a missing configuration file: ENOENT or ENOTDIR);
+    /// nil: anything else.
     static func exists(_ path: String) -> Bool? {
         var info = stat()
-        if stat(path, &info) == 0 { return true }
+        if lstat(path, &info) == 0 { return true }
         let code = errno
         return code == ENOENT || code == ENOTDIR ? false : nil
     }

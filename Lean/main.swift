@@ -9,8 +9,9 @@ import CLibc
 func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
     var arguments: [String] = []
     for index in 1..<max(1, Int(count)) { arguments.append(vector[index].map { String(cString: $0) } ?? "") }
+    guard let environment = LeanProcess.environment() else { LeanProcess.handOff(vector) }
     let plan = LeanTokenPlan.make(
-        arguments: arguments, environment: LeanProcess.environment(), exists: LeanProcess.exists,
+        arguments: arguments, environment: environment, exists: LeanProcess.exists,
         // (Our group is one the stores take, so no other line can be its line.)
         storageRecord: { GroupStateLines.read($0, isGroup: { _ in true }) })
     guard case .ask(let query, let socket) = plan else { LeanProcess.handOff(vector) }
