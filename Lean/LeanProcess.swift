@@ -12,6 +12,9 @@ enum LeanProcess {
         while let pointer = entry.pointee {
             let text = String(cString: pointer)
             if let equals = text.utf8.firstIndex(of: UInt8(ascii: "=")) {
+                // Where a byte `=` is not a character `=` of its own (a combining mark after
+                // it), a reader by characters splits elsewhere: not the lean client's to guess.
+                guard text.firstIndex(of: "=") == equals else { return nil }
                 let name = String(text[..<equals])
                 guard variables[name] == nil else { return nil }
                 variables[name] = String(text[text.utf8.index(after: equals)...])
@@ -51,28 +54,32 @@ enum LeanProcess {
     }
 
     /// Runs the full `authkit` beside this program with this process's arguments (and a
-    /// refusal the agent already gave, so that authkit explains it without asking again).
+    /// refusal the agent already gave, so that authkit explains it without asking again; tied
+    /// to this process's id, which `execv` keeps, so that no other process takes it).
     static func handOff(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, refusal: [UInt8]? = nil) -> Never {
-        if let refusal { setenv(refusalVariable, String(decoding: refusal, as: UTF8.self), 1) }
-        let own = ownPath()
-        if let own, let slash = own.utf8.lastIndex(of: UInt8(ascii: "/")) {
-            let full = String(own[...slash]) + "authkit"
-            if full != own { execv(full, vector) }
-            let reason = full == own ? "it is this program" : String(cString: strerror(errno))
-            fail("cannot run authkit at \(full): \(reason)")
+        if let refusal { setenv(refusalVariable, "\(getpid()) " + String(decoding: refusal, as: UTF8.self), 1) }
+        // The folder from the kernel's link to this program, as bytes: never PATH, and a
+        // folder name that is not UTF-8 stays what it is.
+        var own = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &own, own.count - 1)
+        guard length > 0, length < own.count - 1, let slash = own[..<length].lastIndex(of: CChar(bitPattern: UInt8(ascii: "/"))) else {
+            fail("cannot find where this program is (/proc/self/exe)")
         }
-        fail("cannot find where this program is (/proc/self/exe)")
+        var full = Array(own[...slash]) + "authkit".utf8.map { CChar(bitPattern: $0) } + [0]
+        let shown = String(decoding: full.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // Never this program again (a link to it named authkit would start it forever).
+        var this = stat()
+        var that = stat()
+        guard stat("/proc/self/exe", &this) == 0 else { fail("cannot find where this program is (/proc/self/exe)") }
+        if stat(&full, &that) == 0, that.st_dev == this.st_dev, that.st_ino == this.st_ino {
+            fail("cannot run authkit at \(shown): it is this program")
+        }
+        execv(&full, vector)
+        fail("cannot run authkit at \(shown): \(String(cString: strerror(errno)))")
     }
 
-    /// The variable a refusal is handed over in (`authkit help environment`).
+    /// The variable a refusal is handed over in (`authkit help environment`): `PID LINE`.
     static let refusalVariable = "AUTHKIT_AGENT_ANSWER"
-
-    private static func ownPath() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
 
     private static func fail(_ message: String) -> Never {
         let line = Array("authkit: \(message)\n".utf8)

@@ -25,7 +25,7 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
     else {
         // A refusal is authkit's to explain, from this answer: asking again could ask a
         // person to confirm twice.
-        LeanProcess.handOff(vector, refusal: !answer.ok && answer.failed ? line : nil)
+        LeanProcess.handOff(vector, refusal: !answer.ok && answer.failed && answer.token == nil ? line : nil)
     }
     guard LeanProcess.secondsUntil(expiresAt) >= query.minTTL else { LeanProcess.handOff(vector) }
     LeanProcess.write(Array(token.utf8) + [0x0A])

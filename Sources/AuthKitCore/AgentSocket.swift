@@ -96,7 +96,10 @@ package enum AgentSocket {
     package static func readLine(_ fd: Int32, timeout: Duration, limit: Int) -> Result<[UInt8], Failure> {
         var line: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        let deadline = monotonicMilliseconds() + timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        // (At most a day: no caller waits longer, and the sum cannot overflow.)
+        let deadline =
+            monotonicMilliseconds() + min(max(timeout.components.seconds, 0), 86_400) * 1000 + timeout.components.attoseconds
+            / 1_000_000_000_000_000
         while true {
             let left = deadline - monotonicMilliseconds()
             guard left > 0 else { return .failure(Failure("the agent did not answer in time")) }
@@ -122,9 +125,10 @@ private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ le
     connect(fd, address, length)
 }
 
-/// `CLOCK_MONOTONIC` in milliseconds (Embedded Swift has no `ContinuousClock`).
+/// `CLOCK_BOOTTIME` in milliseconds, the clock of `ContinuousClock` on Linux (which Embedded
+/// Swift does not have): it goes on while the machine sleeps.
 private func monotonicMilliseconds() -> Int64 {
     var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
+    clock_gettime(CLOCK_BOOTTIME, &now)
     return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
 }

@@ -44,7 +44,8 @@ package struct AgentTokenAnswer: Equatable {
             case "refreshed": guard member.boolValue != nil else { return nil }
             case "scopes": guard let list = Self.strings(member) else { return nil }; scopes = list
             case "resources": guard let list = Self.strings(member) else { return nil }; resources = list
-            case "error": guard member.objectValue != nil else { return nil }; failed = true
+            // (A success that carries a failure is no answer authkit reads either.)
+            case "error": guard member.objectValue != nil, !ok else { return nil }; failed = true
             default: return nil
             }
         }

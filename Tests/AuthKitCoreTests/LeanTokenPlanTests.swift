@@ -9,10 +9,16 @@ import Testing
     static let home = ["HOME": "/home/ada", "XDG_RUNTIME_DIR": "/run/user/1000"]
     static let socket = "/run/user/1000/authkit/agent.sock"
 
+    /// The plan, with a file system where only the configuration file's path (`config`) can
+    /// be asked about and only the storage record's path (`state`) holds `record`: a plan that
+    /// looked elsewhere would hand over, or miss the record.
     static func plan(
-        _ arguments: [String], _ environment: [String: String] = home, exists: Bool? = false, record: [String: String] = [:]
+        _ arguments: [String], _ environment: [String: String] = home, exists: Bool? = false, record: [String: String] = [:],
+        config: String = "/home/ada/.config/authkit/config", state: String = "/home/ada/.local/state/authkit/storage"
     ) -> LeanTokenPlan {
-        LeanTokenPlan.make(arguments: arguments, environment: environment, exists: { _ in exists }, storageRecord: { _ in record })
+        LeanTokenPlan.make(
+            arguments: arguments, environment: environment, exists: { $0 == config ? exists : nil },
+            storageRecord: { $0 == state ? record : [:] })
     }
 
     static func ask(
@@ -57,6 +63,18 @@ import Testing
         // A store authkit does not know: the Secret Service, as authkit reads the record.
         #expect(Self.plan(["token"], record: ["authkit": "floppy"]) == Self.ask())
         #expect(Self.plan(["token", "--storage", "plain-file"], record: ["authkit": "kernel-keyring"]) == Self.ask(storage: "plain-file"))
+        // The XDG folders, when absolute, hold the files.
+        var environment = Self.home
+        environment["XDG_CONFIG_HOME"] = "/cfg"
+        environment["XDG_STATE_HOME"] = "/state"
+        #expect(
+            Self.plan(
+                ["token"], environment, record: ["authkit": "kernel-keyring"], config: "/cfg/authkit/config",
+                state: "/state/authkit/storage")
+                == Self.ask(storage: "kernel-keyring"))
+        environment["XDG_CONFIG_HOME"] = "relative"
+        #expect(
+            Self.plan(["token"], environment, config: "/home/ada/.config/authkit/config", state: "/state/authkit/storage") == Self.ask())
     }
 
     @Test(
@@ -73,12 +91,9 @@ import Testing
         #expect(Self.plan(arguments) == .handOff)
     }
 
-    @Test(
-        "an environment authkit reads further is handed to it",
-        arguments: [
-            "AUTHKIT_PROFILE", "AUTHKIT_CONFIG", "AUTHKIT_ISSUER", "AUTHKIT_TENANT", "AUTHKIT_CLIENT_ID", "AUTHKIT_CLIENT_SECRET",
-            "AUTHKIT_SCOPES", "AUTHKIT_GRAPH_URL", "AUTHKIT_DPOP", "AUTHKIT_LOG", "AUTHKIT_FORWARD_KEY",
-        ])
+    /// (Which variables these are is checked against every variable authkit's sources read:
+    /// LeanClientTests.)
+    @Test("an environment authkit reads further is handed to it", arguments: LeanTokenPlan.handedOffVariables)
     func handedOffForVariable(_ variable: String) {
         var environment = Self.home
         environment[variable] = "x"

@@ -7,6 +7,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// How a session reaches the authkit agent: its client, and the name of the session's store
 /// on the wire. A session whose store the agent cannot name (a tool's own store) has none.
 package struct AgentRoute: Sendable {
@@ -175,9 +179,12 @@ package struct AgentRoute: Sendable {
 
     /// The agent's refusal of this very request, which the lean client got and hands over in
     /// `AUTHKIT_AGENT_ANSWER` with the command (asking again could ask a person to confirm
-    /// twice). Only a refusal is taken from the environment, never a token.
-    static func handedRefusal(_ environment: [String: String]) -> AgentResponse? {
-        guard let line = environment["AUTHKIT_AGENT_ANSWER"], let response = try? AgentMessage.decodeAnswer(from: Array(line.utf8)),
+    /// twice): `PID LINE`, taken only by the process `PID` — the lean client itself, after its
+    /// `execv` — never by one that inherited it. Only a refusal is taken, never a token.
+    static func handedRefusal(_ environment: [String: String], pid: Int32 = getpid()) -> AgentResponse? {
+        guard let handed = environment["AUTHKIT_AGENT_ANSWER"], let space = handed.firstIndex(of: " "),
+            handed[..<space] == String(pid)[...], case let line = handed[handed.index(after: space)...],
+            let response = try? AgentMessage.decodeAnswer(from: Array(line.utf8)),
             response.version == AgentMessage.version, !response.ok, response.error != nil, response.token == nil
         else { return nil }
         return response

@@ -1,3 +1,4 @@
+import AuthKitCore
 import Foundation
 import TestSupport
 import Testing
@@ -57,7 +58,22 @@ import Testing
             let lone = try await world.lean(arguments, copy: alone, environment: environment)
             #expect(lone.status == 2 && lone.stdout.isEmpty && lone.stderr.contains("cannot run authkit at"), "\(title): \(lone.stderr)")
         }
+        // authkit beside it that is the lean client itself (a link): refused, never run forever.
+        let looped = world.scratch.appendingPathComponent("looped")
+        try FileManager.default.createDirectory(at: looped, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: lean, to: looped.appendingPathComponent("authkit-lean"))
+        try FileManager.default.createSymbolicLink(
+            atPath: looped.appendingPathComponent("authkit").path, withDestinationPath: "authkit-lean")
+        let loop = try await world.lean(["token", "--bogus"], copy: looped.appendingPathComponent("authkit-lean"))
+        #expect(loop.status == 2 && loop.stderr.contains("it is this program"), "\(loop.status) \(loop.stderr)")
         #expect(try await world.assertNoSecretsLeaked() > 0)
+    }
+
+    /// The agent's events of `group` (`authkit agent log --json`), one JSON object each.
+    static func events(_ world: CLIHarness, group: String) async throws -> [String] {
+        let log = try await world.authkit(["agent", "log", "--json", "--group", group, "--socket", world.agentSocket])
+        try #require(log.status == 0, "\(log.stderr)")
+        return log.stdout.split(separator: "\n").map(String.init)
     }
 
     @Test func aRefusalIsHandedOverAndAuthkitDoesNotAskAgain() async throws {
@@ -65,34 +81,61 @@ import Testing
         let world = try await CLIHarness.start(agent: true)
         defer { world.stop() }
         try await world.signIn()
-        // In place of authkit, a script that shows what it was given.
+        let nobody = ["token", "--group", "com.example.nobody"]
+
+        // Through the lean client beside authkit: authkit's words, and the agent asked once.
+        let expected = try await world.authkit(nobody)
+        #expect(expected.status == 1, "\(expected.stderr)")
+        let before = try await Self.events(world, group: "com.example.nobody")
+        let got = try await world.lean(nobody)
+        #expect(got.status == expected.status && got.stdout.isEmpty && got.stderr == expected.stderr, "\(got.stderr)")
+        let after = try await Self.events(world, group: "com.example.nobody")
+        #expect(after.count == before.count + 1, "the agent was asked \(after.count - before.count) times: \(after)")
+
+        // In place of authkit, a script that shows what it was given: the same arguments, and
+        // the refusal tied to the process (its pid, which execv keeps).
         let folder = world.scratch.appendingPathComponent("handed")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let copy = folder.appendingPathComponent("authkit-lean")
         try FileManager.default.copyItem(at: lean, to: copy)
         let stand = folder.appendingPathComponent("authkit")
-        try "#!/bin/sh\nprintf '%s\\n' \"$0\" \"$@\" \"${AUTHKIT_AGENT_ANSWER-none}\"\n".write(to: stand, atomically: true, encoding: .utf8)
+        try "#!/bin/sh\nprintf '%s\\n' \"$$\" \"$@\" \"${AUTHKIT_AGENT_ANSWER-none}\"\n".write(to: stand, atomically: true, encoding: .utf8)
         chmod(stand.path, 0o755)
-
-        let refused = try await world.lean(["token", "--group", "com.example.nobody"], copy: copy)
+        // (Run outside the world's record: the stand-in's output is no token.)
+        let refused = try await ProcessRunner.run(copy, nobody, environment: world.environment, timeout: 30)
         let lines = refused.stdout.split(separator: "\n").map(String.init)
-        // The same arguments, and the agent's refusal.
         try #require(lines.count == 5, "\(refused.stdout) \(refused.stderr)")
-        #expect(Array(lines[0...3]) == [stand.path, "token", "--group", "com.example.nobody"])
-        #expect(lines[4].contains(#""ok":false"#) && lines[4].contains(#""error""#))
+        #expect(Array(lines[1...3]) == nobody)
+        #expect(lines[4].hasPrefix(lines[0] + " {") && lines[4].contains(#""ok":false"#) && lines[4].contains(#""error""#), "\(lines)")
         // A token answer, or anything but a refusal, is never handed over.
-        let other = try await world.lean(["token", "--group", world.group, "--min-ttl", "86400"], copy: copy)
+        let other = try await ProcessRunner.run(
+            copy, ["token", "--group", world.group, "--min-ttl", "86400"], environment: world.environment, timeout: 30)
         #expect(other.stdout.hasSuffix("none\n"), "\(other.stdout)")
 
-        // authkit takes the refusal it is handed as the agent's answer: for a group the agent
-        // would serve, it reports the refusal and prints no token.
-        let handed = try await world.authkit(["token", "--group", world.group], environment: ["AUTHKIT_AGENT_ANSWER": lines[4]])
-        #expect(handed.status != 0 && handed.stdout.isEmpty, "\(handed.status) \(handed.stderr)")
+        // A refusal handed to another process (an inherited variable) is not taken.
         let plain = try await world.authkit(["token", "--group", world.group])
         #expect(plain.status == 0)
-        // A token in the variable is not taken.
-        let forged = #"{"v":1,"ok":true,"token":"forged","expires_at":4000000000,"account":"mallory"}"#
-        let notForged = try await world.authkit(["token", "--group", world.group], environment: ["AUTHKIT_AGENT_ANSWER": forged])
-        #expect(notForged.status == 0 && notForged.stdout == plain.stdout)
+        let inherited = try await world.authkit(["token", "--group", world.group], environment: ["AUTHKIT_AGENT_ANSWER": lines[4]])
+        #expect(inherited.status == 0 && inherited.stdout == plain.stdout, "\(inherited.stderr)")
+        #expect(try await world.assertNoSecretsLeaked() > 0)
+    }
+
+    /// Every `AUTHKIT_` variable authkit's sources read (HelpTextTests' rule) is one the lean
+    /// client hands over, one it reads as authkit does, or one no agent-served `authkit token`
+    /// reads: a new variable needs a decision here.
+    @Test func everyVariableAuthkitReadsIsConsidered() throws {
+        let read = try HelpTextTests.variablesRead().filter { $0.hasPrefix("AUTHKIT_") && !$0.hasPrefix("AUTHKIT_TEST_") }
+        let readByThePlan: Set = ["AUTHKIT_GROUP", "AUTHKIT_STORAGE", "AUTHKIT_ACCOUNT", "AUTHKIT_AGENT", "AUTHKIT_AGENT_SOCK"]
+        let notOnThatPath: Set = [
+            "AUTHKIT_AGENT_ANSWER",  // what the lean client itself hands over
+            "AUTHKIT_ASKPASS", "AUTHKIT_JOURNAL_SOCKET", "AUTHKIT_SSH",  // the agent's and `authkit ssh`'s
+            "AUTHKIT_TOKEN",  // set by exec, not read
+            "AUTHKIT_TPM", "AUTHKIT_IDENTITY_FILE",  // a key or store authkit opens itself, not the agent's answer
+        ]
+        let considered = Set(LeanTokenPlan.handedOffVariables).union(readByThePlan).union(notOnThatPath)
+        #expect(
+            read.subtracting(considered).isEmpty,
+            "read by authkit, not considered by the lean client: \(read.subtracting(considered).sorted())")
+        #expect(considered.subtracting(read).isEmpty, "no longer read: \(considered.subtracting(read).sorted())")
     }
 }

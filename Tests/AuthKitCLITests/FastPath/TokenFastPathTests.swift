@@ -1,6 +1,8 @@
 import ArgumentParser
 import AuthKitCore
 import Testing
+
+@testable import AuthKit
 @testable import AuthKitCLI
 
 @Suite("TokenFastPath")
@@ -44,14 +46,14 @@ struct TokenFastPathTests {
     }
 
     /// The lean client's plan (`LeanTokenPlan`, no configuration file, an agent to ask).
+    static let leanEnvironment = ["HOME": "/nonexistent/ada", "XDG_RUNTIME_DIR": "/run/user/1"]
+
     func leanPlan(_ arguments: [String]) -> LeanTokenPlan {
-        LeanTokenPlan.make(
-            arguments: arguments, environment: ["HOME": "/home/ada", "XDG_RUNTIME_DIR": "/run/user/1"], exists: { _ in false },
-            storageRecord: { _ in [:] })
+        LeanTokenPlan.make(arguments: arguments, environment: Self.leanEnvironment, exists: { _ in false }, storageRecord: { _ in [:] })
     }
 
     @Test(
-        "the lean client asks the agent for what the fast path parsed, and declines what it declines",
+        "the lean client asks the agent for what authkit resolves the fast path's request to, and declines what it declines",
         arguments: [
             ["token"], ["token", "--group", "com.example.shared"], ["token", "--group=com.example.shared", "--min-ttl=120"],
             ["token", "--min-ttl", "0", "--scope", "User.Read", "--scope", "Mail.Read"], ["token", "--insecure-storage", "--account", "a"],
@@ -68,8 +70,15 @@ struct TokenFastPathTests {
             Issue.record("the lean client declines \(arguments)")
             return
         }
-        #expect(query.group == request.selector.group ?? "authkit")
-        #expect(query.storage == (request.selector.insecureStorage ? "plain-file" : request.selector.storage?.rawValue ?? "secret-service"))
+        // authkit's own resolution of the request (SignInSelector.resolveProfile, no file).
+        var overrides = ProfileOverrides()
+        overrides.profile = request.selector.profile
+        overrides.group = request.selector.group
+        if request.selector.insecureStorage { overrides.storage = .plainFile }
+        if let storage = request.selector.storage { overrides.storage = storage }
+        let resolver = ProfileResolver(file: try ConfigFile.parse("", path: "/nonexistent/config"), environment: Self.leanEnvironment)
+        let profile = try resolver.resolve(overrides)
+        #expect(query.group == profile.group && query.storage == profile.storage.rawValue)
         #expect(query.account == request.account && query.scopes == request.scopes && query.resources == request.resources)
         #expect(query.minTTL == request.minTTL)
     }

@@ -43,6 +43,7 @@ import Testing
         #expect(StoreNames.plainFile == PlainFileStore.name && StoreNames.secretService == SecretServiceStore.name)
     }
 
+    /// Answer lines; the first eight the lean client reads, the rest it leaves to authkit.
     static let answers = [
         #"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada"}"#,
         #"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada","scopes":["a","b"],"narrowing":true,"resources":["https://a"]}"#,
@@ -56,12 +57,18 @@ import Testing
         #"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada","proof":"x.y.z"}"#,
         #"{"v":2,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada"}"#,
         #"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada","unknown":1}"#,
+        #"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada","error":{"code":"refused"}}"#,
     ]
 
     @Test(arguments: answers, [AgentTokenRequest(group: "g"), AgentTokenRequest(group: "g", scopes: ["a"], resources: ["https://a"])])
     func anAnswerTheLeanClientReadsAuthkitReadsTheSame(_ text: String, asked: AgentTokenRequest) throws {
         let line = Array(text.utf8)
-        guard let lean = AgentTokenAnswer(line: line) else { return }
+        let index = try #require(Self.answers.firstIndex(of: text))
+        guard let lean = AgentTokenAnswer(line: line) else {
+            #expect(index >= 8, "the lean client does not read \(text)")
+            return
+        }
+        #expect(index < 8, "the lean client reads \(text)")
         let full = try AgentMessage.decodeAnswer(from: line)
         #expect(full.version == 1 && full.ok == lean.ok && full.token == lean.token && full.expiresAt == lean.expiresAt)
         #expect(full.account == lean.account && full.scopes == lean.scopes && full.resources == lean.resources)
@@ -69,10 +76,15 @@ import Testing
         #expect((AgentRoute.checked(full, asked: asked) != nil) == lean.usable(askedScopes: asked.scopes, askedResources: asked.resources))
     }
 
-    @Test func onlyARefusalIsTakenFromTheEnvironment() {
-        func handed(_ text: String) -> AgentResponse? { AgentRoute.handedRefusal(["AUTHKIT_AGENT_ANSWER": text]) }
-        let refusal = handed(#"{"v":1,"ok":false,"error":{"code":"refused","message":"not for this program","category":"usage"}}"#)
-        #expect(refusal?.error?.code == .refused)
+    @Test func onlyARefusalIsTakenFromTheEnvironmentAndOnlyByItsOwnProcess() {
+        func handed(_ text: String, pid: Int32 = 4242) -> AgentResponse? {
+            AgentRoute.handedRefusal(["AUTHKIT_AGENT_ANSWER": "4242 " + text], pid: pid)
+        }
+        let refusal = #"{"v":1,"ok":false,"error":{"code":"refused","message":"not for this program","category":"usage"}}"#
+        #expect(handed(refusal)?.error?.code == .refused)
+        // Inherited from another process (its pid), or without one: not taken.
+        #expect(handed(refusal, pid: 4243) == nil)
+        #expect(AgentRoute.handedRefusal(["AUTHKIT_AGENT_ANSWER": refusal], pid: 4242) == nil)
         #expect(handed(#"{"v":1,"ok":true,"token":"at-1","expires_at":2000000000,"account":"ada"}"#) == nil)
         #expect(handed(#"{"v":1,"ok":false,"token":"at-1","error":{"code":"refused","message":"m","category":"usage"}}"#) == nil)
         #expect(handed(#"{"v":1,"ok":false}"#) == nil)
