@@ -43,7 +43,8 @@ import Testing
         let handedOver: [([String], [String: String])] = [
             (token + ["--min-ttl", "86400"], [:]),  // the provider's tokens live an hour: authkit's exit 8
             (["token", "--bogus"], [:]),
-            (["status", "--group", world.group], [:]),
+            // (--json: numbers only change with the clock, not the words: "59 min", "1 h 0 min".)
+            (["status", "--group", world.group, "--json"], [:]),
             (token + ["--json"], [:]),
             (token, ["AUTHKIT_AGENT": "off"]),  // no agent: authkit reads the store
             (["token", "--group", "com.example.nobody"], [:]),  // the agent's refusal
