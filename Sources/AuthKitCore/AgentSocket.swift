@@ -36,7 +36,7 @@ package enum AgentSocket {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .failure(Failure("no socket: \(String(cString: strerror(errno)))")) }
         // A hung agent with a full backlog makes connect wait: at most a second, then the
-        // caller reads the store (SO_SNDTIMEO bounds connect on a unix socket).
+        // caller goes without the agent (SO_SNDTIMEO bounds connect on a unix socket).
         var bound = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, socklen_t(MemoryLayout<timeval>.size))
         let status = withUnsafePointer(to: &address) { pointer in

@@ -25,7 +25,8 @@ package struct AgentAsker: Sendable, Equatable, Codable {
         /// replaced.
         package var commandLine: String
         /// True for authkit itself (a plug-in, `token`, `exec`) — a process whose executable is
-        /// the agent's own, whatever it calls itself: the program that asks is further up.
+        /// the agent's own, or the lean client beside it, whatever it calls itself: the program
+        /// that asks is further up.
         package var isAuthkit = false
 
         /// A shell's `-c`: it runs a command given to it (a helper), it was not typed in.
@@ -169,7 +170,7 @@ package struct AgentAsker: Sendable, Equatable, Codable {
                 let arguments = ProcText.commandLine(read(root, current, "cmdline") ?? [], limit: maximumCommandLine)
                 // Read again: a pid reused meanwhile has another start time, and is not named.
                 guard let after = ProcStat(read(root, current, "stat")), after.startTime == before.startTime else { break }
-                let isAuthkit = executable != nil && executable.map(Self.withoutDeleted) == authkit.map(Self.withoutDeleted)
+                let isAuthkit = executable.map { Self.isAuthkit(Self.withoutDeleted($0), agent: authkit.map(Self.withoutDeleted)) } ?? false
                 let process = Process(pid: current, name: name, executable: executable, commandLine: arguments, isAuthkit: isAuthkit)
                 chain.append(process)
                 known.withLock { known in
@@ -225,6 +226,15 @@ package struct AgentAsker: Sendable, Equatable, Codable {
             bytes += chunk[0..<count]
         }
         return bytes
+    }
+
+    /// authkit itself: the agent's own executable, or the lean client beside it
+    /// (`authkit-lean`, which hands what it does not answer to that executable).
+    static func isAuthkit(_ executable: String, agent: String?) -> Bool {
+        guard let agent else { return false }
+        if executable == agent { return true }
+        guard let slash = agent.lastIndex(of: "/") else { return false }
+        return executable == agent[...slash] + "authkit-lean"
     }
 
     /// The agent's own executable (`/proc/self/exe`).

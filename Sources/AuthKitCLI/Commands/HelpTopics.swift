@@ -57,7 +57,8 @@ enum HelpTopics {
                                      forward once the socket was checked
               AUTHKIT_AGENT          off: never ask the agent
               AUTHKIT_AGENT_ANSWER   set by the lean client when it hands authkit token
-                                     an agent's refusal (only a refusal is taken from it)
+                                     an agent's refusal: PID LINE, taken only by that
+                                     process, and only a refusal
               AUTHKIT_ASKPASS        for the agent: a program that asks a person (as
                                      SSH_ASKPASS) when a group's confirm needs a yes
               AUTHKIT_JOURNAL_SOCKET for the agent: the journal's socket (default

@@ -80,6 +80,10 @@ import Testing
         try proc.add(130, parent: 100, session: 90, name: "authkit", exe: "/usr/bin/python3.11", ["python3", "steal.py"])
         try proc.add(135, parent: 1, session: 135, name: "bash", exe: "/usr/bin/bash", ["bash", "deploy.sh"])
         try proc.add(140, parent: 135, session: 135, name: "authkit", exe: authkit + " (deleted)", ["authkit", "token"])
+        // The lean client beside authkit is authkit too; one elsewhere is not.
+        try proc.add(150, parent: 100, session: 90, name: "authkit-lean", exe: authkit + "-lean", ["authkit-lean", "token"])
+        try proc.add(151, parent: 115, session: 90, name: "authkit-lean", exe: authkit + "-lean", ["authkit-lean", "token"])
+        try proc.add(152, parent: 100, session: 90, name: "authkit-lean", exe: "/tmp/authkit-lean", ["authkit-lean", "token"])
 
         let typed = AgentAsker.resolve(pid: 120, authkit: authkit, root: proc.root.path)
         #expect(typed.summary == "authkit token (pid 120) typed in bash (pid 100) ← su", "\(typed.summary)")
@@ -97,6 +101,14 @@ import Testing
         #expect(impostor.chain.first?.isAuthkit == false)
         #expect(impostor.summary == "authkit [python3.11] (pid 130) ← bash ← su", "\(impostor.summary)")
         #expect(!AgentGroupRule(allow: ["git"]).allows(impostor))
+
+        let lean = AgentAsker.resolve(pid: 150, authkit: authkit, root: proc.root.path)
+        #expect(lean.chain.first?.isAuthkit == true && lean.programs.map(\.pid) == [100], "\(lean.summary)")
+        let leanForGit = AgentAsker.resolve(pid: 151, authkit: authkit, root: proc.root.path)
+        #expect(leanForGit.programs.map(\.name) == ["git-remote-http", "git", "su"], "\(leanForGit.summary)")
+        #expect(AgentGroupRule(allow: ["git"]).allows(leanForGit))
+        let elsewhere = AgentAsker.resolve(pid: 152, authkit: authkit, root: proc.root.path)
+        #expect(elsewhere.chain.first?.isAuthkit == false)
 
         let script = AgentAsker.resolve(pid: 140, authkit: authkit, root: proc.root.path)
         #expect(

@@ -4,11 +4,11 @@ import Testing
 @testable import AuthKit
 @testable import SecretStore
 
-/// The lean client's side of the agent protocol (AuthKitCore: `AgentTokenQuery`,
-/// `AgentTokenAnswer`, `StoreNames`) against authkit's own (`AgentMessage`, `AgentRoute`): the
+/// The lean client's side of the agent protocol (`AgentTokenQuery`, `AgentTokenAnswer` and
+/// `StoreNames` of AuthKitCore) against authkit's own (`AgentMessage`, `AgentRoute`). The
 /// request line it writes is the request authkit writes; an answer it reads, authkit reads the
 /// same, and it hands out a token only when authkit would; and authkit takes from
-/// `AUTHKIT_AGENT_ANSWER` a refusal and nothing else.
+/// `AUTHKIT_AGENT_ANSWER` a refusal of its own process and nothing else.
 @Suite struct AgentWireParityTests {
     struct Asked {
         var account: String?
