@@ -19,7 +19,7 @@ import Foundation
 enum CredentialFastPath {
     static func parse(_ arguments: [String]) -> (client: String, flags: CredentialFlags)? {
         guard arguments.count >= 2, arguments[0] == "credential", let adapter = CredentialAdapters.named(arguments[1]) else { return nil }
-        var scanner = FastPathScanner(arguments: arguments, index: 2)
+        var scanner = FastPathScanner(authkitArguments: arguments, index: 2)
         var options = FastPathOptions(minTTL: CredentialFlags().minTTL)
         var own: [String: String] = [:]
         var ownLists: [String: [String]] = [:]

@@ -3,7 +3,7 @@ import AuthKitCore
 
 extension FastPathScanner {
     /// A scanner of `arguments` from `index` that knows every store authkit knows.
-    init(arguments: [String], index: Int) {
+    init(authkitArguments arguments: [String], index: Int) {
         self.init(arguments: arguments, index: index) { StorageChoice(rawValue: $0) != nil }
     }
 }

@@ -13,7 +13,7 @@ import AuthKitCore
 enum TokenFastPath {
     static func parse(_ arguments: [String]) -> TokenRequest? {
         guard arguments.first == "token" else { return nil }
-        var scanner = FastPathScanner(arguments: arguments, index: 1)
+        var scanner = FastPathScanner(authkitArguments: arguments, index: 1)
         var options = FastPathOptions(minTTL: TokenRequest().minTTL)
         while scanner.index < arguments.count {
             // token has no options of its own on the fast path: anything else is ArgumentParser's.

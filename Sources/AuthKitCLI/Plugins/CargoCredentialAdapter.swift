@@ -185,7 +185,7 @@ struct CargoRequest: Equatable {
         if words.first == "credential" { words.removeFirst() }
         if words.first == "cargo" { words.removeFirst() }
         guard !words.isEmpty else { return flags }
-        var scanner = FastPathScanner(arguments: words, index: 0)
+        var scanner = FastPathScanner(authkitArguments: words, index: 0)
         var options = FastPathOptions(
             selector: flags.selector, scopes: flags.scopes, resources: flags.resources, minTTL: flags.minTTL)
         while scanner.index < words.count {

@@ -45,6 +45,20 @@ struct TokenFastPathTests {
         #expect(try parsedByArgumentParser(["token"]) == TokenRequest())
     }
 
+    @Test("a sign-in goes through the fast path's options and back unchanged")
+    func selectorRoundTrip() {
+        var selector = SignInSelector()
+        selector.profile = "work"
+        selector.group = "com.example.g"
+        selector.account = "ada"
+        selector.insecureStorage = true
+        selector.storage = .plainFile
+        var options = FastPathOptions(selector: selector, scopes: ["s"], resources: ["https://a"], minTTL: 5)
+        #expect(options.selector == selector && options.scopes == ["s"] && options.resources == ["https://a"] && options.minTTL == 5)
+        options.selector = SignInSelector()
+        #expect(options.selector == SignInSelector() && options.storage == nil && !options.insecureStorage)
+    }
+
     /// The lean client's plan (`LeanTokenPlan`, no configuration file, an agent to ask).
     static let leanEnvironment = ["HOME": "/nonexistent/ada", "XDG_RUNTIME_DIR": "/run/user/1"]
 
