@@ -1,7 +1,8 @@
-// The lean client: `authkit token` answered from the agent by a program that starts in a
-// fraction of authkit's time (docs/decisions.md, "A lean client for the hot path"). Embedded
-// Swift over AuthKitCore and StrictJSON, built by scripts/build-lean; everything it does not
-// answer itself goes to the full `authkit` beside it, with the same arguments.
+// The lean client: `authkit token` and kubectl's `authkit credential kubectl` answered from the
+// agent by a program that starts in a fraction of authkit's time (docs/decisions.md, "A lean
+// client for the hot path"). Embedded Swift over AuthKitCore and StrictJSON, built by
+// scripts/build-lean; everything it does not answer itself goes to the full `authkit` beside
+// it, with the same arguments.
 import AuthKitCore
 import CLibc
 
@@ -9,12 +10,18 @@ import CLibc
 func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
     var arguments: [String] = []
     for index in 1..<max(1, Int(count)) { arguments.append(vector[index].map { String(cString: $0) } ?? "") }
+    let name = count > 0 ? vector[0].map { String(cString: $0) } ?? "" : ""
     guard let environment = LeanProcess.environment() else { LeanProcess.handOff(vector) }
     let plan = LeanTokenPlan.make(
-        arguments: arguments, environment: environment, exists: LeanProcess.exists,
+        arguments: arguments, program: String(name.split(separator: "/").last ?? ""), environment: environment,
+        exists: LeanProcess.exists,
         // (Our group is one the stores take, so no other line can be its line.)
         storageRecord: { GroupStateLines.read($0, isGroup: { _ in true }) })
-    guard case .ask(let query, let socket) = plan else { LeanProcess.handOff(vector) }
+    let query: AgentTokenQuery, socket: String
+    switch plan {
+    case .ask(let asked, let path), .kubectl(let asked, let path, _): (query, socket) = (asked, path)
+    case .handOff: LeanProcess.handOff(vector)
+    }
     guard
         case .success(let line) = AgentExchange.exchange(
             path: socket, line: query.line, timeout: .seconds(90), limit: AgentTokenAnswer.maximumBytes),
@@ -27,7 +34,13 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
         // person to confirm twice.
         LeanProcess.handOff(vector, refusal: !answer.ok && answer.failed && answer.token == nil ? line : nil)
     }
-    guard LeanProcess.secondsUntil(expiresAt) >= query.minTTL else { LeanProcess.handOff(vector) }
-    LeanProcess.write(Array(token.utf8) + [0x0A])
+    switch plan {
+    case .kubectl(_, _, let apiVersion):
+        // The plug-in hands out what the agent gave for its --min-ttl, as authkit's does.
+        LeanProcess.write(Array(KubectlExecInfo.answer(apiVersion: apiVersion, token: token, expiresAt: Int(expiresAt)).utf8))
+    default:
+        guard LeanProcess.secondsUntil(expiresAt) >= query.minTTL else { LeanProcess.handOff(vector) }
+        LeanProcess.write(Array(token.utf8) + [0x0A])
+    }
     return 0
 }

@@ -14,6 +14,9 @@ package struct FastPathOptions: Equatable {
     package static let minTTLRange = 0...86_400
     /// `authkit token`'s `--min-ttl` when none is given.
     package static let tokenMinTTL = 60
+    /// The credential plug-ins' `--min-ttl` when none is given: a client may take a while to
+    /// use the token it was given.
+    package static let pluginMinTTL = 300
 
     package init(minTTL: Int) {
         self.minTTL = minTTL

@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// When the lean client answers `authkit token` itself, from the agent: only when the command
 /// line, the environment and the files say exactly what `authkit` would ask the agent for, and
 /// nothing `authkit` would check could fail. Everything else is handed to `authkit` with the
@@ -6,8 +8,12 @@
 /// A plan, made without I/O of its own: the caller says which files exist and what the
 /// storage record holds.
 package enum LeanTokenPlan: Equatable {
-    /// Ask the agent at `socket` for `query`; print the token if it lives `query.minTTL`.
+    /// `authkit token`: ask the agent at `socket` for `query`; print the token if it lives
+    /// `query.minTTL`.
     case ask(AgentTokenQuery, socket: String)
+    /// `authkit credential kubectl`: ask the agent at `socket` for `query`; answer kubectl with
+    /// an `ExecCredential` of `apiVersion`.
+    case kubectl(AgentTokenQuery, socket: String, apiVersion: String)
     /// Run `authkit` with the same arguments.
     case handOff
 
@@ -19,54 +25,130 @@ package enum LeanTokenPlan: Equatable {
         "AUTHKIT_SCOPES", "AUTHKIT_GRAPH_URL", "AUTHKIT_DPOP", "AUTHKIT_LOG", "AUTHKIT_FORWARD_KEY",
     ]
 
-    /// The plan for `arguments` (without the program's name).
+    /// The plan for `arguments` (without the program's name, `program`).
     /// - Parameters:
     ///   - exists: whether a file is there: true, false (no such file), or nil (cannot tell).
     ///   - storageRecord: the storage record's lines (`GroupStateLines`) at a path.
     package static func make(
-        arguments: [String], environment: [String: String], exists: (String) -> Bool?, storageRecord: (String) -> [String: String]
+        arguments: [String], program: String = "authkit", environment: [String: String], exists: (String) -> Bool?,
+        storageRecord: (String) -> [String: String]
     ) -> LeanTokenPlan {
-        guard arguments.first == "token" else { return .handOff }
-        var scanner = FastPathScanner(arguments: arguments, index: 1)
-        var options = FastPathOptions(minTTL: FastPathOptions.tokenMinTTL)
+        // authkit reads `token` before it looks at its own name; a plug-in's name changes its
+        // arguments (docker-credential-authkit …), so a plug-in is answered only under authkit's.
+        if arguments.first == "token" {
+            var scanner = FastPathScanner(arguments: arguments, index: 1)
+            var options = FastPathOptions(minTTL: FastPathOptions.tokenMinTTL)
+            while scanner.index < arguments.count {
+                guard case .handled = scanner.shared(arguments[scanner.index], into: &options) else { return .handOff }
+                scanner.index += 1
+            }
+            guard let (query, socket) = resolve(options, environment: environment, exists: exists, storageRecord: storageRecord) else {
+                return .handOff
+            }
+            return .ask(query, socket: socket)
+        }
+        guard program == "authkit" || program == "authkit-lean", arguments.count >= 2, arguments[0] == "credential",
+            arguments[1] == "kubectl", let (options, servers) = kubectlOptions(arguments),
+            let apiVersion = kubectlServes(environment["KUBERNETES_EXEC_INFO"], boundTo: servers),
+            let (query, socket) = resolve(options, environment: environment, exists: exists, storageRecord: storageRecord)
+        else { return .handOff }
+        return .kubectl(query, socket: socket, apiVersion: apiVersion)
+    }
+
+    /// `credential kubectl`'s options as authkit's fast path takes them, and its `--server`
+    /// values; nil for anything but an access token's plain request.
+    package static func kubectlOptions(_ arguments: [String]) -> (FastPathOptions, [String]?)? {
+        var scanner = FastPathScanner(arguments: arguments, index: 2)
+        var options = FastPathOptions(minTTL: FastPathOptions.pluginMinTTL)
+        var servers: [String]?
+        var tokenType: String?
         while scanner.index < arguments.count {
-            guard case .handled = scanner.shared(arguments[scanner.index], into: &options) else { return .handOff }
+            let argument = arguments[scanner.index]
+            guard argument.hasPrefix("-") else { return nil }  // kubectl's plug-in takes no action
+            switch scanner.shared(argument, into: &options) {
+            case .handled: break
+            case .malformed: return nil
+            case .notShared where FastPathScanner.name(of: argument) == "--server":
+                guard let text = scanner.value(argument, "--server") else { return nil }
+                servers = (servers ?? []) + [text]
+            case .notShared where FastPathScanner.name(of: argument) == "--token-type":
+                guard tokenType == nil, let text = scanner.value(argument, "--token-type") else { return nil }
+                tokenType = text
+            case .notShared: return nil
+            }
             scanner.index += 1
         }
+        // (An id_token is checked against the provider's keys: authkit's work.)
+        guard tokenType == nil || tokenType == "access-token" else { return nil }
+        return (options, servers)
+    }
+
+    /// The `ExecCredential` apiVersion kubectl asked for when the lean client may answer it:
+    /// `KUBERNETES_EXEC_INFO` read as authkit reads it, the API server one of `servers` (when
+    /// the plug-in is bound) and a plain https URL; nil when authkit is to answer.
+    package static func kubectlServes(_ info: String?, boundTo servers: [String]?) -> String? {
+        var parsed: JSONValue?
+        if let info, !info.isEmpty {
+            guard let value = try? JSONValue(parsing: info, limits: KubectlExecInfo.limits) else { return nil }
+            parsed = value
+        }
+        let apiVersion: String
+        if let parsed {
+            guard let version = parsed["apiVersion"]?.stringValue, version == KubectlExecInfo.v1 || version == KubectlExecInfo.v1beta1
+            else { return nil }
+            apiVersion = version
+        } else {
+            apiVersion = KubectlExecInfo.v1beta1
+        }
+        let asked = KubectlExecInfo.server(parsed)
+        if let servers {
+            guard let asked, servers.contains(where: { KubectlExecInfo.normalized($0) == KubectlExecInfo.normalized(asked) }) else {
+                return nil
+            }
+        }
+        if let asked, !KubectlExecInfo.isPlainHTTPS(asked) { return nil }
+        return apiVersion
+    }
+
+    /// The request authkit would send the agent for `options`, and the socket, or nil when
+    /// authkit is to decide.
+    static func resolve(
+        _ options: FastPathOptions, environment: [String: String], exists: (String) -> Bool?, storageRecord: (String) -> [String: String]
+    ) -> (AgentTokenQuery, String)? {
         func named(_ variable: String) -> String? {
             guard let value = environment[variable], !value.isEmpty else { return nil }
             return value
         }
-        guard options.profile == nil, !handedOffVariables.contains(where: { named($0) != nil }) else { return .handOff }
+        guard options.profile == nil, !handedOffVariables.contains(where: { named($0) != nil }) else { return nil }
         // The configuration file: only its absence is read here. (A relative HOME sends
         // authkit to the password database.)
-        guard let home = named("HOME"), home.hasPrefix("/") else { return .handOff }
-        guard exists(UserFiles.configPath(environment: environment) { home }) == false else { return .handOff }
+        guard let home = named("HOME"), home.hasPrefix("/") else { return nil }
+        guard exists(UserFiles.configPath(environment: environment) { home }) == false else { return nil }
         // The group: a flag, else AUTHKIT_GROUP, else the default; a forward's own group is
         // found by asking it (authkit does that).
         let explicitGroup = options.group.flatMap { $0.isEmpty ? nil : $0 } ?? named("AUTHKIT_GROUP")
-        guard explicitGroup != nil || named("AUTHKIT_AGENT_SOCK") == nil else { return .handOff }
+        guard explicitGroup != nil || named("AUTHKIT_AGENT_SOCK") == nil else { return nil }
         let group = explicitGroup ?? GroupName.defaultGroup
         // (A group the stores refuse, one that starts with `.`, `_` or `-`, is authkit's to report.)
         guard GroupName.isValid(group), let first = group.utf8.first, first != UInt8(ascii: "."), first != UInt8(ascii: "_"),
             first != UInt8(ascii: "-")
-        else { return .handOff }
+        else { return nil }
         // The store: a flag, else AUTHKIT_STORAGE, else the group's storage record, else the
         // Secret Service.
         let store: String
         if let flagged = options.storage ?? (options.insecureStorage ? StoreNames.plainFile : nil) {
             store = flagged
         } else if let variable = named("AUTHKIT_STORAGE") {
-            guard StoreNames.all.contains(variable) else { return .handOff }
+            guard StoreNames.all.contains(variable) else { return nil }
             store = variable
         } else {
             let recorded = storageRecord(UserFiles.statePath("storage", environment: environment) { home })[group]
             store = recorded.flatMap { StoreNames.all.contains($0) ? $0 : nil } ?? StoreNames.secretService
         }
-        guard let socket = AgentExchange.clientSocketPath(environment: environment) else { return .handOff }
+        guard let socket = AgentExchange.clientSocketPath(environment: environment) else { return nil }
         let query = AgentTokenQuery(
             group: group, storage: store, account: options.account ?? named("AUTHKIT_ACCOUNT"), scopes: options.scopes,
             resources: options.resources, minTTL: options.minTTL)
-        return .ask(query, socket: socket)
+        return (query, socket)
     }
 }

@@ -118,3 +118,78 @@ import Testing
         #expect(Self.plan(["token"], Self.home.merging(["AUTHKIT_AGENT_SOCK": "/tmp/s.sock"]) { $1 }) == .handOff)
     }
 }
+
+/// The kubectl plug-in's plan: the access token of the plug-in's options (its `--min-ttl` 300 by
+/// default) for the API server the plug-in is bound to, when that is a plain https URL.
+@Suite struct LeanKubectlPlanTests {
+    static let info = #"{"apiVersion":"client.authentication.k8s.io/v1","spec":{"cluster":{"server":"https://kube.example:6443"}}}"#
+
+    static func plan(_ arguments: [String], info: String? = info, program: String = "authkit-lean") -> LeanTokenPlan {
+        var environment = LeanTokenPlanTests.home
+        environment["KUBERNETES_EXEC_INFO"] = info
+        return LeanTokenPlan.make(
+            arguments: arguments, program: program, environment: environment, exists: { _ in false }, storageRecord: { _ in [:] })
+    }
+
+    static func kubectl(_ apiVersion: String, group: String = "g", minTTL: Int = 300) -> LeanTokenPlan {
+        .kubectl(
+            AgentTokenQuery(group: group, storage: "secret-service", account: nil, scopes: [], resources: [], minTTL: minTTL),
+            socket: LeanTokenPlanTests.socket, apiVersion: apiVersion)
+    }
+
+    @Test func theBoundServersTokenIsAsked() {
+        let bound = ["credential", "kubectl", "--group", "g", "--server", "https://KUBE.example:6443/"]
+        #expect(Self.plan(bound) == Self.kubectl("client.authentication.k8s.io/v1"))
+        #expect(Self.plan(bound + ["--server=https://other.example"]) == Self.kubectl("client.authentication.k8s.io/v1"))
+        #expect(
+            Self.plan(["credential", "kubectl", "--group", "g", "--token-type", "access-token", "--min-ttl", "60"])
+                == Self.kubectl("client.authentication.k8s.io/v1", minTTL: 60))
+        // Without KUBERNETES_EXEC_INFO (kubectl before 1.20): v1beta1, unbound only.
+        #expect(Self.plan(["credential", "kubectl", "--group", "g"], info: nil) == Self.kubectl("client.authentication.k8s.io/v1beta1"))
+        #expect(Self.plan(bound, info: nil) == .handOff)
+    }
+
+    @Test(
+        "what authkit's plug-in checks or refuses is handed to it",
+        arguments: [
+            ["credential", "kubectl", "--group", "g", "--server", "https://other.example"],
+            ["credential", "kubectl", "--group", "g", "--token-type", "id-token"],
+            ["credential", "kubectl", "--group", "g", "--token-type", "access-token", "--token-type", "access-token"],
+            ["credential", "kubectl", "--group", "g", "get"], ["credential", "kubectl", "--group", "g", "--bogus"],
+            ["credential", "kubectl", "--group", "g", "--server"], ["credential", "git", "get"], ["credential"],
+        ])
+    func handedOff(_ arguments: [String]) {
+        #expect(Self.plan(arguments) == .handOff)
+    }
+
+    @Test func theExecInfoAndTheServerDecideToo() {
+        let unbound = ["credential", "kubectl", "--group", "g"]
+        #expect(Self.plan(unbound, info: "{") == .handOff)
+        #expect(Self.plan(unbound, info: #"{"apiVersion":"client.authentication.k8s.io/v2"}"#) == .handOff)
+        #expect(Self.plan(unbound, info: #"{"kind":"ExecCredential"}"#) == .handOff)
+        #expect(
+            Self.plan(
+                unbound, info: #"{"apiVersion":"client.authentication.k8s.io/v1","spec":{"cluster":{"server":"http://kube.example"}}}"#)
+                == .handOff)
+        #expect(
+            Self.plan(
+                unbound, info: #"{"apiVersion":"client.authentication.k8s.io/v1","spec":{"cluster":{"server":"https://[::1]:6443"}}}"#)
+                == .handOff)
+        // Under a plug-in's own name (docker-credential-authkit …) authkit reads other arguments.
+        #expect(Self.plan(unbound, program: "docker-credential-authkit") == .handOff)
+        #expect(Self.plan(unbound, program: "authkit") == Self.kubectl("client.authentication.k8s.io/v1"))
+    }
+
+    @Test(
+        "plain https URLs, and only those",
+        arguments: [
+            ("https://kube.example", true), ("https://kube.example:6443/", true), ("https://10.0.0.1:443/k8s/clusters/c-1", true),
+            ("https://a-b.example/x_y~z", true), ("http://kube.example", false), ("https://", false), ("https://:443", false),
+            ("https://kube.example:", false), ("https://kube.example:123456", false), ("https://user@kube.example", false),
+            ("https://kube.example/?q", false), ("https://kube.example/#f", false), ("https://kube.example/%41", false),
+            ("https://[::1]", false), ("HTTPS://kube.example", false), ("https://kube.example\n", false),
+        ])
+    func plainHTTPS(_ url: String, _ plain: Bool) {
+        #expect(KubectlExecInfo.isPlainHTTPS(url) == plain)
+    }
+}

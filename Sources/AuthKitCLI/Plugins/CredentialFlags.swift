@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitCore
 
 #if canImport(Glibc)
 import Glibc
@@ -16,7 +17,7 @@ struct CredentialFlags: Equatable {
     var selector = SignInSelector()
     var scopes: [String] = []
     var resources: [String] = []
-    var minTTL = 300
+    var minTTL = FastPathOptions.pluginMinTTL
     /// The client's action word (empty for clients that pass none).
     var action = ""
     /// The client's own options (``CredentialAdapter/ownOptions``), by name.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitCore
 import JOSE
 
 #if canImport(FoundationEssentials)
@@ -66,8 +67,8 @@ enum KubectlCredentialAdapter: CredentialAdapter {
     static var command: any CredentialAdapterCommand.Type { CredentialKubectlCommand.self }
     static var setupCommands: [any SetupClientCommand.Type] { [SetupKubectlCommand.self] }
 
-    static let v1 = "client.authentication.k8s.io/v1"
-    static let v1beta1 = "client.authentication.k8s.io/v1beta1"
+    static let v1 = KubectlExecInfo.v1
+    static let v1beta1 = KubectlExecInfo.v1beta1
 
     static func accepts(_ flags: CredentialFlags) -> Bool {
         guard let type = tokenType(flags) else { return false }
@@ -93,11 +94,8 @@ enum KubectlCredentialAdapter: CredentialAdapter {
             let token = try await CredentialPlugin.idToken(for: target, flags)
             (value, expiresAt) = (token.value, token.expiresAt)
         }
-        let answer: JSONValue = [
-            "apiVersion": .string(apiVersion), "kind": "ExecCredential",
-            "status": ["token": .string(value), "expirationTimestamp": .string(RelativeTime.rfc3339(expiresAt))],
-        ]
-        return CredentialAnswer(output: answer.serialized() + "\n")
+        let expiry = Int(clamping: expiresAt.timeIntervalSince1970.rounded(.down))
+        return CredentialAnswer(output: KubectlExecInfo.answer(apiVersion: apiVersion, token: value, expiresAt: expiry))
     }
 
     /// KUBERNETES_EXEC_INFO, read strictly; nil when the variable is absent (kubectl before
@@ -105,7 +103,7 @@ enum KubectlCredentialAdapter: CredentialAdapter {
     static func execInfo(_ info: String?) throws(CredentialPlugin.Failure) -> JSONValue? {
         guard let info, !info.isEmpty else { return nil }
         do {
-            return try JSONValue(parsing: info, limits: JSONLimits(maximumBytes: 256 << 10, maximumDepth: 16))
+            return try JSONValue(parsing: info, limits: KubectlExecInfo.limits)
         } catch {
             throw CredentialPlugin.Failure(
                 message: "authkit: KUBERNETES_EXEC_INFO is not valid JSON: \(error.reason)", code: ExitStatus.usage)
@@ -114,9 +112,7 @@ enum KubectlCredentialAdapter: CredentialAdapter {
 
     /// The API server kubectl asks for (`spec.cluster.server`, sent only with
     /// `provideClusterInfo: true`).
-    static func server(_ info: JSONValue?) -> String? {
-        info?["spec"]?["cluster"]?["server"]?.stringValue
-    }
+    static func server(_ info: JSONValue?) -> String? { KubectlExecInfo.server(info) }
 
     /// A plug-in bound to API servers (`--server`, one per context that shares the user
     /// entry) answers only for them: a kubeconfig merged from several files can give another
@@ -166,14 +162,7 @@ enum KubectlCredentialAdapter: CredentialAdapter {
     }
 
     /// `url` with its scheme and authority in lower case and no trailing `/`.
-    static func normalized(_ url: String) -> String {
-        var text = Substring(url)
-        while text.hasSuffix("/") { text = text.dropLast() }
-        guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { return String(text) }
-        let authorityStart = text.index(colon, offsetBy: 3)
-        let authorityEnd = text[authorityStart...].firstIndex(of: "/") ?? text.endIndex
-        return text[..<authorityEnd].lowercased() + text[authorityEnd...]
-    }
+    static func normalized(_ url: String) -> String { KubectlExecInfo.normalized(url) }
 
     /// The apiVersion kubectl asked for; v1beta1 when KUBERNETES_EXEC_INFO is absent.
     static func apiVersion(_ value: JSONValue?) throws(CredentialPlugin.Failure) -> String {

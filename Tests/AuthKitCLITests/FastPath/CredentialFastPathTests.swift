@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthKitCore
 import Testing
 @testable import AuthKitCLI
 
@@ -61,5 +62,42 @@ struct CredentialFastPathTests {
         ])
     func declines(_ arguments: [String]) {
         #expect(CredentialFastPath.parse(arguments) == nil)
+    }
+
+    @Test(
+        "the lean client takes kubectl's plug-in options as the fast path does, and declines the rest",
+        arguments: [
+            ["credential", "kubectl"], ["credential", "kubectl", "--group", "g", "--server", "https://a", "--server=https://b"],
+            ["credential", "kubectl", "--token-type=access-token", "--min-ttl", "30", "--account", "ada", "--scope", "s"],
+            ["credential", "kubectl", "--resource", "https://api.example", "--storage", "kernel-keyring"],
+            ["credential", "kubectl", "--token-type", "id-token"], ["credential", "kubectl", "--token-type", "x"],
+            ["credential", "kubectl", "get"], ["credential", "kubectl", "--bogus"], ["credential", "kubectl", "--server"],
+            ["credential", "kubectl", "--token-type", "access-token", "--token-type", "access-token"],
+        ])
+    func leanKubectlAgrees(_ arguments: [String]) throws {
+        let lean = LeanTokenPlan.kubectlOptions(arguments)
+        guard let (client, flags) = CredentialFastPath.parse(arguments), client == "kubectl", flags.own["--token-type"] == "access-token"
+        else {
+            #expect(lean == nil, "the lean client takes \(arguments)")
+            return
+        }
+        let (options, servers) = try #require(lean, "the lean client declines \(arguments)")
+        #expect(options.selector == flags.selector && options.scopes == flags.scopes && options.resources == flags.resources)
+        #expect(options.minTTL == flags.minTTL && servers == flags.ownLists["--server"])
+    }
+
+    @Test("a server the lean client serves is one authkit's plug-in sends a token to")
+    func plainHTTPSIsCarried() throws {
+        let alphabet = Array("abcXYZ019.-:/_~%@?#[]")
+        var generator = SystemRandomNumberGenerator()
+        var accepted = 0
+        for _ in 0..<4000 {
+            let tail = String((0..<Int.random(in: 0...24, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" })
+            let server = "https://" + tail
+            guard KubectlExecInfo.isPlainHTTPS(server) else { continue }
+            accepted += 1
+            #expect(throws: Never.self, "\(server)") { try KubectlCredentialAdapter.checkTransport(server) }
+        }
+        #expect(accepted > 100)
     }
 }

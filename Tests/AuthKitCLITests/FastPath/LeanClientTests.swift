@@ -70,6 +70,50 @@ import Testing
         #expect(try await world.assertNoSecretsLeaked() > 0)
     }
 
+    @Test func kubectlsPlugInIsAnsweredAsAuthkitAnswersIt() async throws {
+        let lean = try await offThePool { try LeanClient.build() }
+        let world = try await CLIHarness.start(agent: true)
+        defer { world.stop() }
+        try await world.signIn()
+        let alone = try Self.loneCopy(lean, in: world)
+        let server = "https://kube.example:6443"
+        func info(_ server: String, _ version: String = "client.authentication.k8s.io/v1") -> [String: String] {
+            ["KUBERNETES_EXEC_INFO": #"{"apiVersion":"\#(version)","kind":"ExecCredential","spec":{"cluster":{"server":"\#(server)"}}}"#]
+        }
+        let plugin = ["credential", "kubectl", "--group", world.group, "--server", server]
+
+        // Answered by the lean client itself: authkit's ExecCredential, byte for byte.
+        for (arguments, environment) in [
+            (plugin, info(server)), (Array(plugin.prefix(4)), [:]), (plugin, info(server + "/", "client.authentication.k8s.io/v1beta1")),
+        ] {
+            let expected = try await world.authkit(arguments, environment: environment)
+            try #require(expected.status == 0, "\(expected.stderr)")
+            #expect(expected.stdout.contains(#""kind":"ExecCredential""#))
+            for copy in [nil, alone] {
+                let got = try await world.lean(arguments, copy: copy, environment: environment)
+                #expect(got.status == 0 && got.stdout == expected.stdout && got.stderr.isEmpty, "\(got.stderr)")
+            }
+        }
+        // Handed to authkit: its words and exit code.
+        let handedOver: [([String], [String: String])] = [
+            (plugin, info("https://other.example")),  // another cluster's context
+            (plugin, [:]),  // kubectl named no server
+            (Array(plugin.prefix(4)), info("http://kube.example")),  // a token over plain http
+            (Array(plugin.prefix(4)) + ["--token-type", "id-token"], info(server)),
+            (Array(plugin.prefix(4)), ["KUBERNETES_EXEC_INFO": "{"]),
+        ]
+        for (arguments, environment) in handedOver {
+            let expected = try await world.authkit(arguments, environment: environment)
+            let got = try await world.lean(arguments, environment: environment)
+            let title = arguments.joined(separator: " ") + " \(environment)"
+            #expect(got.status == expected.status && got.stdout == expected.stdout, "\(title): \(got.stderr)")
+            #expect(Self.steady(got.stderr) == Self.steady(expected.stderr), "\(title)")
+            let lone = try await world.lean(arguments, copy: alone, environment: environment)
+            #expect(lone.status == 2 && lone.stdout.isEmpty && lone.stderr.contains("cannot run authkit at"), "\(title): \(lone.stderr)")
+        }
+        #expect(try await world.assertNoSecretsLeaked() > 0)
+    }
+
     /// The agent's events of `group` (`authkit agent log --json`), one JSON object each.
     static func events(_ world: CLIHarness, group: String) async throws -> [String] {
         let log = try await world.authkit(["agent", "log", "--json", "--group", group, "--socket", world.agentSocket])
