@@ -24,7 +24,7 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
     }
     guard
         case .success(let line) = AgentExchange.exchange(
-            path: socket, line: query.line, timeout: .seconds(90), limit: AgentTokenAnswer.maximumBytes),
+            path: socket, line: query.line, timeout: .seconds(90), limit: AgentExchange.maximumAnswerBytes),
         let answer = AgentTokenAnswer(line: line)
     else { LeanProcess.handOff(vector) }
     guard answer.usable(askedScopes: query.scopes, askedResources: query.resources), let token = answer.token,

@@ -10,6 +10,11 @@ import Glibc
 package enum AgentExchange {
     /// `sun_path`'s size, with its terminating NUL.
     package static let maximumPathBytes = 108
+    /// An answer is one line of at most this many bytes (an Entra access token is a few KiB;
+    /// a `log` answer holds forty events).
+    package static let maximumAnswerBytes = 64 << 10
+    /// How deep a protocol line's JSON may nest (requests and answers).
+    package static let maximumDepth = 4
 
     /// `AUTHKIT_AGENT_SOCK`, else `$XDG_RUNTIME_DIR/authkit/agent.sock`; nil when neither
     /// names an absolute path.

@@ -19,16 +19,11 @@ package struct AgentTokenAnswer: Equatable {
     /// The answer carries a failure (`error`): authkit says what it means.
     package var failed: Bool
 
-    /// An answer is one line of at most this many bytes (an Entra access token is a few KiB;
-    /// a `log` answer holds forty events).
-    package static let maximumBytes = 64 << 10
-    /// How deep a protocol line's JSON may nest (requests and answers).
-    package static let maximumDepth = 4
-
     /// The answer on `line` (without its newline), or nil.
     package init?(line: [UInt8]) {
         guard
-            let value = try? JSONValue(parsing: line, limits: JSONLimits(maximumBytes: Self.maximumBytes, maximumDepth: Self.maximumDepth)),
+            let value = try? JSONValue(
+                parsing: line, limits: JSONLimits(maximumBytes: AgentExchange.maximumAnswerBytes, maximumDepth: AgentExchange.maximumDepth)),
             let object = value.objectValue, object["v"]?.int64Value == 1, let ok = object["ok"]?.boolValue
         else { return nil }
         self.ok = ok

@@ -6,7 +6,9 @@ package enum TokenText {
         token.utf8.allSatisfy { $0 >= 0x21 && $0 <= 0x7E }
     }
 
-    /// The latest time (Unix seconds, the year 5138) a stored or served token may name.
+    /// The latest time (Unix seconds, the year 5138) a stored or served token may name: anything
+    /// later (or negative) was not written by authkit, and would overflow the date arithmetic of
+    /// every reader.
     package static let latestTime: Double = 1e11
 
     /// RFC 8707 §2: an absolute URI without a fragment, printable, bounded.

@@ -284,8 +284,8 @@ package enum AgentMessage {
     package static let maximumRequestBytes = 16 << 10
     /// An answer is one line of at most this many bytes (an Entra access token is a few KiB;
     /// a `log` answer holds forty events).
-    package static let maximumAnswerBytes = AgentTokenAnswer.maximumBytes
-    static let depth = AgentTokenAnswer.maximumDepth
+    package static let maximumAnswerBytes = AgentExchange.maximumAnswerBytes
+    static let depth = AgentExchange.maximumDepth
 
     package static func encode(_ value: some Encodable) -> [UInt8] {
         // Our own types encode without failing: only strings, numbers, booleans and arrays.

@@ -240,17 +240,15 @@ package struct TokenRecord: Sendable, Equatable, Codable, CustomStringConvertibl
         }
     }
 
-    /// Latest time a record may hold: year 5138. Anything later (or negative) was not written
-    /// by authkit, and would overflow the date arithmetic of every reader.
-    static var latestTime: Double { TokenText.latestTime }
-
     /// Every number of a record read back is one authkit could have written: times within
-    /// 0 … ``latestTime``, a non-negative generation. Anything else is a reported problem
+    /// 0 … `TokenText.latestTime`, a non-negative generation. Anything else is a reported problem
     /// (the record is left in place), never a trap later.
     func checkNumbers() throws(RecordError) {
         func time(_ value: Double?, _ name: String) throws(RecordError) {
             guard let value else { return }
-            guard value.isFinite, value >= 0, value <= Self.latestTime else { throw .unreadable("its \(name) is not a plausible time") }
+            guard value.isFinite, value >= 0, value <= TokenText.latestTime else {
+                throw .unreadable("its \(name) is not a plausible time")
+            }
         }
         guard generation >= 0 else { throw .unreadable("its generation is negative") }
         try time(accessTokenExpiresAt, "access_token_expires_at")

@@ -14,9 +14,21 @@ import Testing
         text.replacingOccurrences(of: "[0-9]+", with: "#", options: .regularExpression)
     }
 
-    /// A copy of the lean client alone in a folder: whatever it hands over fails to start.
-    static func loneCopy(_ lean: URL, in world: CLIHarness) throws -> URL {
-        let folder = world.scratch.appendingPathComponent("alone")
+    /// The built lean client and a world with an agent and a sign-in (stop it when done).
+    static func signedInWorld() async throws -> (lean: URL, world: CLIHarness) {
+        let lean = try await offThePool { try LeanClient.build() }
+        let world = try await CLIHarness.start(agent: true)
+        do { try await world.signIn() } catch {
+            world.stop()
+            throw error
+        }
+        return (lean, world)
+    }
+
+    /// A copy of the lean client in the world's folder `name`: alone there, whatever it hands
+    /// over fails to start, unless the test puts an `authkit` beside it.
+    static func copy(_ lean: URL, to name: String, in world: CLIHarness) throws -> URL {
+        let folder = world.scratch.appendingPathComponent(name)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let copy = folder.appendingPathComponent("authkit-lean")
         try FileManager.default.copyItem(at: lean, to: copy)
@@ -24,11 +36,9 @@ import Testing
     }
 
     @Test func servesTheAgentsTokenItselfAndHandsTheRestToAuthkit() async throws {
-        let lean = try await offThePool { try LeanClient.build() }
-        let world = try await CLIHarness.start(agent: true)
+        let (lean, world) = try await Self.signedInWorld()
         defer { world.stop() }
-        try await world.signIn()
-        let alone = try Self.loneCopy(lean, in: world)
+        let alone = try Self.copy(lean, to: "alone", in: world)
 
         let token = ["token", "--group", world.group]
         let full = try await world.authkit(token)
@@ -60,22 +70,18 @@ import Testing
             #expect(lone.status == 2 && lone.stdout.isEmpty && lone.stderr.contains("cannot run authkit at"), "\(title): \(lone.stderr)")
         }
         // authkit beside it that is the lean client itself (a link): refused, never run forever.
-        let looped = world.scratch.appendingPathComponent("looped")
-        try FileManager.default.createDirectory(at: looped, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: lean, to: looped.appendingPathComponent("authkit-lean"))
+        let looped = try Self.copy(lean, to: "looped", in: world)
         try FileManager.default.createSymbolicLink(
-            atPath: looped.appendingPathComponent("authkit").path, withDestinationPath: "authkit-lean")
-        let loop = try await world.lean(["token", "--bogus"], copy: looped.appendingPathComponent("authkit-lean"))
+            atPath: looped.deletingLastPathComponent().appendingPathComponent("authkit").path, withDestinationPath: "authkit-lean")
+        let loop = try await world.lean(["token", "--bogus"], copy: looped)
         #expect(loop.status == 2 && loop.stderr.contains("it is this program"), "\(loop.status) \(loop.stderr)")
         #expect(try await world.assertNoSecretsLeaked() > 0)
     }
 
     @Test func kubectlsPlugInIsAnsweredAsAuthkitAnswersIt() async throws {
-        let lean = try await offThePool { try LeanClient.build() }
-        let world = try await CLIHarness.start(agent: true)
+        let (lean, world) = try await Self.signedInWorld()
         defer { world.stop() }
-        try await world.signIn()
-        let alone = try Self.loneCopy(lean, in: world)
+        let alone = try Self.copy(lean, to: "alone", in: world)
         let server = "https://kube.example:6443"
         func info(_ server: String, _ version: String = "client.authentication.k8s.io/v1") -> [String: String] {
             ["KUBERNETES_EXEC_INFO": #"{"apiVersion":"\#(version)","kind":"ExecCredential","spec":{"cluster":{"server":"\#(server)"}}}"#]
@@ -122,10 +128,8 @@ import Testing
     }
 
     @Test func aRefusalIsHandedOverAndAuthkitDoesNotAskAgain() async throws {
-        let lean = try await offThePool { try LeanClient.build() }
-        let world = try await CLIHarness.start(agent: true)
+        let (lean, world) = try await Self.signedInWorld()
         defer { world.stop() }
-        try await world.signIn()
         let nobody = ["token", "--group", "com.example.nobody"]
 
         // Through the lean client beside authkit: authkit's words, and the agent asked once.
@@ -139,11 +143,8 @@ import Testing
 
         // In place of authkit, a script that shows what it was given: the same arguments, and
         // the refusal tied to the process (its pid, which execv keeps).
-        let folder = world.scratch.appendingPathComponent("handed")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let copy = folder.appendingPathComponent("authkit-lean")
-        try FileManager.default.copyItem(at: lean, to: copy)
-        let stand = folder.appendingPathComponent("authkit")
+        let copy = try Self.copy(lean, to: "handed", in: world)
+        let stand = copy.deletingLastPathComponent().appendingPathComponent("authkit")
         try "#!/bin/sh\nprintf '%s\\n' \"$$\" \"$@\" \"${AUTHKIT_AGENT_ANSWER-none}\"\n".write(to: stand, atomically: true, encoding: .utf8)
         chmod(stand.path, 0o755)
         // (Run outside the world's record: the stand-in's output is no token.)
