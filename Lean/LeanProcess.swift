@@ -42,22 +42,29 @@ enum LeanProcess {
         return Int(Double(time) - (Double(now.tv_sec) + Double(now.tv_nsec) / 1e9))
     }
 
-    /// `bytes` on standard output, short writes retried.
-    static func write(_ bytes: [UInt8]) {
+    /// `bytes` to `fd` (standard output), short writes retried; false when not all went.
+    @discardableResult
+    static func write(_ bytes: [UInt8], to fd: Int32 = 1) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in CLibc.write(1, raw.baseAddress! + offset, raw.count - offset) }
+            let written = bytes.withUnsafeBytes { raw in CLibc.write(fd, raw.baseAddress! + offset, raw.count - offset) }
             if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
+            guard written > 0 else { return false }
             offset += written
         }
+        return true
     }
 
     /// Runs the full `authkit` beside this program with this process's arguments (and a
     /// refusal the agent already gave, so that authkit explains it without asking again; tied
     /// to this process's id, which `execv` keeps, so that no other process takes it).
-    static func handOff(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, refusal: [UInt8]? = nil) -> Never {
+    /// `input`: what the lean client read of standard input, which authkit then reads in its
+    /// place.
+    static func handOff(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, refusal: [UInt8]? = nil, input: [UInt8]? = nil)
+        -> Never
+    {
         if let refusal { setenv(refusalVariable, "\(getpid()) " + String(decoding: refusal, as: UTF8.self), 1) }
+        if let input { replaceStandardInput(input) }
         // The folder from the kernel's link to this program, as bytes: never PATH, and a
         // folder name that is not UTF-8 stays what it is.
         var own = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
@@ -76,6 +83,36 @@ enum LeanProcess {
         }
         execv(&full, vector)
         fail("cannot run authkit at \(shown): \(String(cString: strerror(errno)))")
+    }
+
+    /// Standard input, whole, or as much as was read before an error; at most `limit` + 1
+    /// bytes (more is too much for any reader of it). nil when it is a terminal: a plug-in never
+    /// reads one.
+    static func readStandardInput(limit: Int) -> (bytes: [UInt8], complete: Bool)? {
+        guard isatty(0) != 1 else { return nil }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while bytes.count <= limit {
+            let count = chunk.withUnsafeMutableBytes { CLibc.read(0, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return (bytes, false)
+            }
+            if count == 0 { return (bytes, true) }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return (bytes, true)
+    }
+
+    /// Standard input replaced by a file in memory holding `bytes`, what was read of it, so
+    /// that the program it is handed to reads the same request.
+    private static func replaceStandardInput(_ bytes: [UInt8]) {
+        let fd = ak_memfd_create("authkit-request")
+        guard fd >= 0 else { fail("cannot hand the request to authkit: \(String(cString: strerror(errno)))") }
+        guard write(bytes, to: fd), lseek(fd, 0, SEEK_SET) == 0, dup2(fd, 0) == 0 else {
+            fail("cannot hand the request to authkit: \(String(cString: strerror(errno)))")
+        }
+        close(fd)
     }
 
     /// The variable a refusal is handed over in (`authkit help environment`): `PID LINE`.

@@ -1,8 +1,8 @@
-// The lean client: `authkit token` and kubectl's `authkit credential kubectl` answered from the
-// agent by a program that starts in a fraction of authkit's time (docs/decisions.md, "A lean
-// client for the hot path"). Embedded Swift over AuthKitCore and StrictJSON, built by
-// scripts/build-lean; everything it does not answer itself goes to the full `authkit` beside
-// it, with the same arguments.
+// The lean client: `authkit token`, kubectl's `authkit credential kubectl` and git's
+// `authkit credential git` answered from the agent by a program that starts in a fraction of
+// authkit's time (docs/decisions.md, "A lean client for the hot path"). Embedded Swift over
+// AuthKitCore and StrictJSON, built by scripts/build-lean; everything it does not answer
+// itself goes to the full `authkit` beside it, with the same arguments.
 import AuthKitCore
 import CLibc
 
@@ -17,30 +17,56 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
         exists: LeanProcess.exists,
         // (Our group is one the stores take, so no other line can be its line.)
         storageRecord: { GroupStateLines.read($0, isGroup: { _ in true }) })
-    let query: AgentTokenQuery, socket: String
     switch plan {
-    case .ask(let asked, let path), .kubectl(let asked, let path, _): (query, socket) = (asked, path)
-    case .handOff: LeanProcess.handOff(vector)
+    case .handOff:
+        LeanProcess.handOff(vector)
+    case .ask(let query, let socket):
+        let (token, expiresAt) = ask(query, socket, vector, input: nil)
+        guard LeanProcess.secondsUntil(expiresAt) >= query.minTTL else { LeanProcess.handOff(vector) }
+        LeanProcess.write(Array(token.utf8) + [0x0A])
+    case .kubectl(let query, let socket, let apiVersion):
+        // The plug-in hands out what the agent gave for its --min-ttl, as authkit's does.
+        let (token, expiresAt) = ask(query, socket, vector, input: nil)
+        LeanProcess.write(Array(KubectlExecInfo.answer(apiVersion: apiVersion, token: token, expiresAt: Int(expiresAt)).utf8))
+    case .gitStore:
+        _ = gitRequest(vector)
+    case .gitGet(let query, let socket, let username):
+        let (request, input) = gitRequest(vector)
+        // Never a token in the clear; plain http (loopback only) is authkit's to judge.
+        guard request.scheme == "https" else { LeanProcess.handOff(vector, input: input) }
+        let (token, expiresAt) = ask(query, socket, vector, input: input)
+        LeanProcess.write(Array(request.answer(token: token, expiresAt: Int(expiresAt), username: username).utf8))
     }
+    return 0
+}
+
+/// The agent's token for `query` and when it expires, or the command handed to authkit (with
+/// the agent's refusal, and the request read from standard input).
+func ask(_ query: AgentTokenQuery, _ socket: String, _ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, input: [UInt8]?)
+    -> (String, Int64)
+{
     guard
         case .success(let line) = AgentExchange.exchange(
             path: socket, line: query.line, timeout: .seconds(90), limit: AgentExchange.maximumAnswerBytes),
         let answer = AgentTokenAnswer(line: line)
-    else { LeanProcess.handOff(vector) }
+    else { LeanProcess.handOff(vector, input: input) }
     guard answer.usable(askedScopes: query.scopes, askedResources: query.resources), let token = answer.token,
         let expiresAt = answer.expiresAt
     else {
         // A refusal is authkit's to explain, from this answer: asking again could ask a
         // person to confirm twice.
-        LeanProcess.handOff(vector, refusal: !answer.ok && answer.failed && answer.token == nil ? line : nil)
+        LeanProcess.handOff(vector, refusal: !answer.ok && answer.failed && answer.token == nil ? line : nil, input: input)
     }
-    switch plan {
-    case .kubectl(_, _, let apiVersion):
-        // The plug-in hands out what the agent gave for its --min-ttl, as authkit's does.
-        LeanProcess.write(Array(KubectlExecInfo.answer(apiVersion: apiVersion, token: token, expiresAt: Int(expiresAt)).utf8))
-    default:
-        guard LeanProcess.secondsUntil(expiresAt) >= query.minTTL else { LeanProcess.handOff(vector) }
-        LeanProcess.write(Array(token.utf8) + [0x0A])
+    return (token, expiresAt)
+}
+
+/// git's request on standard input, read as authkit reads it, and its bytes; anything authkit
+/// would refuse is handed to it, with what was read.
+func gitRequest(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> (GitCredentialRequest, [UInt8]) {
+    guard let (bytes, complete) = LeanProcess.readStandardInput(limit: CredentialInput.maximumBytes) else {
+        LeanProcess.handOff(vector)
     }
-    return 0
+    guard complete, case .success(let text) = CredentialInput.text(bytes), let request = try? GitCredentialRequest(parsing: text)
+    else { LeanProcess.handOff(vector, input: bytes) }
+    return (request, bytes)
 }

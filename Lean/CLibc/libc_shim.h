@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,5 +23,8 @@ static inline int ak_errno(void) { return errno; }
 /// open(2) and openat(2) without a mode: Swift cannot call the variadic originals.
 static inline int ak_open(const char *path, int flags) { return open(path, flags); }
 static inline int ak_openat(int folder, const char *path, int flags) { return openat(folder, path, flags); }
+
+/// memfd_create(2) (glibc declares it only under _GNU_SOURCE).
+static inline int ak_memfd_create(const char *name) { return (int)syscall(SYS_memfd_create, name, 0); }
 
 #endif

@@ -14,6 +14,12 @@ package enum LeanTokenPlan: Equatable {
     /// `authkit credential kubectl`: ask the agent at `socket` for `query`; answer kubectl with
     /// an `ExecCredential` of `apiVersion`.
     case kubectl(AgentTokenQuery, socket: String, apiVersion: String)
+    /// `authkit credential git get` with `--group`: read git's request; for an https one, ask
+    /// the agent at `socket` for `query` and answer git with `username` (`GitCredentialRequest`).
+    case gitGet(AgentTokenQuery, socket: String, username: String)
+    /// `authkit credential git store`: read git's request; a sound one gets no answer (git
+    /// stores after every success, and the shared sign-in keeps nothing of it).
+    case gitStore
     /// Run `authkit` with the same arguments.
     case handOff
 
@@ -47,8 +53,13 @@ package enum LeanTokenPlan: Equatable {
             }
             return .ask(query, socket: socket)
         }
-        guard program == "authkit" || program == "authkit-lean", arguments.count >= 2, arguments[0] == "credential",
-            arguments[1] == "kubectl", let (options, servers) = kubectlOptions(arguments),
+        guard program == "authkit" || program == "authkit-lean", arguments.count >= 2, arguments[0] == "credential" else {
+            return .handOff
+        }
+        if arguments[1] == "git" {
+            return git(arguments, environment: environment, exists: exists, storageRecord: storageRecord)
+        }
+        guard arguments[1] == "kubectl", let (options, servers) = kubectlOptions(arguments),
             let apiVersion = kubectlServes(environment["KUBERNETES_EXEC_INFO"], boundTo: servers),
             let (query, socket) = resolve(options, environment: environment, exists: exists, storageRecord: storageRecord)
         else { return .handOff }
@@ -81,6 +92,57 @@ package enum LeanTokenPlan: Equatable {
         // (An id_token is checked against the provider's keys: authkit's work.)
         guard tokenType == nil || tokenType == "access-token" else { return nil }
         return (options, servers)
+    }
+
+    /// The plan for `credential git …`: `get` only for a sign-in the command line names with
+    /// `--group` (the bare helper maps hosts in the configuration file: authkit's work), `store`
+    /// whatever it names (authkit reads nothing for it but the request); `erase` marks a token
+    /// in the store, authkit's work.
+    static func git(
+        _ arguments: [String], environment: [String: String], exists: (String) -> Bool?, storageRecord: (String) -> [String: String]
+    ) -> LeanTokenPlan {
+        guard let (options, action, username) = gitOptions(arguments) else { return .handOff }
+        switch action {
+        case "store":
+            guard !handedOffVariables.contains(where: { environment[$0].map { !$0.isEmpty } ?? false }) else { return .handOff }
+            return .gitStore
+        case "get":
+            let username = username ?? "oauth2"
+            guard let group = options.group, !group.isEmpty, GitCredentialRequest.isOneLine(username),
+                let (query, socket) = resolve(options, environment: environment, exists: exists, storageRecord: storageRecord)
+            else { return .handOff }
+            return .gitGet(query, socket: socket, username: username)
+        default: return .handOff
+        }
+    }
+
+    /// `credential git`'s options as authkit's fast path takes them: the shared options, the
+    /// action, and `--username`; nil for anything else.
+    package static func gitOptions(_ arguments: [String]) -> (FastPathOptions, action: String, username: String?)? {
+        var scanner = FastPathScanner(arguments: arguments, index: 2)
+        var options = FastPathOptions(minTTL: FastPathOptions.pluginMinTTL)
+        var action: String?
+        var username: String?
+        while scanner.index < arguments.count {
+            let argument = arguments[scanner.index]
+            if !argument.hasPrefix("-") {
+                guard action == nil else { return nil }
+                action = argument
+                scanner.index += 1
+                continue
+            }
+            switch scanner.shared(argument, into: &options) {
+            case .handled: break
+            case .malformed: return nil
+            case .notShared where FastPathScanner.name(of: argument) == "--username":
+                guard username == nil, let text = scanner.value(argument, "--username") else { return nil }
+                username = text
+            case .notShared: return nil
+            }
+            scanner.index += 1
+        }
+        guard let action else { return nil }
+        return (options, action, username)
     }
 
     /// The `ExecCredential` apiVersion kubectl asked for when the lean client may answer it:

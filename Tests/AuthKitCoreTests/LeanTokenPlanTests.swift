@@ -193,3 +193,72 @@ import Testing
         #expect(KubectlExecInfo.isPlainHTTPS(url) == plain)
     }
 }
+
+/// git's helper: `get` from the agent for a group the command line names, `store` answered
+/// with nothing, everything else authkit's.
+@Suite struct LeanGitPlanTests {
+    static func plan(_ arguments: [String], _ extra: [String: String] = [:], exists: Bool? = false) -> LeanTokenPlan {
+        LeanTokenPlan.make(
+            arguments: arguments, program: "authkit", environment: LeanTokenPlanTests.home.merging(extra) { _, new in new },
+            exists: { _ in exists }, storageRecord: { _ in [:] })
+    }
+
+    static func get(group: String = "g", account: String? = nil, scopes: [String] = [], minTTL: Int = 300, username: String = "oauth2")
+        -> LeanTokenPlan
+    {
+        .gitGet(
+            AgentTokenQuery(group: group, storage: "secret-service", account: account, scopes: scopes, resources: [], minTTL: minTTL),
+            socket: LeanTokenPlanTests.socket, username: username)
+    }
+
+    @Test func getAsksForTheNamedGroupsToken() {
+        #expect(Self.plan(["credential", "git", "--group", "g", "get"]) == Self.get())
+        #expect(Self.plan(["credential", "git", "get", "--group=g", "--username", "ada"]) == Self.get(username: "ada"))
+        #expect(
+            Self.plan(["credential", "git", "--group", "g", "--account", "ada@example.com", "--scope", "s", "--min-ttl", "60", "get"])
+                == Self.get(account: "ada@example.com", scopes: ["s"], minTTL: 60))
+        #expect(Self.plan(["credential", "git", "--group", "g", "get"], ["AUTHKIT_ACCOUNT": "bob"]) == Self.get(account: "bob"))
+    }
+
+    @Test func storeIsAnsweredWithNothingWhateverItNames() {
+        for arguments in [
+            ["credential", "git", "store"], ["credential", "git", "--group", "g", "store"],
+            ["credential", "git", "--profile", "p", "store"],
+        ] {
+            #expect(Self.plan(arguments) == .gitStore, "\(arguments)")
+            // (authkit reads no configuration file for it.)
+            #expect(Self.plan(arguments, exists: true) == .gitStore, "\(arguments)")
+        }
+    }
+
+    @Test(
+        "what authkit's helper maps, checks or changes is handed to it",
+        arguments: [
+            ["credential", "git", "get"],  // the configuration file's mappings
+            ["credential", "git", "--group=", "get"], ["credential", "git", "--profile", "p", "get"],
+            ["credential", "git", "--group", "g", "erase"], ["credential", "git", "--group", "g", "fetch"],
+            ["credential", "git", "--group", "g"], ["credential", "git", "--group", "g", "get", "store"],
+            ["credential", "git", "--group", "g", "--username", "a", "--username", "b", "get"],
+            ["credential", "git", "--group", "g", "--username", "a\nb", "get"], ["credential", "git", "--group", "g", "--bogus", "get"],
+            ["credential", "git", "--group", "g", "--min-ttl", "-1", "get"], ["credential", "git", "--group", "g", "--server", "x", "get"],
+        ])
+    func handedOff(_ arguments: [String]) {
+        #expect(Self.plan(arguments) == .handOff)
+    }
+
+    @Test func theFilesAndTheEnvironmentDecideGetAndStore() {
+        let get = ["credential", "git", "--group", "g", "get"]
+        #expect(Self.plan(get, exists: true) == .handOff)  // a configuration file: authkit resolves the profile
+        #expect(Self.plan(get, exists: nil) == .handOff)
+        for variable in LeanTokenPlan.handedOffVariables {
+            #expect(Self.plan(get, [variable: "x"]) == .handOff, "\(variable)")
+            #expect(Self.plan(["credential", "git", "store"], [variable: "x"]) == .handOff, "\(variable)")
+            #expect(Self.plan(["credential", "git", "store"], [variable: ""]) == .gitStore, "\(variable)")
+        }
+        // Only under authkit's own names: git-credential-authkit passes the action alone.
+        #expect(
+            LeanTokenPlan.make(
+                arguments: ["credential", "git", "--group", "g", "get"], program: "git-credential-authkit",
+                environment: LeanTokenPlanTests.home, exists: { _ in false }, storageRecord: { _ in [:] }) == .handOff)
+    }
+}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitCore
 
 #if canImport(Glibc)
 import Glibc
@@ -14,9 +15,9 @@ import Foundation
 /// What every plug-in shares: the config's mapping, one token from the shared sign-in, bounded
 /// standard input, and errors as one line on standard error.
 enum CredentialPlugin {
-    /// Everything a credential client could send in one request is far below this.
-    static let maxInputBytes = 64 * 1024
-    static let maxLineBytes = 16 * 1024
+    /// (CredentialInput's limits.)
+    static let maxInputBytes = CredentialInput.maximumBytes
+    static let maxLineBytes = CredentialInput.maximumLineBytes
 
     struct Failure: Error {
         var message: String
@@ -113,20 +114,18 @@ enum CredentialPlugin {
         } catch {
             throw Failure(message: "authkit: cannot read standard input: \(error)", code: ExitStatus.usage)
         }
-        guard bytes.count <= maxInputBytes else {
+        switch CredentialInput.text(bytes) {
+        case .success(let text): return text
+        case .failure(.tooLong):
             throw Failure(
                 message: "authkit: the request on standard input is longer than \(maxInputBytes / 1024) KiB", code: ExitStatus.usage)
-        }
-        guard !bytes.contains(0) else {
+        case .failure(.nul):
             throw Failure(message: "authkit: the request on standard input contains a NUL byte", code: ExitStatus.usage)
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        case .failure(.notUTF8):
             throw Failure(message: "authkit: the request on standard input is not UTF-8 text", code: ExitStatus.usage)
-        }
-        if text.split(separator: "\n", omittingEmptySubsequences: false).contains(where: { $0.utf8.count > maxLineBytes }) {
+        case .failure(.longLine):
             throw Failure(message: "authkit: a line of the request is longer than \(maxLineBytes / 1024) KiB", code: ExitStatus.usage)
         }
-        return text
     }
 
     /// One line of standard input (without its newline), for clients that keep the pipe open

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitCore
 
 /// `authkit credential git get|store|erase`: a git credential helper (gitcredentials(7),
 /// git-credential(1)).
@@ -50,20 +51,27 @@ enum GitCredentialAdapter: CredentialAdapter {
     static var setupCommands: [any SetupClientCommand.Type] { [SetupGitCommand.self] }
 
     nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
-        let request = try GitCredentialRequest(parsing: try CredentialPlugin.readInput())
+        let text = try CredentialPlugin.readInput(), request: GitCredentialRequest
+        do throws(GitCredentialRequest.Malformed) {
+            request = try GitCredentialRequest(parsing: text)
+        } catch {
+            throw CredentialPlugin.Failure(
+                message: "authkit: git sent a line without ‘=’; expected key=value lines", code: ExitStatus.usage)
+        }
         if flags.action == "store" { return .none }  // git stores after every success; nothing to keep
         guard let target = try target(for: request, flags: flags) else { return .none }  // unmapped: git asks its next helper
         switch flags.action {
         case "get":
             let username = flags.own["--username"] ?? target.username
-            // One line of git's protocol: a line break in it would add lines to the answer.
-            guard !username.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            guard GitCredentialRequest.isOneLine(username) else {
                 throw CredentialPlugin.Failure(
                     message: "authkit: the user name for \(ProviderText.displayable(target.entry)) has a control character",
                     code: ExitStatus.usage)
             }
             let token = try await CredentialPlugin.accessToken(for: target, flags)
-            return CredentialAnswer(output: request.answer(token: token, username: username))
+            return CredentialAnswer(
+                output: request.answer(
+                    token: token.value, expiresAt: Int(clamping: token.expiresAt.timeIntervalSince1970), username: username))
         default:  // erase: the rejected password, if it is ours, is stale now — nothing more
             guard let rejected = request.rejectedToken else { return .none }
             try await CredentialPlugin.markRejected(rejected, for: target, flags)
@@ -111,56 +119,5 @@ enum GitCredentialAdapter: CredentialAdapter {
                 "config": "\(file.path):\(file.credentials[mapped.entry]?.line ?? 0)",
             ])
         return try flags.applied(to: mapped)
-    }
-}
-
-/// git's request: `key=value` lines up to a blank line or the end. Unknown keys are ignored.
-struct GitCredentialRequest: Equatable {
-    var scheme = ""
-    var host = ""
-    var path: String?
-    var username: String?
-    var password: String?
-    var authtype: String?
-    var credential: String?
-    var capabilities: Set<String> = []
-
-    init(parsing text: String) throws(CredentialPlugin.Failure) {
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            let line = line.hasSuffix("\r") ? line.dropLast() : line
-            if line.isEmpty { break }
-            guard let equals = line.firstIndex(of: "=") else {
-                throw CredentialPlugin.Failure(
-                    message: "authkit: git sent a line without ‘=’; expected key=value lines", code: ExitStatus.usage)
-            }
-            let key = String(line[..<equals]), value = String(line[line.index(after: equals)...])
-            switch key {
-            case "protocol": scheme = value.lowercased()
-            case "host": host = value
-            case "path": path = value
-            case "username": username = value
-            case "password": password = value
-            case "authtype": authtype = value
-            case "credential": credential = value
-            case "capability[]": capabilities.insert(value)
-            default: continue  // url, wwwauth[], password_expiry_utc, oauth_refresh_token …
-            }
-        }
-    }
-
-    /// The token git says a server rejected (erase): the password, or a Bearer credential.
-    var rejectedToken: String? {
-        if let credential, authtype?.lowercased() == "bearer" { return credential }
-        return password
-    }
-
-    /// The `get` answer: Basic (every git) or, when git announces the capability, Bearer.
-    func answer(token: AccessToken, username: String) -> String {
-        let expiry = Int(clamping: token.expiresAt.timeIntervalSince1970)
-        if capabilities.contains("authtype") {
-            // ephemeral: no helper after this one may store the token (git ≥ 2.46).
-            return "capability[]=authtype\nauthtype=Bearer\ncredential=\(token.value)\nephemeral=1\npassword_expiry_utc=\(expiry)\n"
-        }
-        return "username=\(username)\npassword=\(token.value)\npassword_expiry_utc=\(expiry)\n"
     }
 }

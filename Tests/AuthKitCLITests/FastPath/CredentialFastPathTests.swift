@@ -86,6 +86,29 @@ struct CredentialFastPathTests {
         #expect(options.minTTL == flags.minTTL && servers == flags.ownLists["--server"])
     }
 
+    @Test(
+        "the lean client takes git's helper options as the fast path does, and declines the rest",
+        arguments: [
+            ["credential", "git", "get"], ["credential", "git", "--group", "g", "get"], ["credential", "git", "store", "--group=g"],
+            ["credential", "git", "--username", "ada", "--account", "a", "--scope", "s", "--min-ttl", "30", "erase"],
+            ["credential", "git", "--resource", "https://api.example", "--storage", "kernel-keyring", "--profile", "p", "get"],
+            ["credential", "git", "--insecure-storage", "get"], ["credential", "git"], ["credential", "git", "get", "store"],
+            ["credential", "git", "--bogus", "get"], ["credential", "git", "--username"],
+            ["credential", "git", "--username", "a", "--username", "b", "get"],
+            ["credential", "git", "--min-ttl", "-1", "get"], ["credential", "git", "--server", "https://a", "get"],
+            ["credential", "git", "fetch"],
+        ])
+    func leanGitAgrees(_ arguments: [String]) throws {
+        let lean = LeanTokenPlan.gitOptions(arguments)
+        guard let (client, flags) = CredentialFastPath.parse(arguments), client == "git" else {
+            #expect(lean == nil, "the lean client takes \(arguments)")
+            return
+        }
+        let (options, action, username) = try #require(lean, "the lean client declines \(arguments)")
+        #expect(options.selector == flags.selector && options.scopes == flags.scopes && options.resources == flags.resources)
+        #expect(options.minTTL == flags.minTTL && action == flags.action && username == flags.own["--username"])
+    }
+
     @Test("a server the lean client serves is one authkit's plug-in sends a token to")
     func plainHTTPSIsCarried() throws {
         let alphabet = Array("abcXYZ019.-:/_~%@?#[]")

@@ -120,6 +120,54 @@ import Testing
         #expect(try await world.assertNoSecretsLeaked() > 0)
     }
 
+    @Test func gitsHelperIsAnsweredAsAuthkitAnswersIt() async throws {
+        let (lean, world) = try await Self.signedInWorld()
+        defer { world.stop() }
+        let alone = try Self.copy(lean, to: "alone", in: world)
+        let get = ["credential", "git", "--group", world.group, "get"]
+        let request = "protocol=https\nhost=git.example\npath=team/repo.git\n\n"
+
+        // Answered by the lean client itself: authkit's answer, byte for byte.
+        let served: [([String], String)] = [
+            (get, request), (get, "capability[]=authtype\n" + request), (get + ["--username", "ada"], request),
+            (get, "protocol=https\r\nhost=git.example\r\n"), (["credential", "git", "store"], request + "password=anything\n"),
+            (["credential", "git", "--group", world.group, "store"], ""),
+        ]
+        for (arguments, input) in served {
+            let expected = try await world.authkit(arguments, stdin: input)
+            let title = arguments.joined(separator: " ") + " \(input.debugDescription)"
+            try #require(expected.status == 0, "\(title): \(expected.stderr)")
+            for copy in [nil, alone] {
+                let got = try await world.lean(arguments, copy: copy, stdin: input)
+                #expect(got.status == 0 && got.stdout == expected.stdout && got.stderr.isEmpty, "\(title): \(got.stderr)")
+            }
+        }
+        #expect(try await world.authkit(get, stdin: request).stdout.contains("password="))
+
+        // Handed to authkit with the request it read: authkit's words and exit code.
+        let handedOver: [([String], String)] = [
+            (get, "protocol=http\nhost=git.example\n"),  // refused: plain http
+            (get, "protocol=http\nhost=127.0.0.1:8080\n"),  // a loopback test server: answered by authkit
+            (get, "protocol https\n"), (get, "protocol=https\nhost=a\u{0}\n"),
+            (get, "host=" + String(repeating: "a", count: CredentialInput.maximumLineBytes) + "\n"),
+            (["credential", "git", "get"], request),  // no configuration file, so no mapping: nothing
+            (["credential", "git", "--group", world.group, "erase"], request + "password=not-ours\n"),
+            (["credential", "git", "--group", world.group, "fetch"], request),
+            (["credential", "git", "--group", "com.example.nobody", "get"], request),  // the agent's refusal
+        ]
+        for (arguments, input) in handedOver {
+            let expected = try await world.authkit(arguments, stdin: input)
+            let got = try await world.lean(arguments, stdin: input)
+            let title = arguments.joined(separator: " ") + " \(input.prefix(40).debugDescription)"
+            #expect(got.status == expected.status && got.stdout == expected.stdout, "\(title): \(got.stderr)")
+            #expect(Self.steady(got.stderr) == Self.steady(expected.stderr), "\(title)")
+            let lone = try await world.lean(arguments, copy: alone, stdin: input)
+            #expect(lone.status == 2 && lone.stdout.isEmpty && lone.stderr.contains("cannot run authkit at"), "\(title): \(lone.stderr)")
+        }
+        #expect(try await world.authkit(handedOver[1].0, stdin: handedOver[1].1).stdout.contains("password="))
+        #expect(try await world.assertNoSecretsLeaked() > 0)
+    }
+
     /// The agent's events of `group` (`authkit agent log --json`), one JSON object each.
     static func events(_ world: CLIHarness, group: String) async throws -> [String] {
         let log = try await world.authkit(["agent", "log", "--json", "--group", group, "--socket", world.agentSocket])

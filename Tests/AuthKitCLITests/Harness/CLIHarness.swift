@@ -217,8 +217,10 @@ final class CLIHarness: @unchecked Sendable {
     /// Runs the lean client (`authkit-lean` beside the built authkit, or the copy at `copy`) in
     /// this world; recorded and leak-scanned as authkit's runs are.
     @discardableResult
-    func lean(_ arguments: [String], copy: URL? = nil, environment extra: [String: String] = [:]) async throws -> ProcessResult {
-        try await run("authkit-lean", arguments, environment: extra, stdin: nil, timeout: 30, at: copy)
+    func lean(_ arguments: [String], copy: URL? = nil, environment extra: [String: String] = [:], stdin: String? = nil) async throws
+        -> ProcessResult
+    {
+        try await run("authkit-lean", arguments, environment: extra, stdin: stdin, timeout: 30, at: copy)
     }
 
     private func run(
