@@ -24,17 +24,6 @@ enum LeanProcess {
         return variables
     }
 
-    /// true: `path` is there (a link counts, even a dangling one: the lean client reads no
-    /// configuration, so anything there sends the command to authkit);
-    /// false: no such file (as authkit reads a missing configuration file: ENOENT or ENOTDIR);
-    /// nil: anything else.
-    static func exists(_ path: String) -> Bool? {
-        var info = stat()
-        if lstat(path, &info) == 0 { return true }
-        let code = errno
-        return code == ENOENT || code == ENOTDIR ? false : nil
-    }
-
     /// Seconds from now until `time` (Unix seconds), rounded toward zero.
     static func secondsUntil(_ time: Int64) -> Int {
         var now = timespec()

@@ -14,7 +14,10 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
     guard let environment = LeanProcess.environment() else { LeanProcess.handOff(vector) }
     let plan = LeanTokenPlan.make(
         arguments: arguments, program: String(name.split(separator: "/").last ?? ""), environment: environment,
-        exists: LeanProcess.exists,
+        // (A group section the stores would refuse is a problem authkit reports.)
+        configuration: { path in
+            try? ConfigFile.load(path: path, environment: environment) { GroupName.isStoreName($0) ? nil : "refused" }
+        },
         // (Our group is one the stores take, so no other line can be its line.)
         storageRecord: { GroupStateLines.read($0, isGroup: { _ in true }) })
     switch plan {

@@ -11,4 +11,11 @@ package enum GroupName {
                     || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
             }
     }
+
+    /// A name the stores take (SecretStore's `SecretGroup`): valid, and starting with a letter
+    /// or digit.
+    package static func isStoreName(_ name: String) -> Bool {
+        guard isValid(name), let first = name.utf8.first else { return false }
+        return (0x41...0x5A).contains(first) || (0x61...0x7A).contains(first) || (0x30...0x39).contains(first)
+    }
 }

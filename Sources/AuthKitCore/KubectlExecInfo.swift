@@ -38,37 +38,8 @@ package enum KubectlExecInfo {
         return JSONValue.object(object).serialized() + "\n"
     }
 
-    /// An `https://` URL of the plainest kind: a host of letters, digits, `.` and `-`, a port
-    /// of at most five digits, and a path of letters, digits and `.` `_` `~` `-` `/`. The lean
-    /// client serves only such a server; authkit (which parses URLs with Foundation) takes
-    /// these and others, so the lean client hands any other to it.
-    package static func isPlainHTTPS(_ url: String) -> Bool {
-        let bytes = Array(url.utf8)
-        let scheme = Array("https://".utf8)
-        guard bytes.count > scheme.count, bytes.count <= 2048, bytes[..<scheme.count].elementsEqual(scheme) else { return false }
-        func isAlphanumeric(_ byte: UInt8) -> Bool {
-            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
-        }
-        var index = scheme.count
-        var host = 0
-        while index < bytes.count, isAlphanumeric(bytes[index]) || bytes[index] == UInt8(ascii: ".") || bytes[index] == UInt8(ascii: "-") {
-            index += 1
-            host += 1
-        }
-        guard host > 0 else { return false }
-        if index < bytes.count, bytes[index] == UInt8(ascii: ":") {
-            index += 1
-            var digits = 0
-            while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
-                index += 1
-                digits += 1
-            }
-            guard (1...5).contains(digits) else { return false }
-        }
-        guard index == bytes.count || bytes[index] == UInt8(ascii: "/") else { return false }
-        return bytes[index...].allSatisfy { byte in
-            isAlphanumeric(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~")
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "/")
-        }
-    }
+    /// An `https://` URL of the plainest kind (``PlainURL``): the lean client serves only such
+    /// a server; authkit (which parses URLs with Foundation) takes these and others, so the lean
+    /// client hands any other to it.
+    package static func isPlainHTTPS(_ url: String) -> Bool { PlainURL.isPlain(url) }
 }

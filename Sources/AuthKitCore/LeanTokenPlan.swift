@@ -5,8 +5,8 @@ import StrictJSON
 /// nothing `authkit` would check could fail. Everything else is handed to `authkit` with the
 /// same arguments, so what is printed and the exit code are always `authkit`'s.
 ///
-/// A plan, made without I/O of its own: the caller says which files exist and what the
-/// storage record holds.
+/// A plan, made without I/O of its own: the caller reads the configuration file and the
+/// storage record.
 package enum LeanTokenPlan: Equatable {
     /// `authkit token`: ask the agent at `socket` for `query`; print the token if it lives
     /// `query.minTTL`.
@@ -33,10 +33,12 @@ package enum LeanTokenPlan: Equatable {
 
     /// The plan for `arguments` (without the program's name, `program`).
     /// - Parameters:
-    ///   - exists: whether a file is there: true, false (no such file), or nil (cannot tell).
+    ///   - configuration: the configuration file at a path as authkit reads it
+    ///     (`ConfigFile.load`; an empty one when there is none), or nil where authkit would
+    ///     report a problem with it.
     ///   - storageRecord: the storage record's lines (`GroupStateLines`) at a path.
     package static func make(
-        arguments: [String], program: String = "authkit", environment: [String: String], exists: (String) -> Bool?,
+        arguments: [String], program: String = "authkit", environment: [String: String], configuration: (String) -> ConfigFile?,
         storageRecord: (String) -> [String: String]
     ) -> LeanTokenPlan {
         // authkit reads `token` before it looks at its own name; a plug-in's name changes its
@@ -48,7 +50,9 @@ package enum LeanTokenPlan: Equatable {
                 guard case .handled = scanner.shared(arguments[scanner.index], into: &options) else { return .handOff }
                 scanner.index += 1
             }
-            guard let (query, socket) = resolve(options, environment: environment, exists: exists, storageRecord: storageRecord) else {
+            guard
+                let (query, socket) = resolve(options, environment: environment, configuration: configuration, storageRecord: storageRecord)
+            else {
                 return .handOff
             }
             return .ask(query, socket: socket)
@@ -57,11 +61,11 @@ package enum LeanTokenPlan: Equatable {
             return .handOff
         }
         if arguments[1] == "git" {
-            return git(arguments, environment: environment, exists: exists, storageRecord: storageRecord)
+            return git(arguments, environment: environment, configuration: configuration, storageRecord: storageRecord)
         }
         guard arguments[1] == "kubectl", let (options, servers) = kubectlOptions(arguments),
             let apiVersion = kubectlServes(environment["KUBERNETES_EXEC_INFO"], boundTo: servers),
-            let (query, socket) = resolve(options, environment: environment, exists: exists, storageRecord: storageRecord)
+            let (query, socket) = resolve(options, environment: environment, configuration: configuration, storageRecord: storageRecord)
         else { return .handOff }
         return .kubectl(query, socket: socket, apiVersion: apiVersion)
     }
@@ -99,7 +103,8 @@ package enum LeanTokenPlan: Equatable {
     /// whatever it names (authkit reads nothing for it but the request); `erase` marks a token
     /// in the store, authkit's work.
     static func git(
-        _ arguments: [String], environment: [String: String], exists: (String) -> Bool?, storageRecord: (String) -> [String: String]
+        _ arguments: [String], environment: [String: String], configuration: (String) -> ConfigFile?,
+        storageRecord: (String) -> [String: String]
     ) -> LeanTokenPlan {
         guard let (options, action, username) = gitOptions(arguments) else { return .handOff }
         switch action {
@@ -109,7 +114,7 @@ package enum LeanTokenPlan: Equatable {
         case "get":
             let username = username ?? "oauth2"
             guard let group = options.group, !group.isEmpty, GitCredentialRequest.isOneLine(username),
-                let (query, socket) = resolve(options, environment: environment, exists: exists, storageRecord: storageRecord)
+                let (query, socket) = resolve(options, environment: environment, configuration: configuration, storageRecord: storageRecord)
             else { return .handOff }
             return .gitGet(query, socket: socket, username: username)
         default: return .handOff
@@ -173,40 +178,59 @@ package enum LeanTokenPlan: Equatable {
     }
 
     /// The request authkit would send the agent for `options`, and the socket, or nil when
-    /// authkit is to decide.
+    /// authkit is to decide: the group and store resolved as `ProfileResolver` resolves them —
+    /// flags, the environment, the selected profile's section, `[defaults]`, a built-in
+    /// profile, the storage record — only when every setting of the profile passes its checks
+    /// (``ProfileSettings``) and no other profile has a problem to warn of.
     static func resolve(
-        _ options: FastPathOptions, environment: [String: String], exists: (String) -> Bool?, storageRecord: (String) -> [String: String]
+        _ options: FastPathOptions, environment: [String: String], configuration: (String) -> ConfigFile?,
+        storageRecord: (String) -> [String: String]
     ) -> (AgentTokenQuery, String)? {
         func named(_ variable: String) -> String? {
             guard let value = environment[variable], !value.isEmpty else { return nil }
             return value
         }
         guard options.profile == nil, !handedOffVariables.contains(where: { named($0) != nil }) else { return nil }
-        // The configuration file: only its absence is read here. (A relative HOME sends
-        // authkit to the password database.)
-        guard let home = named("HOME"), home.hasPrefix("/") else { return nil }
-        guard exists(UserFiles.configPath(environment: environment) { home }) == false else { return nil }
-        // The group: a flag, else AUTHKIT_GROUP, else the default; a forward's own group is
-        // found by asking it (authkit does that).
-        let explicitGroup = options.group.flatMap { $0.isEmpty ? nil : $0 } ?? named("AUTHKIT_GROUP")
-        guard explicitGroup != nil || named("AUTHKIT_AGENT_SOCK") == nil else { return nil }
-        let group = explicitGroup ?? GroupName.defaultGroup
-        // (A group the stores refuse, one that starts with `.`, `_` or `-`, is authkit's to report.)
-        guard GroupName.isValid(group), let first = group.utf8.first, first != UInt8(ascii: "."), first != UInt8(ascii: "_"),
-            first != UInt8(ascii: "-")
+        // (A relative HOME sends authkit to the password database.)
+        guard let home = named("HOME"), home.hasPrefix("/"),
+            let file = configuration(UserFiles.configPath(environment: environment) { home }), file.profileProblems.isEmpty
         else { return nil }
-        // The store: a flag, else AUTHKIT_STORAGE, else the group's storage record, else the
-        // Secret Service.
-        let store: String
-        if let flagged = options.storage ?? (options.insecureStorage ? StoreNames.plainFile : nil) {
-            store = flagged
-        } else if let variable = named("AUTHKIT_STORAGE") {
-            guard StoreNames.all.contains(variable) else { return nil }
-            store = variable
+        // The profile's settings, each from its strongest layer below the command line and the
+        // environment: its section, then [defaults] (group and storage), then a built-in profile.
+        var settings: [String: String] = [:]
+        if let name = file.defaults?.entries["profile"]?.value {
+            let section = file.profiles[name], builtIn = BuiltInProfiles.all[name]
+            guard section != nil || builtIn != nil else { return nil }
+            settings = builtIn ?? [:]
+            for key in ["group", "storage"] { settings[key] = file.defaults?.entries[key]?.value ?? settings[key] }
+            for (key, entry) in section?.entries ?? [:] { settings[key] = entry.value }
         } else {
-            let recorded = storageRecord(UserFiles.statePath("storage", environment: environment) { home })[group]
-            store = recorded.flatMap { StoreNames.all.contains($0) ? $0 : nil } ?? StoreNames.secretService
+            for key in ["group", "storage"] { settings[key] = file.defaults?.entries[key]?.value }
         }
+        // The group: a flag, else AUTHKIT_GROUP, else the profile's, else the default; a
+        // forward's own group, when nothing names one, is found by asking it (authkit does that).
+        if let flagged = options.group, !flagged.isEmpty {
+            settings["group"] = flagged
+        } else if let variable = named("AUTHKIT_GROUP") {
+            settings["group"] = variable
+        }
+        guard settings["group"] != nil || named("AUTHKIT_AGENT_SOCK") == nil else { return nil }
+        // The store: a flag, else AUTHKIT_STORAGE, else the profile's.
+        if let flagged = options.storage ?? (options.insecureStorage ? StoreNames.plainFile : nil) {
+            settings["storage"] = flagged
+        } else if let variable = named("AUTHKIT_STORAGE") {
+            settings["storage"] = variable
+        }
+        guard settings.allSatisfy({ ProfileSettings.passes($0.key, $0.value) }) else { return nil }
+        let group = settings["group"] ?? GroupName.defaultGroup
+        // (A group the stores refuse, one that starts with `.`, `_` or `-`, is authkit's to report.)
+        guard GroupName.isStoreName(group) else { return nil }
+        // Else the group's storage record, else the Secret Service.
+        let store =
+            settings["storage"]
+            ?? storageRecord(UserFiles.statePath("storage", environment: environment) { home })[group].flatMap {
+                StoreNames.all.contains($0) ? $0 : nil
+            } ?? StoreNames.secretService
         guard let socket = AgentExchange.clientSocketPath(environment: environment) else { return nil }
         let query = AgentTokenQuery(
             group: group, storage: store, account: options.account ?? named("AUTHKIT_ACCOUNT"), scopes: options.scopes,

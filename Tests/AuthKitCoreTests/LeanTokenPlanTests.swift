@@ -17,8 +17,23 @@ import Testing
         config: String = "/home/ada/.config/authkit/config", state: String = "/home/ada/.local/state/authkit/storage"
     ) -> LeanTokenPlan {
         LeanTokenPlan.make(
-            arguments: arguments, environment: environment, exists: { $0 == config ? exists : nil },
+            arguments: arguments, environment: environment, configuration: { $0 == config ? Self.file(exists) : nil },
             storageRecord: { $0 == state ? record : [:] })
+    }
+
+    /// A configuration file as the lean client reads it: none (`false`), one with a problem to
+    /// warn of (`true`), or one authkit would refuse (`nil`).
+    static func file(_ exists: Bool?) -> ConfigFile? {
+        switch exists {
+        case false?: return ConfigFile(path: "/home/ada/.config/authkit/config", defaults: nil, profiles: [:])
+        case true?: return parsed("[profile broken]\nbogus = 1\n")
+        case nil: return nil
+        }
+    }
+
+    /// `text` parsed as the lean client parses it; nil where it is refused.
+    static func parsed(_ text: String) -> ConfigFile? {
+        try? ConfigFile.parse(text, path: "/home/ada/.config/authkit/config") { GroupName.isStoreName($0) ? nil : "refused" }
     }
 
     static func ask(
@@ -103,6 +118,52 @@ import Testing
         #expect(Self.plan(["token"], environment) == Self.ask())
     }
 
+    @Test func theConfigurationFileNamesTheGroupAndStoreAsAuthkitWould() {
+        func plan(_ text: String, _ arguments: [String] = ["token"], _ more: [String: String] = [:]) -> LeanTokenPlan {
+            LeanTokenPlan.make(
+                arguments: arguments, environment: Self.home.merging(more) { _, new in new },
+                configuration: { $0 == "/home/ada/.config/authkit/config" ? Self.parsed(text) : nil }, storageRecord: { _ in [:] })
+        }
+        func profile(issuer: String = "https://login.example.com/{tenantid}/v2.0") -> String {
+            """
+            [defaults]
+            profile = work
+            group = com.example.d
+            [profile work]
+            issuer = \(issuer)
+            client_id = cli
+            group = com.example.w
+
+            """
+        }
+        let work = profile()
+        #expect(
+            plan("[defaults]\ngroup = com.example.d\nstorage = kernel-keyring\n")
+                == Self.ask(group: "com.example.d", storage: "kernel-keyring"))
+        #expect(plan(work) == Self.ask(group: "com.example.w"))
+        #expect(plan(work, ["token", "--group", "com.example.f"]) == Self.ask(group: "com.example.f"))
+        #expect(plan(work, ["token"], ["AUTHKIT_GROUP": "com.example.e"]) == Self.ask(group: "com.example.e"))
+        #expect(
+            plan(work + "storage = plain-file\n", ["token", "--storage", "kernel-keyring"])
+                == Self.ask(group: "com.example.w", storage: "kernel-keyring"))
+        #expect(plan("[defaults]\nprofile = microsoft\n") == Self.ask())  // the built-in profile
+        #expect(plan("[credential \"https://git.example\"]\nprofile = work\n[group \"authkit\"]\nconfirm = once\n") == Self.ask())
+        // A group the file names is not a forward's to choose.
+        #expect(
+            plan("[defaults]\ngroup = com.example.d\n", ["token"], ["AUTHKIT_AGENT_SOCK": "/tmp/f.sock"])
+                == Self.ask(group: "com.example.d", socket: "/tmp/f.sock"))
+        #expect(plan("[defaults]\nstorage = plain-file\n", ["token"], ["AUTHKIT_AGENT_SOCK": "/tmp/f.sock"]) == .handOff)
+        // What authkit refuses, or warns of, is its to say.
+        for text in [
+            "[defaults]\nprofile = nowhere\n", "[defaults]\nstorage = bogus\n", "[defaults]\ngroup = _x\n", "[profile other]\nbogus = 1\n",
+            profile(issuer: "https://login.example.com/?x"), profile(issuer: "https://ada@login.example.com"),
+            profile(issuer: "http://login.example.com"), work + "dpop = sometimes\n", work + "redirect_port = 0\n",
+            "[group \"_x\"]\nconfirm = once\n", "[group \"authkit\"]\nconfirm = maybe\n", "[nonsense]\n",
+        ] {
+            #expect(plan(text) == .handOff, "\(text)")
+        }
+    }
+
     @Test func configurationHomeAndSocketDecideToo() {
         // A configuration file, or one that cannot be looked at: authkit reads it.
         #expect(Self.plan(["token"], exists: true) == .handOff)
@@ -128,7 +189,8 @@ import Testing
         var environment = LeanTokenPlanTests.home
         environment["KUBERNETES_EXEC_INFO"] = info
         return LeanTokenPlan.make(
-            arguments: arguments, program: program, environment: environment, exists: { _ in false }, storageRecord: { _ in [:] })
+            arguments: arguments, program: program, environment: environment, configuration: { _ in LeanTokenPlanTests.file(false) },
+            storageRecord: { _ in [:] })
     }
 
     static func kubectl(_ apiVersion: String, group: String = "g", minTTL: Int = 300) -> LeanTokenPlan {
@@ -200,7 +262,7 @@ import Testing
     static func plan(_ arguments: [String], _ extra: [String: String] = [:], exists: Bool? = false) -> LeanTokenPlan {
         LeanTokenPlan.make(
             arguments: arguments, program: "authkit", environment: LeanTokenPlanTests.home.merging(extra) { _, new in new },
-            exists: { _ in exists }, storageRecord: { _ in [:] })
+            configuration: { _ in LeanTokenPlanTests.file(exists) }, storageRecord: { _ in [:] })
     }
 
     static func get(group: String = "g", account: String? = nil, scopes: [String] = [], minTTL: Int = 300, username: String = "oauth2")
@@ -259,6 +321,7 @@ import Testing
         #expect(
             LeanTokenPlan.make(
                 arguments: ["credential", "git", "--group", "g", "get"], program: "git-credential-authkit",
-                environment: LeanTokenPlanTests.home, exists: { _ in false }, storageRecord: { _ in [:] }) == .handOff)
+                environment: LeanTokenPlanTests.home, configuration: { _ in LeanTokenPlanTests.file(false) }, storageRecord: { _ in [:] })
+                == .handOff)
     }
 }

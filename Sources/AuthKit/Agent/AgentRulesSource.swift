@@ -1,3 +1,4 @@
+import AuthKitCore
 import Logging
 
 #if canImport(Glibc)

@@ -1,3 +1,5 @@
+import AuthKitCore
+
 /// A configuration problem, naming where it is (file and line, variable or flag), the key,
 /// and what is wrong. Secret values are never repeated.
 public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -18,5 +20,12 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
     public var description: String {
         if let key { return "\(location): ‘\(key)’: \(problem)" }
         return "\(location): \(problem)"
+    }
+}
+
+extension ConfigurationError {
+    /// The parser's problem (AuthKitCore's ``ConfigProblem``) as the public error.
+    package init(_ problem: ConfigProblem) {
+        self.init(location: problem.location, key: problem.key, problem: problem.problem)
     }
 }

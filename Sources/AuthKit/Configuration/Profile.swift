@@ -123,14 +123,5 @@ public struct Profile: Sendable, Equatable {
     public static let defaultScopes = ["openid", "profile", "offline_access"]
 
     /// The profiles authkit knows without a configuration file.
-    public static let builtIn: [String: [String: String]] = [
-        "microsoft": [
-            "issuer": "https://login.microsoftonline.com/{tenantid}/v2.0",
-            "tenant": "common",
-            "scopes": "openid profile offline_access User.Read User.ReadBasic.All",
-            "graph_url": "https://graph.microsoft.com/v1.0",
-            // Entra app registrations for desktop apps use http://localhost (port ignored).
-            "redirect_host": "localhost",
-        ]
-    ]
+    public static let builtIn: [String: [String: String]] = BuiltInProfiles.all
 }

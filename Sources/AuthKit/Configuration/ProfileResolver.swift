@@ -99,7 +99,7 @@ public struct ProfileResolver: Sendable {
             (profileName, profileSource) = (entry.value, "\(file.path):\(entry.line)")
         }
         if let profileName, let problem = file.profileProblems[profileName]?.first {
-            throw problem
+            throw ConfigurationError(problem)
         }
         let section = profileName.flatMap { file.profiles[$0] }
         let builtIn = profileName.flatMap { Profile.builtIn[$0] }

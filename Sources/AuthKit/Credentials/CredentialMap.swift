@@ -1,3 +1,5 @@
+import AuthKitCore
+
 /// Which sign-in a credential plug-in gives to which host: the policy every adapter (git,
 /// docker) shares, read from the config file's `[credential "URL"]` and `[registry "HOST"]`
 /// sections. A host with no entry gets nothing — so a malicious remote URL in a cloned

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitCore
 import ChildProcess
 import SecretStore
 import JOSE

@@ -1,4 +1,5 @@
 import AuthKit
+import AuthKitCore
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitCore
 @testable import AuthKitCLI
 import Foundation
 import TestSupport

@@ -168,6 +168,67 @@ import Testing
         #expect(try await world.assertNoSecretsLeaked() > 0)
     }
 
+    @Test func aConfigurationFileIsReadAsAuthkitReadsIt() async throws {
+        let (lean, world) = try await Self.signedInWorld()
+        defer { world.stop() }
+        let alone = try Self.copy(lean, to: "alone", in: world)
+        try FileManager.default.createDirectory(at: world.configDirectory, withIntermediateDirectories: true)
+        let config = world.configDirectory.appendingPathComponent("config")
+        let profile = """
+            [defaults]
+            profile = work
+
+            [profile work]
+            issuer = \(world.provider.issuer.absoluteString)
+            client_id = "\(CLIHarness.clientID)"
+            group = \(world.group)
+            dpop = never   # bound tokens are not asked for here
+
+            """
+        func write(_ text: String, mode: Int = 0o600) throws {
+            try text.write(to: config, atomically: false, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: config.path)
+        }
+        let server = "https://kube.example:6443"
+        let info = [
+            "KUBERNETES_EXEC_INFO":
+                #"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{"cluster":{"server":"\#(server)"}}}"#
+        ]
+        let request = "protocol=https\nhost=git.example\n\n"
+        // The profile names the group: answered by the lean client itself, as authkit answers.
+        try write(profile + "[credential \"https://git.example\"]\nprofile = work\n\n[group \"\(world.group)\"]\nconfirm = never\n")
+        let served: [([String], [String: String], String?)] = [
+            (["token"], [:], nil), (["credential", "kubectl"], info, nil),
+            (["credential", "git", "--group", world.group, "get"], [:], request),
+        ]
+        for (arguments, environment, input) in served {
+            let expected = try await world.authkit(arguments, environment: environment, stdin: input)
+            try #require(expected.status == 0, "\(arguments): \(expected.stderr)")
+            let got = try await world.lean(arguments, copy: alone, environment: environment, stdin: input)
+            #expect(got.status == 0 && got.stdout == expected.stdout && got.stderr.isEmpty, "\(arguments): \(got.stderr)")
+        }
+        // What authkit refuses or warns of: handed to it, its words and exit code.
+        let handedOver: [(String, Int)] = [
+            (profile.replacingOccurrences(of: "dpop = never", with: "dpop = sometimes"), 0o600),
+            (profile + "[profile other]\nbogus = 1\n", 0o600),  // a warning, and the token
+            (profile.replacingOccurrences(of: "profile = work", with: "profile = nowhere"), 0o600),
+            (profile, 0o622),  // others may write the file
+            (profile + "client_secret = s3cret\n", 0o644),  // others may read its secret
+            (profile + "[group \"\(world.group)\"]\nconfirm = maybe\n", 0o600),
+            (profile.replacingOccurrences(of: "issuer = ", with: "issuer = https://user@a.example/ # was "), 0o600),
+        ]
+        for (text, mode) in handedOver {
+            try write(text, mode: mode)
+            let expected = try await world.authkit(["token"])
+            let got = try await world.lean(["token"])
+            #expect(got.status == expected.status && got.stdout == expected.stdout, "\(text): \(got.stderr)")
+            #expect(Self.steady(got.stderr) == Self.steady(expected.stderr), "\(text)")
+            let lone = try await world.lean(["token"], copy: alone)
+            #expect(lone.status == 2 && lone.stderr.contains("cannot run authkit at"), "\(text): \(lone.stderr)")
+        }
+        #expect(try await world.assertNoSecretsLeaked() > 0)
+    }
+
     /// The agent's events of `group` (`authkit agent log --json`), one JSON object each.
     static func events(_ world: CLIHarness, group: String) async throws -> [String] {
         let log = try await world.authkit(["agent", "log", "--json", "--group", group, "--socket", world.agentSocket])

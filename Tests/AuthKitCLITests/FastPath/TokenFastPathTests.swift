@@ -63,7 +63,9 @@ struct TokenFastPathTests {
     static let leanEnvironment = ["HOME": "/nonexistent/ada", "XDG_RUNTIME_DIR": "/run/user/1"]
 
     func leanPlan(_ arguments: [String]) -> LeanTokenPlan {
-        LeanTokenPlan.make(arguments: arguments, environment: Self.leanEnvironment, exists: { _ in false }, storageRecord: { _ in [:] })
+        LeanTokenPlan.make(
+            arguments: arguments, environment: Self.leanEnvironment,
+            configuration: { ConfigFile(path: $0, defaults: nil, profiles: [:]) }, storageRecord: { _ in [:] })
     }
 
     @Test(

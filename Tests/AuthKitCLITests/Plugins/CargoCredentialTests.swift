@@ -1,3 +1,4 @@
+import AuthKitCore
 import Foundation
 import TestSupport
 import Testing

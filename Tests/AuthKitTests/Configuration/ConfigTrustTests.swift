@@ -1,4 +1,5 @@
 @testable import AuthKit
+import AuthKitCore
 import Foundation
 import TestSupport
 import Testing

@@ -1,3 +1,4 @@
+import AuthKitCore
 import Foundation
 import Testing
 import TestSupport

@@ -1,4 +1,5 @@
 @testable import AuthKit
+import AuthKitCore
 import Testing
 
 /// Which entry of the config file a git URL or a docker registry gets: as git and docker

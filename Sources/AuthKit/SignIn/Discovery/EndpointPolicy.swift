@@ -1,3 +1,4 @@
+import AuthKitCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -44,12 +45,5 @@ public enum EndpointPolicy {
     }
 
     /// 127.0.0.0/8, ::1 and `localhost`.
-    package static func isLoopback(host: String) -> Bool {
-        var name = host.lowercased()
-        if name.hasPrefix("[") && name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name == "localhost" || name == "::1" || name == "0:0:0:0:0:0:0:1" { return true }
-        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets[0] == "127" else { return false }
-        return octets.allSatisfy { octet in UInt8(octet) != nil }
-    }
+    package static func isLoopback(host: String) -> Bool { PlainURL.isLoopback(host: host) }
 }

@@ -6,9 +6,9 @@ extension ConfigFile {
     /// One `key = value` line of `section`, checked against the keys that section allows.
     static func keyAndValue(
         _ line: String, location: String, section: (kind: String, name: String)?
-    ) throws(ConfigurationError) -> (String, String) {
+    ) throws(ConfigProblem) -> (String, String) {
         guard let equals = line.firstIndex(of: "=") else {
-            throw ConfigurationError(location: location, problem: "expected key = value")
+            throw ConfigProblem(location: location, problem: "expected key = value")
         }
         let key = line[..<equals].trimmingASCIIWhitespace()
         // A key is named in an error only when it is a known one or a known one misspelt: a
@@ -18,11 +18,11 @@ extension ConfigFile {
         guard let first = key.utf8.first, isLetter(first), key.utf8.count <= 32,
             key.utf8.allSatisfy({ isLetter($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
         else {
-            throw ConfigurationError(location: location, problem: "this line is not key = value (a key is letters, digits, _ and -)")
+            throw ConfigProblem(location: location, problem: "this line is not key = value (a key is letters, digits, _ and -)")
         }
         // (Worked out only for an error: every command reads the file.)
         func known(in keys: Set<String>) -> String? {
-            let spelled = key.lowercased().replacing("-", with: "_")
+            let spelled = String(key.lowercased().map { $0 == "-" ? "_" : $0 })
             return keys.sorted().first { $0 == spelled || Self.similar($0, spelled) }
         }
         func shown() -> String? { everyKey.contains(key) || known(in: everyKey) != nil ? key : nil }
@@ -30,7 +30,7 @@ extension ConfigFile {
             line[line.index(after: equals)...], location: location,
             key: everyKey.contains(key) ? key : shown() ?? "(a key not repeated here)")
         guard let section else {
-            throw ConfigurationError(
+            throw ConfigProblem(
                 location: location, key: shown(), problem: "a key outside any section; start with [defaults] or [profile NAME]")
         }
         let allowed =
@@ -39,16 +39,16 @@ extension ConfigFile {
         guard allowed.contains(key) else {
             let list = allowed.sorted().joined(separator: ", ")
             guard let meant = known(in: allowed), let shown = shown() else {
-                throw ConfigurationError(location: location, problem: "an unknown key (not repeated here); known keys: \(list)")
+                throw ConfigProblem(location: location, problem: "an unknown key (not repeated here); known keys: \(list)")
             }
-            throw ConfigurationError(location: location, key: shown, problem: "unknown key (did you mean \(meant)?); known keys: \(list)")
+            throw ConfigProblem(location: location, key: shown, problem: "unknown key (did you mean \(meant)?); known keys: \(list)")
         }
-        if key == "storage", allowed == credentialKeys, StorageChoice(rawValue: value) == nil {
-            let known = StorageChoice.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ConfigurationError(location: location, key: key, problem: "‘\(value)’ is not a store; use one of \(known)")
+        if key == "storage", allowed == credentialKeys, !StoreNames.all.contains(value) {
+            let known = StoreNames.all.joined(separator: ", ")
+            throw ConfigProblem(location: location, key: key, problem: "‘\(value)’ is not a store; use one of \(known)")
         }
         if key == "username", value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            throw ConfigurationError(location: location, key: key, problem: "a user name is one line without control characters")
+            throw ConfigProblem(location: location, key: key, problem: "a user name is one line without control characters")
         }
         return (key, value)
     }

@@ -1,5 +1,3 @@
-import SecretStore
-
 /// `[group "NAME"]` sections: what the agent does before it hands out a token of the group.
 ///
 /// ```ini
@@ -10,40 +8,42 @@ import SecretStore
 /// ```
 extension ConfigFile {
     package static let groupKeys: Set<String> = ["confirm", "confirm_for", "allow"]
+    /// The values `confirm` takes (the agent's `AgentGroupRule.Confirm`).
+    package static let confirmValues = ["always", "once", "never"]
 
-    /// `group "com.example.prod"` → the group's name, and a problem when it is not a valid group.
-    static func groupSection(_ header: String) -> (String, String?)? {
-        guard header.hasPrefix("group "), let (kind, name) = quotedSection(header), kind == "group" else { return nil }
-        do {
-            _ = try SecretGroup(name)
-            return (name, nil)
-        } catch {
-            return (name, "[group \"\(name)\"]: \(error)")
-        }
+    /// A group section's settings, checked: nil where the section leaves the default.
+    package struct GroupRuleSettings: Equatable {
+        package var confirm: String?
+        /// Seconds.
+        package var confirmFor: Double?
+        package var allow: [String]?
     }
 
-    /// The agent's rules for every group that has a section.
-    package func agentRules() -> [String: AgentGroupRule] {
-        groups.compactMapValues { try? Self.rule($0) }
+    /// `group "com.example.prod"` → the group's name, and a problem when it is not a valid
+    /// group (`problem`: the stores' judgement of a name).
+    static func groupSection(_ header: String, problem: (String) -> String?) -> (String, String?)? {
+        guard header.hasPrefix("group "), let (kind, name) = quotedSection(header), kind == "group" else { return nil }
+        return (name, problem(name).map { "[group \"\(name)\"]: \($0)" })
     }
 
     /// Refuses a section whose values are not rules, naming the line.
-    func checkGroupRules() throws(ConfigurationError) {
-        for section in groups.values { _ = try Self.rule(section, path: path) }
+    func checkGroupRules() throws(ConfigProblem) {
+        for section in groups.values { _ = try Self.groupRule(section, path: path) }
     }
 
-    static func rule(_ section: Section, path: String = "") throws(ConfigurationError) -> AgentGroupRule {
-        var rule = AgentGroupRule()
+    /// The settings of one `[group "NAME"]` section.
+    package static func groupRule(_ section: Section, path: String = "") throws(ConfigProblem) -> GroupRuleSettings {
+        var rule = GroupRuleSettings()
         if let entry = section.entries["confirm"] {
-            guard let confirm = AgentGroupRule.Confirm(rawValue: entry.value) else {
-                throw ConfigurationError(
+            guard confirmValues.contains(entry.value) else {
+                throw ConfigProblem(
                     location: "\(path):\(entry.line)", key: "confirm", problem: "‘\(entry.value)’: use always, once or never")
             }
-            rule.confirm = confirm
+            rule.confirm = entry.value
         }
         if let entry = section.entries["confirm_for"] {
             guard let seconds = duration(entry.value), seconds > 0, seconds <= 86_400 else {
-                throw ConfigurationError(
+                throw ConfigProblem(
                     location: "\(path):\(entry.line)", key: "confirm_for",
                     problem: "‘\(entry.value)’: a duration up to a day, such as 90s, 10m or 8h")
             }
@@ -52,7 +52,7 @@ extension ConfigFile {
         if let entry = section.entries["allow"] {
             let programs = entry.value.split(separator: " ").map(String.init)
             guard !programs.isEmpty, programs.allSatisfy({ $0.hasPrefix("/") || !$0.contains("/") }) else {
-                throw ConfigurationError(
+                throw ConfigProblem(
                     location: "\(path):\(entry.line)", key: "allow",
                     problem: "name programs (git) or give absolute paths (/usr/bin/curl), separated by spaces")
             }

@@ -1,16 +1,3 @@
-import AuthKitCore
-import SecretStore
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The configuration file: `$AUTHKIT_CONFIG`, else `$XDG_CONFIG_HOME/authkit/config`
 /// (`~/.config/authkit/config`). An INI-style file (a subset of TOML):
 ///
@@ -34,12 +21,23 @@ package struct ConfigFile: Sendable, Equatable {
     package struct Entry: Sendable, Equatable {
         package var value: String
         package var line: Int
+
+        package init(value: String, line: Int) {
+            self.value = value
+            self.line = line
+        }
     }
 
     package struct Section: Sendable, Equatable {
         package var name: String
         package var line: Int
         package var entries: [String: Entry]
+
+        package init(name: String, line: Int, entries: [String: Entry]) {
+            self.name = name
+            self.line = line
+            self.entries = entries
+        }
     }
 
     /// Where the file is (for messages), whether or not it exists.
@@ -70,7 +68,14 @@ package struct ConfigFile: Sendable, Equatable {
     /// `key = value`, a key set twice), by profile. Only a command that uses that profile fails
     /// on them; for every other command they are warnings (``ProfileResolver/warnings(using:)``),
     /// so a typo in one profile does not block the others.
-    package var profileProblems: [String: [ConfigurationError]] = [:]
+    package var profileProblems: [String: [ConfigProblem]] = [:]
+
+    /// A file of these sections (the mappings and group rules are set on their own).
+    package init(path: String, defaults: Section?, profiles: [String: Section]) {
+        self.path = path
+        self.defaults = defaults
+        self.profiles = profiles
+    }
 
     /// Keys of `[credential "URL"]` and `[registry "HOST"]` sections.
     package static let credentialKeys: Set<String> = ["profile", "group", "account", "scopes", "resource", "username", "storage"]
@@ -81,42 +86,9 @@ package struct ConfigFile: Sendable, Equatable {
     ]
     package static let defaultsKeys: Set<String> = ["profile", "group", "storage"]
 
-    /// The file's location for this environment.
-    package static func location(environment: [String: String]) -> String {
-        UserFiles.configPath(environment: environment) { UserHome.path(home: environment["HOME"]) }
-    }
-
-    /// Reads and parses the file; a missing file is an empty configuration (unless
-    /// `AUTHKIT_CONFIG` names it explicitly).
-    package static func load(environment: [String: String]) throws(ConfigurationError) -> ConfigFile {
-        let path = location(environment: environment)
-        let bytes: [UInt8], mode: mode_t
-        do {
-            (bytes, mode) = try FileAccess.read(path) { ConfigTrust.problem(descriptor: $0, path: path) }
-        } catch {
-            if error == .notFound && environment["AUTHKIT_CONFIG"]?.isEmpty != false {
-                return ConfigFile(path: path, defaults: nil, profiles: [:])
-            }
-            if case .refused(let problem) = error {
-                throw ConfigurationError(location: path, problem: "authkit does not use this file: \(problem)")
-            }
-            throw ConfigurationError(location: path, problem: error.description)
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw ConfigurationError(location: path, problem: "the file is not UTF-8 text")
-        }
-        var file = try parse(text, path: path)
-        if file.profiles.values.contains(where: { $0.entries["client_secret"] != nil }), mode & (S_IRGRP | S_IROTH) != 0 {
-            throw ConfigurationError(
-                location: path, key: "client_secret",
-                problem: "the file holds a client secret but other users can read it; run chmod 600 \(path)")
-        }
-        file.path = path
-        return file
-    }
-
-    /// Parses configuration text. `path` is used in error messages.
-    package static func parse(_ text: String, path: String) throws(ConfigurationError) -> ConfigFile {
+    /// Parses configuration text. `path` is used in error messages; `groupProblem` says what is
+    /// wrong with a `[group "NAME"]` section's name (nil: nothing), as the stores judge it.
+    package static func parse(_ text: String, path: String, groupProblem: (String) -> String?) throws(ConfigProblem) -> ConfigFile {
         var defaults: Section?
         var profiles: [String: Section] = [:]
         var credentials: [String: Section] = [:]
@@ -124,7 +96,7 @@ package struct ConfigFile: Sendable, Equatable {
         var groups: [String: Section] = [:]
         var current: (kind: String, name: String)?
         var lineNumber = 0
-        var profileProblems: [String: [ConfigurationError]] = [:]
+        var profileProblems: [String: [ConfigProblem]] = [:]
         for rawLine in text.textLines() {
             lineNumber += 1
             let where_ = "\(path):\(lineNumber)"
@@ -138,49 +110,49 @@ package struct ConfigFile: Sendable, Equatable {
                     return line[index] == "]" && !quoted
                 }
                 guard let close else {
-                    throw ConfigurationError(location: where_, problem: "a section header must end with ]")
+                    throw ConfigProblem(location: where_, problem: "a section header must end with ]")
                 }
                 let rest = line[line.index(after: close)...].trimmingASCIIWhitespace()
                 guard rest.isEmpty || rest.hasPrefix("#") else {
-                    throw ConfigurationError(location: where_, problem: "unexpected text after the section header")
+                    throw ConfigProblem(location: where_, problem: "unexpected text after the section header")
                 }
                 let header = line[line.index(after: line.startIndex)..<close].trimmingASCIIWhitespace()
                 if header == "defaults" {
-                    guard defaults == nil else { throw ConfigurationError(location: where_, problem: "[defaults] appears twice") }
+                    guard defaults == nil else { throw ConfigProblem(location: where_, problem: "[defaults] appears twice") }
                     defaults = Section(name: "defaults", line: lineNumber, entries: [:])
                     current = ("defaults", "defaults")
                 } else if let name = profileName(header) {
                     guard ProfileName.isValid(name) else {
-                        throw ConfigurationError(
+                        throw ConfigProblem(
                             location: where_, problem: "‘\(name)’ is not a valid profile name (letters, digits, . _ -)")
                     }
                     guard profiles[name] == nil else {
-                        throw ConfigurationError(location: where_, problem: "[profile \(name)] appears twice")
+                        throw ConfigProblem(location: where_, problem: "[profile \(name)] appears twice")
                     }
                     profiles[name] = Section(name: name, line: lineNumber, entries: [:])
                     current = ("profile", name)
-                } else if let (name, problem) = Self.groupSection(header) {
-                    if let problem { throw ConfigurationError(location: where_, problem: problem) }
+                } else if let (name, problem) = Self.groupSection(header, problem: groupProblem) {
+                    if let problem { throw ConfigProblem(location: where_, problem: problem) }
                     guard groups[name] == nil else {
-                        throw ConfigurationError(location: where_, problem: "[group \"\(name)\"] appears twice")
+                        throw ConfigProblem(location: where_, problem: "[group \"\(name)\"] appears twice")
                     }
                     groups[name] = Section(name: name, line: lineNumber, entries: [:])
                     current = ("group", name)
                 } else if let (kind, name) = Self.quotedSection(header), kind == "credential" || kind == "registry" {
                     guard !name.isEmpty, !name.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
-                        throw ConfigurationError(
+                        throw ConfigProblem(
                             location: where_,
                             problem: "[\(kind) \"…\"] needs a \(kind == "credential" ? "URL" : "registry host") without spaces")
                     }
                     let existing = kind == "credential" ? credentials[name] : registries[name]
                     guard existing == nil else {
-                        throw ConfigurationError(location: where_, problem: "[\(kind) \"\(name)\"] appears twice")
+                        throw ConfigProblem(location: where_, problem: "[\(kind) \"\(name)\"] appears twice")
                     }
                     let section = Section(name: name, line: lineNumber, entries: [:])
                     if kind == "credential" { credentials[name] = section } else { registries[name] = section }
                     current = (kind, name)
                 } else {
-                    throw ConfigurationError(
+                    throw ConfigProblem(
                         location: where_,
                         problem:
                             "unknown section [\(header)]; use [defaults], [profile NAME], [credential \"URL\"], [registry \"HOST\"] or [group \"NAME\"]"
@@ -189,7 +161,7 @@ package struct ConfigFile: Sendable, Equatable {
                 continue
             }
             let key: String, value: String
-            do throws(ConfigurationError) {
+            do throws(ConfigProblem) {
                 (key, value) = try keyAndValue(line, location: where_, section: current)
             } catch {
                 // Inside a profile: that profile's problem (an error only where it is used).
@@ -200,17 +172,17 @@ package struct ConfigFile: Sendable, Equatable {
             guard let section = current else { continue }
             let entry = Entry(value: value, line: lineNumber)
             if section.kind == "defaults" {
-                guard defaults?.entries[key] == nil else { throw ConfigurationError(location: where_, key: key, problem: "set twice") }
+                guard defaults?.entries[key] == nil else { throw ConfigProblem(location: where_, key: key, problem: "set twice") }
                 defaults?.entries[key] = entry
             } else if section.kind == "group" {
                 guard groups[section.name]?.entries[key] == nil else {
-                    throw ConfigurationError(location: where_, key: key, problem: "set twice")
+                    throw ConfigProblem(location: where_, key: key, problem: "set twice")
                 }
                 groups[section.name]?.entries[key] = entry
             } else if section.kind == "credential" || section.kind == "registry" {
                 let existing =
                     section.kind == "credential" ? credentials[section.name]?.entries[key] : registries[section.name]?.entries[key]
-                guard existing == nil else { throw ConfigurationError(location: where_, key: key, problem: "set twice") }
+                guard existing == nil else { throw ConfigProblem(location: where_, key: key, problem: "set twice") }
                 if section.kind == "credential" {
                     credentials[section.name]?.entries[key] = entry
                 } else {
@@ -218,7 +190,7 @@ package struct ConfigFile: Sendable, Equatable {
                 }
             } else {
                 guard profiles[section.name]?.entries[key] == nil else {
-                    profileProblems[section.name, default: []].append(ConfigurationError(location: where_, key: key, problem: "set twice"))
+                    profileProblems[section.name, default: []].append(ConfigProblem(location: where_, key: key, problem: "set twice"))
                     continue
                 }
                 profiles[section.name]?.entries[key] = entry
@@ -253,12 +225,22 @@ package struct ConfigFile: Sendable, Equatable {
         return nil
     }
 
-    static func parseValue(_ raw: Substring, location: String, key: String) throws(ConfigurationError) -> String {
+    static func parseValue(_ raw: Substring, location: String, key: String) throws(ConfigProblem) -> String {
         let text = raw.trimmingASCIIWhitespace()
         guard text.hasPrefix("\"") else {
             // A bare value ends at " #" (a comment).
             var value = text
-            if let hash = value.firstRange(of: " #") ?? value.firstRange(of: "\t#") { value = String(value[..<hash.lowerBound]) }
+            // The first " #", else the first "\t#", by characters (by hand: `firstRange(of:)`
+            // is the regex engine's, which Embedded Swift has not).
+            func first(_ space: Character) -> String.Index? {
+                var previous: String.Index?
+                for index in value.indices {
+                    if let previous, value[previous] == space, value[index] == "#" { return previous }
+                    previous = index
+                }
+                return nil
+            }
+            if let hash = first(" ") ?? first("\t") { value = String(value[..<hash]) }
             return value.trimmingASCIIWhitespace()
         }
         var value = ""
@@ -272,7 +254,7 @@ package struct ConfigFile: Sendable, Equatable {
                 case "\"", "\\": value.append(character)
                 case "n": value.append("\n")
                 case "t": value.append("\t")
-                default: throw ConfigurationError(location: location, key: key, problem: "unknown escape \\\(character)")
+                default: throw ConfigProblem(location: location, key: key, problem: "unknown escape \\\(character)")
                 }
                 escaped = false
             } else if character == "\\" {
@@ -285,10 +267,10 @@ package struct ConfigFile: Sendable, Equatable {
             }
             index = text.index(after: index)
         }
-        guard let closed else { throw ConfigurationError(location: location, key: key, problem: "the quoted value is not closed") }
+        guard let closed else { throw ConfigProblem(location: location, key: key, problem: "the quoted value is not closed") }
         let rest = text[text.index(after: closed)...].trimmingASCIIWhitespace()
         guard rest.isEmpty || rest.hasPrefix("#") else {
-            throw ConfigurationError(location: location, key: key, problem: "unexpected text after the quoted value")
+            throw ConfigProblem(location: location, key: key, problem: "unexpected text after the quoted value")
         }
         return value
     }

@@ -1,4 +1,6 @@
-#if canImport(Glibc)
+#if hasFeature(Embedded)
+import CLibc
+#elseif canImport(Glibc)
 import Glibc
 #endif
 
@@ -21,10 +23,10 @@ import Glibc
 /// The whole file is refused, not just some keys: `issuer`, `client_id`, `graph_url` and
 /// `scopes` each decide who receives a token, and a file anyone else can write could set any
 /// of them.
-enum ConfigTrust {
+package enum ConfigTrust {
     /// Why the file opened as `fd` from `path` cannot be trusted, as a phrase with the fix;
     /// nil when it can.
-    static func problem(descriptor fd: Int32, path: String, uid: uid_t = getuid()) -> String? {
+    package static func problem(descriptor fd: Int32, path: String, uid: uid_t = getuid()) -> String? {
         var opened = stat()
         guard fstat(fd, &opened) == 0 else { return "it cannot be checked (\(String(cString: strerror(errno))))" }
         guard opened.st_mode & S_IFMT == S_IFREG else { return "it is not a regular file" }
@@ -42,7 +44,7 @@ enum ConfigTrust {
     }
 
     /// Opens `path` and checks it (tests and callers that only ask).
-    static func problem(path: String, uid: uid_t = getuid()) -> String? {
+    package static func problem(path: String, uid: uid_t = getuid()) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { return "it cannot be opened (\(String(cString: strerror(errno))))" }
         defer { close(fd) }
