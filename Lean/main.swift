@@ -12,14 +12,15 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
     for index in 1..<max(1, Int(count)) { arguments.append(vector[index].map { String(cString: $0) } ?? "") }
     let name = count > 0 ? vector[0].map { String(cString: $0) } ?? "" : ""
     guard let environment = LeanProcess.environment() else { LeanProcess.handOff(vector) }
+    // (A group section the stores would refuse is a problem authkit reports.)
+    let configuration = { (path: String) -> ConfigFile? in
+        try? ConfigFile.load(path: path, environment: environment) { GroupName.isStoreName($0) ? nil : "refused" }
+    }
+    // (Our group is one the stores take, so no other line can be its line.)
+    let storageRecord = { (path: String) in GroupStateLines.read(path, isGroup: { _ in true }) }
     let plan = LeanTokenPlan.make(
         arguments: arguments, program: String(name.split(separator: "/").last ?? ""), environment: environment,
-        // (A group section the stores would refuse is a problem authkit reports.)
-        configuration: { path in
-            try? ConfigFile.load(path: path, environment: environment) { GroupName.isStoreName($0) ? nil : "refused" }
-        },
-        // (Our group is one the stores take, so no other line can be its line.)
-        storageRecord: { GroupStateLines.read($0, isGroup: { _ in true }) })
+        configuration: configuration, storageRecord: storageRecord)
     switch plan {
     case .handOff:
         LeanProcess.handOff(vector)
@@ -33,12 +34,18 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
         LeanProcess.write(Array(KubectlExecInfo.answer(apiVersion: apiVersion, token: token, expiresAt: Int(expiresAt)).utf8))
     case .gitStore:
         _ = gitRequest(vector)
-    case .gitGet(let query, let socket, let username):
+    case .gitGet(let options, let username):
         let (request, input) = gitRequest(vector)
-        // Never a token in the clear; plain http (loopback only) is authkit's to judge.
-        guard request.scheme == "https" else { LeanProcess.handOff(vector, input: input) }
-        let (token, expiresAt) = ask(query, socket, vector, input: input)
-        LeanProcess.write(Array(request.answer(token: token, expiresAt: Int(expiresAt), username: username).utf8))
+        switch LeanTokenPlan.gitAnswer(
+            request, options: options, username: username, environment: environment, configuration: configuration,
+            storageRecord: storageRecord)
+        {
+        case .nothing: break
+        case .handOff: LeanProcess.handOff(vector, input: input)
+        case .ask(let query, let socket, let username):
+            let (token, expiresAt) = ask(query, socket, vector, input: input)
+            LeanProcess.write(Array(request.answer(token: token, expiresAt: Int(expiresAt), username: username).utf8))
+        }
     }
     return 0
 }

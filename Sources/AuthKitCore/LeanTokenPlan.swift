@@ -14,9 +14,9 @@ package enum LeanTokenPlan: Equatable {
     /// `authkit credential kubectl`: ask the agent at `socket` for `query`; answer kubectl with
     /// an `ExecCredential` of `apiVersion`.
     case kubectl(AgentTokenQuery, socket: String, apiVersion: String)
-    /// `authkit credential git get` with `--group`: read git's request; for an https one, ask
-    /// the agent at `socket` for `query` and answer git with `username` (`GitCredentialRequest`).
-    case gitGet(AgentTokenQuery, socket: String, username: String)
+    /// `authkit credential git get`: read git's request, then answer as ``gitAnswer(_:options:username:environment:configuration:storageRecord:)``
+    /// says, with the command line's `options` and `--username`.
+    case gitGet(FastPathOptions, username: String?)
     /// `authkit credential git store`: read git's request; a sound one gets no answer (git
     /// stores after every success, and the shared sign-in keeps nothing of it).
     case gitStore
@@ -61,7 +61,7 @@ package enum LeanTokenPlan: Equatable {
             return .handOff
         }
         if arguments[1] == "git" {
-            return git(arguments, environment: environment, configuration: configuration, storageRecord: storageRecord)
+            return git(arguments, environment: environment)
         }
         guard arguments[1] == "kubectl", let (options, servers) = kubectlOptions(arguments),
             let apiVersion = kubectlServes(environment["KUBERNETES_EXEC_INFO"], boundTo: servers),
@@ -98,27 +98,78 @@ package enum LeanTokenPlan: Equatable {
         return (options, servers)
     }
 
-    /// The plan for `credential git …`: `get` only for a sign-in the command line names with
-    /// `--group` (the bare helper maps hosts in the configuration file: authkit's work), `store`
-    /// whatever it names (authkit reads nothing for it but the request); `erase` marks a token
-    /// in the store, authkit's work.
-    static func git(
-        _ arguments: [String], environment: [String: String], configuration: (String) -> ConfigFile?,
-        storageRecord: (String) -> [String: String]
-    ) -> LeanTokenPlan {
-        guard let (options, action, username) = gitOptions(arguments) else { return .handOff }
+    /// The plan for `credential git …`: `get` (its answer depends on git's request), and
+    /// `store`, which authkit answers with nothing whatever the command line names (it reads
+    /// nothing for it but the request); `erase` marks a token in the store, authkit's work.
+    static func git(_ arguments: [String], environment: [String: String]) -> LeanTokenPlan {
+        guard let (options, action, username) = gitOptions(arguments),
+            !handedOffVariables.contains(where: { environment[$0].map { !$0.isEmpty } ?? false })
+        else { return .handOff }
         switch action {
-        case "store":
-            guard !handedOffVariables.contains(where: { environment[$0].map { !$0.isEmpty } ?? false }) else { return .handOff }
-            return .gitStore
-        case "get":
-            let username = username ?? "oauth2"
-            guard let group = options.group, !group.isEmpty, GitCredentialRequest.isOneLine(username),
-                let (query, socket) = resolve(options, environment: environment, configuration: configuration, storageRecord: storageRecord)
-            else { return .handOff }
-            return .gitGet(query, socket: socket, username: username)
+        case "store": return .gitStore
+        case "get": return .gitGet(options, username: username)
         default: return .handOff
         }
+    }
+
+    /// What the lean client answers git's `get`.
+    package enum GitAnswer: Equatable {
+        /// Ask the agent at `socket` for `query`; answer with `username` and the token.
+        case ask(AgentTokenQuery, socket: String, username: String)
+        /// No answer: git asks its next helper (a host no mapping names).
+        case nothing
+        /// authkit answers.
+        case handOff
+    }
+
+    /// git's `get` answered as authkit answers it: for an https request, the sign-in the
+    /// command line names (`--profile`, `--group`), else the configuration file's
+    /// `[credential "URL"]` mapping for the URL (``CredentialMap``), the command line's account,
+    /// scopes and resources over the mapping's; nothing for a host nothing maps.
+    package static func gitAnswer(
+        _ request: GitCredentialRequest, options: FastPathOptions, username: String?, environment: [String: String],
+        configuration: (String) -> ConfigFile?, storageRecord: (String) -> [String: String]
+    ) -> GitAnswer {
+        // Never a token in the clear: plain http (loopback only, else refused with a reason) is
+        // authkit's to judge; any other scheme gets nothing from it.
+        guard request.scheme == "https" else { return request.scheme == "http" ? .handOff : .nothing }
+        var target: CredentialTarget
+        if options.profile != nil || options.group != nil {
+            target = CredentialTarget(
+                entry: "https://" + request.host, profile: options.profile, group: options.group, account: options.account,
+                scopes: options.scopes.isEmpty ? nil : options.scopes, resources: options.resources, username: "oauth2")
+        } else {
+            guard !request.host.isEmpty else { return .nothing }
+            guard let home = environment["HOME"], home.hasPrefix("/"),
+                let file = configuration(UserFiles.configPath(environment: environment) { home })
+            else { return .handOff }
+            let mapping: CredentialTarget?
+            do throws(ConfigProblem) {
+                mapping = try CredentialMap.gitTarget(
+                    protocol: request.scheme, host: request.host, path: request.path, username: request.username, in: file)
+            } catch {
+                return .handOff
+            }
+            guard let mapped = mapping else { return .nothing }
+            guard let applied = mapped.applying(account: options.account, scopes: options.scopes, resources: options.resources) else {
+                return .handOff
+            }
+            target = applied
+        }
+        let name = username ?? target.username
+        guard GitCredentialRequest.isOneLine(name) else { return .handOff }
+        // The sign-in the target names, in the store the command line chose, else the mapping's.
+        var selected = FastPathOptions(minTTL: options.minTTL)
+        selected.profile = target.profile
+        selected.group = target.group
+        selected.account = target.account
+        selected.insecureStorage = options.insecureStorage
+        selected.storage = options.storage ?? (options.insecureStorage ? nil : target.storage)
+        selected.scopes = target.scopes ?? []
+        selected.resources = target.resources
+        guard let (query, socket) = resolve(selected, environment: environment, configuration: configuration, storageRecord: storageRecord)
+        else { return .handOff }
+        return .ask(query, socket: socket, username: name)
     }
 
     /// `credential git`'s options as authkit's fast path takes them: the shared options, the
@@ -179,7 +230,7 @@ package enum LeanTokenPlan: Equatable {
 
     /// The request authkit would send the agent for `options`, and the socket, or nil when
     /// authkit is to decide: the group and store resolved as `ProfileResolver` resolves them —
-    /// flags, the environment, the selected profile's section, `[defaults]`, a built-in
+    /// flags, the environment, the selected profile's section (`--profile`, else `[defaults]`'s), `[defaults]`, a built-in
     /// profile, the storage record — only when every setting of the profile passes its checks
     /// (``ProfileSettings``) and no other profile has a problem to warn of.
     static func resolve(
@@ -190,7 +241,7 @@ package enum LeanTokenPlan: Equatable {
             guard let value = environment[variable], !value.isEmpty else { return nil }
             return value
         }
-        guard options.profile == nil, !handedOffVariables.contains(where: { named($0) != nil }) else { return nil }
+        guard !handedOffVariables.contains(where: { named($0) != nil }) else { return nil }
         // (A relative HOME sends authkit to the password database.)
         guard let home = named("HOME"), home.hasPrefix("/"),
             let file = configuration(UserFiles.configPath(environment: environment) { home }), file.profileProblems.isEmpty
@@ -198,7 +249,7 @@ package enum LeanTokenPlan: Equatable {
         // The profile's settings, each from its strongest layer below the command line and the
         // environment: its section, then [defaults] (group and storage), then a built-in profile.
         var settings: [String: String] = [:]
-        if let name = file.defaults?.entries["profile"]?.value {
+        if let name = options.profile.flatMap({ $0.isEmpty ? nil : $0 }) ?? file.defaults?.entries["profile"]?.value {
             let section = file.profiles[name], builtIn = BuiltInProfiles.all[name]
             guard section != nil || builtIn != nil else { return nil }
             settings = builtIn ?? [:]

@@ -100,7 +100,7 @@ import Testing
             ["token", "--storage", "floppy"], ["token", "--insecure-storage", "--storage", "kernel-keyring"],
             ["token", "--profile", "work"],
             ["token", "--group", "bad group"], ["token", "--group", ".hidden"], ["token", "--resource", "no-scheme"],
-            ["token", "--exchange"], ["credential", "git", "get"],
+            ["token", "--exchange"], ["credential", "git", "erase"],
         ])
     func handedOff(_ arguments: [String]) {
         #expect(Self.plan(arguments) == .handOff)
@@ -218,7 +218,7 @@ import Testing
             ["credential", "kubectl", "--group", "g", "--token-type", "id-token"],
             ["credential", "kubectl", "--group", "g", "--token-type", "access-token", "--token-type", "access-token"],
             ["credential", "kubectl", "--group", "g", "get"], ["credential", "kubectl", "--group", "g", "--bogus"],
-            ["credential", "kubectl", "--group", "g", "--server"], ["credential", "git", "get"], ["credential"],
+            ["credential", "kubectl", "--group", "g", "--server"], ["credential", "git", "erase"], ["credential"],
         ])
     func handedOff(_ arguments: [String]) {
         #expect(Self.plan(arguments) == .handOff)
@@ -256,64 +256,35 @@ import Testing
     }
 }
 
-/// git's helper: `get` from the agent for a group the command line names, `store` answered
-/// with nothing, everything else authkit's.
+/// git's helper: `get` from the agent for the sign-in the command line names or the
+/// configuration file maps, `store` answered with nothing, everything else authkit's.
 @Suite struct LeanGitPlanTests {
-    static func plan(_ arguments: [String], _ extra: [String: String] = [:], exists: Bool? = false) -> LeanTokenPlan {
+    static func plan(_ arguments: [String], _ extra: [String: String] = [:]) -> LeanTokenPlan {
         LeanTokenPlan.make(
             arguments: arguments, program: "authkit", environment: LeanTokenPlanTests.home.merging(extra) { _, new in new },
-            configuration: { _ in LeanTokenPlanTests.file(exists) }, storageRecord: { _ in [:] })
+            configuration: { _ in nil }, storageRecord: { _ in [:] })
     }
 
-    static func get(group: String = "g", account: String? = nil, scopes: [String] = [], minTTL: Int = 300, username: String = "oauth2")
-        -> LeanTokenPlan
-    {
-        .gitGet(
-            AgentTokenQuery(group: group, storage: "secret-service", account: account, scopes: scopes, resources: [], minTTL: minTTL),
-            socket: LeanTokenPlanTests.socket, username: username)
+    static func options(group: String? = nil, profile: String? = nil, account: String? = nil, minTTL: Int = 300) -> FastPathOptions {
+        var options = FastPathOptions(minTTL: minTTL)
+        (options.group, options.profile, options.account) = (group, profile, account)
+        return options
     }
 
-    @Test func getAsksForTheNamedGroupsToken() {
-        #expect(Self.plan(["credential", "git", "--group", "g", "get"]) == Self.get())
-        #expect(Self.plan(["credential", "git", "get", "--group=g", "--username", "ada"]) == Self.get(username: "ada"))
+    @Test func getIsPlannedAndStoreAnsweredWithNothing() {
+        #expect(Self.plan(["credential", "git", "--group", "g", "get"]) == .gitGet(Self.options(group: "g"), username: nil))
+        #expect(Self.plan(["credential", "git", "get", "--username", "ada"]) == .gitGet(Self.options(), username: "ada"))
         #expect(
-            Self.plan(["credential", "git", "--group", "g", "--account", "ada@example.com", "--scope", "s", "--min-ttl", "60", "get"])
-                == Self.get(account: "ada@example.com", scopes: ["s"], minTTL: 60))
-        #expect(Self.plan(["credential", "git", "--group", "g", "get"], ["AUTHKIT_ACCOUNT": "bob"]) == Self.get(account: "bob"))
-    }
-
-    @Test func storeIsAnsweredWithNothingWhateverItNames() {
+            Self.plan(["credential", "git", "--profile", "p", "--account=a", "--min-ttl", "60", "get"])
+                == .gitGet(Self.options(profile: "p", account: "a", minTTL: 60), username: nil))
         for arguments in [
             ["credential", "git", "store"], ["credential", "git", "--group", "g", "store"],
             ["credential", "git", "--profile", "p", "store"],
         ] {
             #expect(Self.plan(arguments) == .gitStore, "\(arguments)")
-            // (authkit reads no configuration file for it.)
-            #expect(Self.plan(arguments, exists: true) == .gitStore, "\(arguments)")
         }
-    }
-
-    @Test(
-        "what authkit's helper maps, checks or changes is handed to it",
-        arguments: [
-            ["credential", "git", "get"],  // the configuration file's mappings
-            ["credential", "git", "--group=", "get"], ["credential", "git", "--profile", "p", "get"],
-            ["credential", "git", "--group", "g", "erase"], ["credential", "git", "--group", "g", "fetch"],
-            ["credential", "git", "--group", "g"], ["credential", "git", "--group", "g", "get", "store"],
-            ["credential", "git", "--group", "g", "--username", "a", "--username", "b", "get"],
-            ["credential", "git", "--group", "g", "--username", "a\nb", "get"], ["credential", "git", "--group", "g", "--bogus", "get"],
-            ["credential", "git", "--group", "g", "--min-ttl", "-1", "get"], ["credential", "git", "--group", "g", "--server", "x", "get"],
-        ])
-    func handedOff(_ arguments: [String]) {
-        #expect(Self.plan(arguments) == .handOff)
-    }
-
-    @Test func theFilesAndTheEnvironmentDecideGetAndStore() {
-        let get = ["credential", "git", "--group", "g", "get"]
-        #expect(Self.plan(get, exists: true) == .handOff)  // a configuration file: authkit resolves the profile
-        #expect(Self.plan(get, exists: nil) == .handOff)
         for variable in LeanTokenPlan.handedOffVariables {
-            #expect(Self.plan(get, [variable: "x"]) == .handOff, "\(variable)")
+            #expect(Self.plan(["credential", "git", "get"], [variable: "x"]) == .handOff, "\(variable)")
             #expect(Self.plan(["credential", "git", "store"], [variable: "x"]) == .handOff, "\(variable)")
             #expect(Self.plan(["credential", "git", "store"], [variable: ""]) == .gitStore, "\(variable)")
         }
@@ -321,7 +292,104 @@ import Testing
         #expect(
             LeanTokenPlan.make(
                 arguments: ["credential", "git", "--group", "g", "get"], program: "git-credential-authkit",
-                environment: LeanTokenPlanTests.home, configuration: { _ in LeanTokenPlanTests.file(false) }, storageRecord: { _ in [:] })
-                == .handOff)
+                environment: LeanTokenPlanTests.home, configuration: { _ in nil }, storageRecord: { _ in [:] }) == .handOff)
+    }
+
+    @Test(
+        "what authkit's helper checks or changes is handed to it",
+        arguments: [
+            ["credential", "git", "--group", "g", "erase"], ["credential", "git", "--group", "g", "fetch"],
+            ["credential", "git", "--group", "g"], ["credential", "git", "--group", "g", "get", "store"],
+            ["credential", "git", "--group", "g", "--username", "a", "--username", "b", "get"],
+            ["credential", "git", "--group", "g", "--bogus", "get"],
+            ["credential", "git", "--group", "g", "--min-ttl", "-1", "get"], ["credential", "git", "--group", "g", "--server", "x", "get"],
+        ])
+    func handedOff(_ arguments: [String]) {
+        #expect(Self.plan(arguments) == .handOff)
+    }
+
+    static let mappings = """
+        [profile work]
+        issuer = https://login.example.com
+        client_id = cli
+        group = com.example.work
+        [credential "https://git.example"]
+        group = com.example.m
+        account = ada
+        scopes = s1 s2
+        username = bob
+        [credential "https://work.example/team"]
+        profile = work
+        storage = kernel-keyring
+        [credential "https://twice.example"]
+        group = a
+        [credential "https://twice.example/"]
+        group = b
+
+        """
+
+    static func answer(
+        _ request: String, _ options: FastPathOptions = options(), username: String? = nil, config: String? = mappings
+    ) -> LeanTokenPlan.GitAnswer {
+        guard let parsed = try? GitCredentialRequest(parsing: request) else { return .handOff }
+        return LeanTokenPlan.gitAnswer(
+            parsed, options: options, username: username, environment: LeanTokenPlanTests.home,
+            configuration: { path in
+                guard path == "/home/ada/.config/authkit/config" else { return nil }
+                return config.flatMap(LeanTokenPlanTests.parsed)
+            }, storageRecord: { _ in [:] })
+    }
+
+    static func ask(
+        group: String, storage: String = "secret-service", account: String? = nil, scopes: [String] = [], resources: [String] = [],
+        username: String = "oauth2"
+    ) -> LeanTokenPlan.GitAnswer {
+        .ask(
+            AgentTokenQuery(group: group, storage: storage, account: account, scopes: scopes, resources: resources, minTTL: 300),
+            socket: LeanTokenPlanTests.socket, username: username)
+    }
+
+    @Test func theCommandLinesSignInServesAnyHTTPSHost() {
+        #expect(Self.answer("protocol=https\nhost=any.example\n", Self.options(group: "g")) == Self.ask(group: "g"))
+        #expect(Self.answer("protocol=https\n", Self.options(group: "g"), username: "ada") == Self.ask(group: "g", username: "ada"))
+        #expect(Self.answer("protocol=https\nhost=a\n", Self.options(profile: "work")) == Self.ask(group: "com.example.work"))
+        #expect(Self.answer("protocol=https\nhost=a\n", Self.options(group: "g"), username: "a\nb") == .handOff)
+        #expect(Self.answer("protocol=http\nhost=127.0.0.1\n", Self.options(group: "g")) == .handOff)
+        #expect(Self.answer("protocol=ssh\nhost=a\n", Self.options(group: "g")) == .nothing)
+        #expect(Self.answer("protocol=https\nhost=a\n", Self.options(profile: "nowhere")) == .handOff)
+    }
+
+    @Test func theConfigurationFilesMappingServesItsHostsOnly() {
+        #expect(
+            Self.answer("protocol=https\nhost=git.example\npath=x/y.git\n")
+                == Self.ask(group: "com.example.m", account: "ada", scopes: ["s1", "s2"], username: "bob"))
+        #expect(
+            Self.answer("protocol=https\nhost=work.example\npath=team/x.git\n")
+                == Self.ask(group: "com.example.work", storage: "kernel-keyring"))
+        var insecure = Self.options()
+        insecure.insecureStorage = true
+        #expect(
+            Self.answer("protocol=https\nhost=work.example\npath=team/x\n", insecure)
+                == Self.ask(group: "com.example.work", storage: "plain-file"))
+        var account = Self.options(account: "grace")
+        account.scopes = ["s3"]
+        #expect(
+            Self.answer("protocol=https\nhost=git.example\n", account, username: "u")
+                == Self.ask(group: "com.example.m", account: "grace", scopes: ["s3"], username: "u"))
+        // Nothing mapped: no answer, so git asks its next helper.
+        #expect(Self.answer("protocol=https\nhost=other.example\n") == .nothing)
+        #expect(Self.answer("protocol=https\nhost=work.example\npath=elsewhere\n") == .nothing)
+        #expect(Self.answer("protocol=https\n") == .nothing)
+        #expect(Self.answer("protocol=https\nhost=other.example\n", config: "") == .nothing)
+        // authkit's to say: two mappings equally specific, a resource named twice, a file it refuses.
+        #expect(Self.answer("protocol=https\nhost=twice.example\n") == .handOff)
+        var resource = Self.options()
+        resource.resources = ["https://api.example"]
+        #expect(
+            Self.answer("protocol=https\nhost=git.example\n", resource)
+                == Self.ask(
+                    group: "com.example.m", account: "ada", scopes: ["s1", "s2"], resources: ["https://api.example"], username: "bob"))
+        #expect(Self.answer("protocol=https\nhost=git.example\n", config: nil) == .handOff)
+        #expect(Self.answer("protocol=https\nhost=git.example\n", config: Self.mappings + "[profile broken]\nbogus = 1\n") == .handOff)
     }
 }

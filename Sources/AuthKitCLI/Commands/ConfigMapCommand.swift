@@ -54,7 +54,7 @@ struct ConfigMapCommand: ParsableCommand {
             }
             // As git does before it asks a helper: the path percent-decoded.
             let path = CredentialMap.percentDecoded(rest[slash...].drop { $0 == "/" }) ?? String(rest[slash...].drop { $0 == "/" })
-            do throws(ConfigurationError) {
+            do throws(ConfigProblem) {
                 mapped = try CredentialMap.gitTarget(
                     protocol: scheme, host: String(host), path: path.isEmpty ? nil : path, username: user, in: file)
             } catch {

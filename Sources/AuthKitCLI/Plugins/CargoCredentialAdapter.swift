@@ -131,7 +131,7 @@ enum CargoCredentialAdapter: CredentialAdapter {
             return nil
         }
         let mapping: CredentialTarget?
-        do throws(ConfigurationError) {
+        do throws(ConfigProblem) {
             // The URL as cargo fetches it: URL.path would decode an escaped `/` into a new segment.
             mapping = try CredentialMap.urlTarget(plain, in: file)
         } catch {

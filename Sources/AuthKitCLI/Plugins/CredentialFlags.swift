@@ -41,18 +41,12 @@ struct CredentialFlags: Equatable {
     /// and a command line that name different resources are refused: neither may quietly give
     /// a token for another API than the other asked for.
     func applied(to mapped: CredentialTarget) throws(CredentialPlugin.Failure) -> CredentialTarget {
-        var target = mapped
-        if let account = selector.account { target.account = account }
-        if !scopes.isEmpty { target.scopes = scopes }
-        if !resources.isEmpty {
-            guard mapped.resources.isEmpty || Set(mapped.resources) == Set(resources) else {
-                throw CredentialPlugin.Failure(
-                    message: "authkit: the mapping for \(ProviderText.displayable(mapped.entry)) names the resource "
-                        + "\(mapped.resources.map(ProviderText.displayable).joined(separator: " ")), the command line "
-                        + "\(resources.map(ProviderText.displayable).joined(separator: " ")); name it in one place",
-                    code: ExitStatus.usage)
-            }
-            target.resources = resources
+        guard let target = mapped.applying(account: selector.account, scopes: scopes, resources: resources) else {
+            throw CredentialPlugin.Failure(
+                message: "authkit: the mapping for \(ProviderText.displayable(mapped.entry)) names the resource "
+                    + "\(mapped.resources.map(ProviderText.displayable).joined(separator: " ")), the command line "
+                    + "\(resources.map(ProviderText.displayable).joined(separator: " ")); name it in one place",
+                code: ExitStatus.usage)
         }
         return target
     }

@@ -39,7 +39,8 @@ enum CredentialPlugin {
             profile: target.profile, group: target.group, account: target.account,
             insecureStorage: flags.selector.insecureStorage,
             // The command line's store wins (--insecure-storage is one); else the mapping's.
-            storage: flags.selector.storage ?? (flags.selector.insecureStorage ? nil : target.storage))
+            storage: flags.selector.storage
+                ?? (flags.selector.insecureStorage ? nil : target.storage.flatMap(StorageChoice.init(rawValue:))))
     }
 
     /// A valid access token for `target`, at least `minTTL` seconds left.

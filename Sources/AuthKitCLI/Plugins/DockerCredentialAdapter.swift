@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitCore
 import JOSE
 
 /// `authkit credential docker get|store|erase|list`, also run as `docker-credential-authkit`

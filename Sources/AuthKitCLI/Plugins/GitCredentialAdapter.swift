@@ -99,7 +99,7 @@ enum GitCredentialAdapter: CredentialAdapter {
         }
         let file = try CredentialPlugin.config()
         let mapping: CredentialTarget?
-        do throws(ConfigurationError) {
+        do throws(ConfigProblem) {
             mapping = try CredentialMap.gitTarget(
                 protocol: request.scheme, host: request.host, path: request.path, username: request.username, in: file)
         } catch {

@@ -132,6 +132,7 @@ import Testing
             (get, request), (get, "capability[]=authtype\n" + request), (get + ["--username", "ada"], request),
             (get, "protocol=https\r\nhost=git.example\r\n"), (["credential", "git", "store"], request + "password=anything\n"),
             (["credential", "git", "--group", world.group, "store"], ""),
+            (["credential", "git", "get"], request),  // no configuration file, so no mapping: nothing
         ]
         for (arguments, input) in served {
             let expected = try await world.authkit(arguments, stdin: input)
@@ -150,7 +151,6 @@ import Testing
             (get, "protocol=http\nhost=127.0.0.1:8080\n"),  // a loopback test server: answered by authkit
             (get, "protocol https\n"), (get, "protocol=https\nhost=a\u{0}\n"),
             (get, "host=" + String(repeating: "a", count: CredentialInput.maximumLineBytes) + "\n"),
-            (["credential", "git", "get"], request),  // no configuration file, so no mapping: nothing
             (["credential", "git", "--group", world.group, "erase"], request + "password=not-ours\n"),
             (["credential", "git", "--group", world.group, "fetch"], request),
             (["credential", "git", "--group", "com.example.nobody", "get"], request),  // the agent's refusal
@@ -198,8 +198,10 @@ import Testing
         // The profile names the group: answered by the lean client itself, as authkit answers.
         try write(profile + "[credential \"https://git.example\"]\nprofile = work\n\n[group \"\(world.group)\"]\nconfirm = never\n")
         let served: [([String], [String: String], String?)] = [
-            (["token"], [:], nil), (["credential", "kubectl"], info, nil),
+            (["token"], [:], nil), (["token", "--profile", "work"], [:], nil), (["credential", "kubectl"], info, nil),
             (["credential", "git", "--group", world.group, "get"], [:], request),
+            (["credential", "git", "get"], [:], request),  // the host's mapping names the profile
+            (["credential", "git", "get"], [:], "protocol=https\nhost=unmapped.example\n"),  // nothing
         ]
         for (arguments, environment, input) in served {
             let expected = try await world.authkit(arguments, environment: environment, stdin: input)

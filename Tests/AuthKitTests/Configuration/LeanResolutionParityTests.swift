@@ -76,6 +76,9 @@ import Testing
             }
             if Int.random(in: 0..<4, using: &generator) == 0 { arguments += ["--storage", "plain-file"] }
             if Int.random(in: 0..<8, using: &generator) == 0 { arguments += ["--insecure-storage"] }
+            if Int.random(in: 0..<4, using: &generator) == 0 {
+                arguments += ["--profile", ["work", "home", "microsoft", "nowhere", ""].randomElement(using: &generator) ?? ""]
+            }
             let lean = try? ConfigFile.parse(text, path: Self.path) { GroupName.isStoreName($0) ? nil : "refused" }
             let plan = LeanTokenPlan.make(
                 arguments: arguments, environment: environment, configuration: { $0 == Self.path ? lean : nil },
@@ -90,6 +93,7 @@ import Testing
             if let index = arguments.firstIndex(of: "--group") { overrides.group = arguments[index + 1] }
             if arguments.contains("--insecure-storage") { overrides.storage = .plainFile }
             if arguments.contains("--storage") { overrides.storage = .plainFile }
+            if let index = arguments.firstIndex(of: "--profile") { overrides.profile = arguments[index + 1] }
             let profile: Profile
             do { profile = try resolver.resolve(overrides) } catch {
                 Issue.record("authkit refuses what the lean client resolved (\(error)):\n\(text)\n\(environment) \(arguments)")

@@ -144,7 +144,7 @@ import Testing
     @Test("a mapping may name the store of its sign-in; an unknown store is a configuration error at its line")
     func mappingStorage() throws {
         let file = try Self.file("[registry \"r.example\"]\nstorage = kernel-keyring\n")
-        #expect(CredentialMap.registryTarget(server: "r.example", in: file)?.storage == .kernelKeyring)
+        #expect(CredentialMap.registryTarget(server: "r.example", in: file)?.storage == "kernel-keyring")
         #expect(throws: ConfigurationError.self) { try Self.file("[registry \"r.example\"]\nstorage = floppy\n") }
         do { _ = try Self.file("[credential \"https://x\"]\nstorage = floppy\n") } catch {
             #expect("\(error)".contains(":2:") && "\(error)".contains("not a store"), "\(error)")

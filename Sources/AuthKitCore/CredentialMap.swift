@@ -1,70 +1,3 @@
-import AuthKitCore
-
-/// Which sign-in a credential plug-in gives to which host: the policy every adapter (git,
-/// docker) shares, read from the config file's `[credential "URL"]` and `[registry "HOST"]`
-/// sections. A host with no entry gets nothing — so a malicious remote URL in a cloned
-/// repository, or a registry named in a Dockerfile, cannot harvest the sign-in's token.
-///
-/// ```ini
-/// [credential "https://dev.azure.com"]
-/// profile = microsoft
-/// scopes = 499b84ac-1321-427f-aa17-267ca6975798/.default
-/// username = oauth2
-///
-/// [credential "https://git.example.com"]
-/// group = com.example.shared
-/// resource = https://git.example.com/
-///
-/// [registry "registry.example.com"]
-/// group = com.example.shared
-/// storage = kernel-keyring
-/// ```
-package struct CredentialTarget: Sendable, Equatable {
-    /// The section's name as written (the URL or registry host), for messages.
-    package var entry: String
-    /// The profile whose sign-in to use (its group and store), when set.
-    package var profile: String?
-    /// The group, when set (else the profile's).
-    package var group: String?
-    /// The account, when the group holds several.
-    package var account: String?
-    /// Scopes other than the sign-in's own (a per-resource token), when set.
-    package var scopes: [String]?
-    /// The APIs the token is for (RFC 8707), when set: the client gets a token for them only.
-    package var resources: [String]
-    /// The user name to pair with the token (`oauth2` unless set).
-    package var username: String
-    /// The store the sign-in lives in, when the mapping names one (a client that runs the
-    /// plug-in cannot pass `--storage`, e.g. docker).
-    package var storage: StorageChoice?
-
-    /// A target from a config section's entries.
-    init(entry: String, section: ConfigFile.Section) {
-        self.entry = entry
-        profile = section.entries["profile"]?.value
-        group = section.entries["group"]?.value
-        account = section.entries["account"]?.value
-        let scopes = section.entries["scopes"]?.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) ?? []
-        self.scopes = scopes.isEmpty ? nil : scopes
-        resources = section.entries["resource"]?.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) ?? []
-        username = section.entries["username"]?.value ?? "oauth2"
-        storage = section.entries["storage"].flatMap { StorageChoice(rawValue: $0.value) }
-    }
-
-    /// A target with everything given (the plug-ins' flag form).
-    package init(
-        entry: String, profile: String?, group: String?, account: String?, scopes: [String]?, resources: [String] = [], username: String
-    ) {
-        self.entry = entry
-        self.profile = profile
-        self.group = group
-        self.account = account
-        self.scopes = scopes
-        self.resources = resources
-        self.username = username
-    }
-}
-
 /// Finds the ``CredentialTarget`` for a git URL or a docker registry in a config file.
 package enum CredentialMap {
     /// The entry for git's request (`protocol`, `host` with an optional port, `path` when git
@@ -78,7 +11,7 @@ package enum CredentialMap {
     /// dot segment.
     package static func gitTarget(
         protocol scheme: String, host: String, path: String?, username: String? = nil, in file: ConfigFile
-    ) throws(ConfigurationError) -> CredentialTarget? {
+    ) throws(ConfigProblem) -> CredentialTarget? {
         // git sends `path` already percent-decoded (credential_from_url), so `a/../b` may have
         // been `a/%2e%2e/b` (b to the server) or `a/..%2Fb` (under a to the server, which gets
         // the `%2F` as sent): a path with dot segments gets no token. It is not decoded again
@@ -95,7 +28,7 @@ package enum CredentialMap {
     /// entry's path is: an escaped `/` (`%2F`) stays inside its segment, as the server gets
     /// it, so `…/team-b%2F..%2Fteam-a/` is never `…/team-a/`. Nil when no entry matches, or
     /// when the URL cannot be read or climbs above the root.
-    package static func urlTarget(_ url: String, in file: ConfigFile) throws(ConfigurationError) -> CredentialTarget? {
+    package static func urlTarget(_ url: String, in file: ConfigFile) throws(ConfigProblem) -> CredentialTarget? {
         guard let wanted = ParsedURL(url) else { return nil }
         return try target(scheme: wanted.scheme, host: wanted.host, path: wanted.path, username: wanted.user, in: file)
     }
@@ -104,7 +37,7 @@ package enum CredentialMap {
     /// ``gitTarget(protocol:host:path:username:in:)``).
     private static func target(
         scheme: String, host: String, path wantedPath: [String], username: String?, in file: ConfigFile
-    ) throws(ConfigurationError) -> CredentialTarget? {
+    ) throws(ConfigProblem) -> CredentialTarget? {
         let wantedHost = host.lowercased()
         var best: [(url: String, entry: ParsedURL, section: ConfigFile.Section)] = []
         func specificity(_ entry: ParsedURL) -> (Int, Int) { (entry.path.count, entry.user == nil ? 0 : 1) }
@@ -124,7 +57,7 @@ package enum CredentialMap {
         guard let chosen = best.first else { return nil }
         guard best.count == 1 else {
             let lines = best.map { "line \($0.section.line) [credential \"\($0.url)\"]" }.sorted().joined(separator: ", ")
-            throw ConfigurationError(
+            throw ConfigProblem(
                 location: file.path,
                 problem: "\(lines) match \(scheme)://\(host) equally; give each a different path, or a user name "
                     + "(https://USER@host) that git sends as username=")
@@ -229,7 +162,7 @@ package enum CredentialMap {
     }
 
     /// Whether a token may go to `scheme://host` (`host` with its `:port`): over https, or over
-    /// http to a loopback address only, as for providers (``EndpointPolicy``).
+    /// http to a loopback address only, as for providers (``PlainURL/isLoopback(host:)``).
     package static func carriesTokens(scheme: String, host: String) -> Bool {
         switch scheme.lowercased() {
         case "https": return true
@@ -242,7 +175,7 @@ package enum CredentialMap {
             } else {
                 name = host.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             }
-            return EndpointPolicy.isLoopback(host: String(name))
+            return PlainURL.isLoopback(host: String(name))
         default: return false
         }
     }
@@ -254,10 +187,10 @@ package enum CredentialMap {
     package static func registryHost(_ server: String) -> String {
         guard !hidesDelimiter(server) else { return "" }
         var text = Substring(server.trimmingASCIIWhitespace())
-        if let scheme = text.firstRange(of: "://") {
+        if let scheme = schemeSeparator(in: text) {
             let name = text[..<scheme.lowerBound]
             let isScheme =
-                name.first.map { $0.isASCII && $0.isLetter } == true
+                name.first?.asciiValue.map { (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) } == true
                 && name.utf8.allSatisfy { byte in
                     (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
                         || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
@@ -268,6 +201,19 @@ package enum CredentialMap {
         if let at = text.lastIndex(of: "@") { text = text[text.index(after: at)...] }
         let host = text.lowercased()
         return isPlainHost(host, internationalized: false) ? host : ""
+    }
+
+    /// Where the first `://` of `text` is, by characters (by hand: `firstRange(of:)` is the
+    /// regex engine's, which Embedded Swift has not).
+    static func schemeSeparator(in text: Substring) -> Range<Substring.Index>? {
+        var index = text.startIndex
+        while index < text.endIndex {
+            if text[index...].starts(with: "://") {
+                return index..<text.index(index, offsetBy: 3)
+            }
+            index = text.index(after: index)
+        }
+        return nil
     }
 
     /// Whether `text` has a URL delimiter (`/ ? # @ \ :`) joined to a combining mark or another
@@ -298,7 +244,7 @@ package enum CredentialMap {
         var path: [String]
 
         init?(_ url: String) {
-            guard !CredentialMap.hidesDelimiter(url), let separator = url.firstRange(of: "://") else { return nil }
+            guard !CredentialMap.hidesDelimiter(url), let separator = CredentialMap.schemeSeparator(in: url[...]) else { return nil }
             scheme = url[..<separator.lowerBound].lowercased()
             var rest = url[separator.upperBound...]
             // A query or a fragment names nothing a mapping matches, and what comes before one
