@@ -74,10 +74,10 @@ enum LeanProcess {
         fail("cannot run authkit at \(shown): \(String(cString: strerror(errno)))")
     }
 
-    /// Standard input, whole, or as much as was read before an error; at most `limit` + 1
-    /// bytes (more is too much for any reader of it). nil when it is a terminal: a plug-in never
-    /// reads one.
-    static func readStandardInput(limit: Int) -> (bytes: [UInt8], complete: Bool)? {
+    /// Standard input, whole, at most `limit` + 1 bytes (more is too much for any reader of
+    /// it), and the error that ended it early (errno), if one did. nil when it is a terminal:
+    /// a plug-in never reads one.
+    static func readStandardInput(limit: Int) -> (bytes: [UInt8], error: Int32?)? {
         guard isatty(0) != 1 else { return nil }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
@@ -85,23 +85,51 @@ enum LeanProcess {
             let count = chunk.withUnsafeMutableBytes { CLibc.read(0, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                return (bytes, false)
+                return (bytes, errno)
             }
-            if count == 0 { return (bytes, true) }
+            if count == 0 { break }
             bytes.append(contentsOf: chunk[0..<count])
         }
-        return (bytes, true)
+        return (bytes, nil)
     }
 
-    /// Standard input replaced by a file in memory holding `bytes`, what was read of it, so
-    /// that the program it is handed to reads the same request.
+    /// Standard input replaced by `bytes`, what was read of it, so that the program it is
+    /// handed to reads the same request: a pipe holding them, as a client's request comes
+    /// (a file in memory when the pipe cannot take them all at once). Left as it is when
+    /// nothing was read.
     private static func replaceStandardInput(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            if ak_set_nonblocking(ends[1]) == 0, write(bytes, to: ends[1]) {
+                close(ends[1])
+                take(ends[0])
+                return
+            }
+            close(ends[0])
+            close(ends[1])
+        }
         let fd = ak_memfd_create("authkit-request")
-        guard fd >= 0 else { fail("cannot hand the request to authkit: \(String(cString: strerror(errno)))") }
-        guard write(bytes, to: fd), lseek(fd, 0, SEEK_SET) == 0, dup2(fd, 0) == 0 else {
+        guard fd >= 0, write(bytes, to: fd), lseek(fd, 0, SEEK_SET) == 0 else {
             fail("cannot hand the request to authkit: \(String(cString: strerror(errno)))")
         }
+        take(fd)
+    }
+
+    /// `fd` as standard input (without close-on-exec, which `dup2` clears).
+    private static func take(_ fd: Int32) {
+        guard fd != 0 else { return }
+        guard dup2(fd, 0) == 0 else { fail("cannot hand the request to authkit: \(String(cString: strerror(errno)))") }
         close(fd)
+    }
+
+    /// authkit's own words for standard input it could not read (`CredentialPlugin.readInput`),
+    /// when the lean client read part of the request before the error: authkit, reading the
+    /// rest, could not tell.
+    static func unreadableInput(_ code: Int32) -> Never {
+        let line = Array("authkit: cannot read standard input: \(String(cString: strerror(code)))\n".utf8)
+        _ = line.withUnsafeBytes { CLibc.write(2, $0.baseAddress, $0.count) }
+        exit(2)
     }
 
     /// The variable a refusal is handed over in (`authkit help environment`): `PID LINE`.

@@ -73,10 +73,16 @@ func ask(_ query: AgentTokenQuery, _ socket: String, _ vector: UnsafeMutablePoin
 /// git's request on standard input, read as authkit reads it, and its bytes; anything authkit
 /// would refuse is handed to it, with what was read.
 func gitRequest(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> (GitCredentialRequest, [UInt8]) {
-    guard let (bytes, complete) = LeanProcess.readStandardInput(limit: CredentialInput.maximumBytes) else {
+    guard let (bytes, error) = LeanProcess.readStandardInput(limit: CredentialInput.maximumBytes) else {
         LeanProcess.handOff(vector)
     }
-    guard complete, case .success(let text) = CredentialInput.text(bytes), let request = try? GitCredentialRequest(parsing: text)
-    else { LeanProcess.handOff(vector, input: bytes) }
+    if let error {
+        // Nothing read: authkit reads standard input as it is, and meets what ended this.
+        guard !bytes.isEmpty else { LeanProcess.handOff(vector) }
+        LeanProcess.unreadableInput(error)
+    }
+    guard case .success(let text) = CredentialInput.text(bytes), let request = try? GitCredentialRequest(parsing: text) else {
+        LeanProcess.handOff(vector, input: bytes)
+    }
     return (request, bytes)
 }

@@ -25,6 +25,12 @@ static inline int ak_errno(void) { return errno; }
 static inline int ak_open(const char *path, int flags) { return open(path, flags); }
 static inline int ak_openat(int folder, const char *path, int flags) { return openat(folder, path, flags); }
 
+/// O_NONBLOCK set on `fd` (fcntl(2) is variadic, which Swift cannot call).
+static inline int ak_set_nonblocking(int fd) {
+    int flags = fcntl(fd, F_GETFL);
+    return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
 /// memfd_create(2) (glibc declares it only under _GNU_SOURCE).
 static inline int ak_memfd_create(const char *name) { return (int)syscall(SYS_memfd_create, name, 0); }
 

@@ -17,6 +17,8 @@ package struct GitCredentialRequest: Equatable {
     package init(parsing text: String) throws(Malformed) {
         // (Swift reads CRLF as one character, which a split at "\n" alone would not split at.)
         for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+            // (A last line without its newline may still end in a CR.)
+            let line = line.hasSuffix("\r") ? line.dropLast() : line
             if line.isEmpty { break }
             guard let equals = line.firstIndex(of: "=") else { throw Malformed() }
             let key = String(line[..<equals]), value = String(line[line.index(after: equals)...])

@@ -24,11 +24,14 @@ package enum LeanTokenPlan: Equatable {
     case handOff
 
     /// Variables that change what `authkit token` checks or prints, which the lean client
-    /// leaves to it: a profile's settings (each checked by authkit), a configuration file named
-    /// outright, logging, a forward's key.
+    /// leaves to it: a profile's settings (each checked by authkit), logging, a forward's key, a
+    /// refusal handed over. (`AUTHKIT_CONFIG` names the file read, as for authkit.)
     package static let handedOffVariables = [
-        "AUTHKIT_PROFILE", "AUTHKIT_CONFIG", "AUTHKIT_ISSUER", "AUTHKIT_TENANT", "AUTHKIT_CLIENT_ID", "AUTHKIT_CLIENT_SECRET",
+        "AUTHKIT_PROFILE", "AUTHKIT_ISSUER", "AUTHKIT_TENANT", "AUTHKIT_CLIENT_ID", "AUTHKIT_CLIENT_SECRET",
         "AUTHKIT_SCOPES", "AUTHKIT_GRAPH_URL", "AUTHKIT_DPOP", "AUTHKIT_LOG", "AUTHKIT_FORWARD_KEY",
+        // A refusal already handed to this process: authkit takes it (when it is this
+        // process's) without asking the agent.
+        "AUTHKIT_AGENT_ANSWER",
     ]
 
     /// The plan for `arguments` (without the program's name, `program`).

@@ -12,6 +12,8 @@ import Testing
         #expect(request.capabilities == ["authtype"] && request.password == nil)
         #expect(try GitCredentialRequest(parsing: "") == GitCredentialRequest(parsing: "\n"))
         #expect(throws: GitCredentialRequest.Malformed.self) { try GitCredentialRequest(parsing: "protocol https\n") }
+        // A last line without its newline may end in a CR.
+        #expect(try GitCredentialRequest(parsing: "host=a\r\nprotocol=https\r").scheme == "https")
         // After the blank line nothing is read, not even a malformed line.
         #expect(try GitCredentialRequest(parsing: "host=a\n\nnot a line\n").host == "a")
     }

@@ -165,6 +165,16 @@ import Testing
             #expect(lone.status == 2 && lone.stdout.isEmpty && lone.stderr.contains("cannot run authkit at"), "\(title): \(lone.stderr)")
         }
         #expect(try await world.authkit(handedOver[1].0, stdin: handedOver[1].1).stdout.contains("password="))
+        // Standard input that cannot be read (a directory): handed over as it is; authkit's words.
+        let unreadable = try await offThePool {
+            try ["authkit", "authkit-lean"].map { program in
+                try ProcessRunner.run(
+                    URL(fileURLWithPath: "/bin/sh"), ["-c", #"exec "$0" "$@" < /"#, TestPaths.product(program).path] + get,
+                    environment: world.environment, timeout: 30)
+            }
+        }
+        #expect(unreadable[0].status == 2 && unreadable[0].stderr.contains("cannot read standard input"), "\(unreadable[0].stderr)")
+        #expect(unreadable[1].status == unreadable[0].status && unreadable[1].stderr == unreadable[0].stderr, "\(unreadable[1].stderr)")
         #expect(try await world.assertNoSecretsLeaked() > 0)
     }
 
@@ -202,6 +212,7 @@ import Testing
             (["credential", "git", "--group", world.group, "get"], [:], request),
             (["credential", "git", "get"], [:], request),  // the host's mapping names the profile
             (["credential", "git", "get"], [:], "protocol=https\nhost=unmapped.example\n"),  // nothing
+            (["token"], ["AUTHKIT_CONFIG": config.path, "XDG_CONFIG_HOME": "/nonexistent"], nil),  // the file named outright
         ]
         for (arguments, environment, input) in served {
             let expected = try await world.authkit(arguments, environment: environment, stdin: input)
@@ -228,6 +239,11 @@ import Testing
             let lone = try await world.lean(["token"], copy: alone)
             #expect(lone.status == 2 && lone.stderr.contains("cannot run authkit at"), "\(text): \(lone.stderr)")
         }
+        // A file named outright that is not there: authkit's error.
+        let missing = ["AUTHKIT_CONFIG": config.path + ".missing"]
+        let expected = try await world.authkit(["token"], environment: missing)
+        let got = try await world.lean(["token"], environment: missing)
+        #expect(expected.status != 0 && got.status == expected.status && got.stderr == expected.stderr, "\(got.stderr)")
         #expect(try await world.assertNoSecretsLeaked() > 0)
     }
 
@@ -282,9 +298,10 @@ import Testing
     /// reads: a new variable needs a decision here.
     @Test func everyVariableAuthkitReadsIsConsidered() throws {
         let read = try HelpTextTests.variablesRead().filter { $0.hasPrefix("AUTHKIT_") && !$0.hasPrefix("AUTHKIT_TEST_") }
-        let readByThePlan: Set = ["AUTHKIT_GROUP", "AUTHKIT_STORAGE", "AUTHKIT_ACCOUNT", "AUTHKIT_AGENT", "AUTHKIT_AGENT_SOCK"]
+        let readByThePlan: Set = [
+            "AUTHKIT_GROUP", "AUTHKIT_STORAGE", "AUTHKIT_ACCOUNT", "AUTHKIT_AGENT", "AUTHKIT_AGENT_SOCK", "AUTHKIT_CONFIG",
+        ]
         let notOnThatPath: Set = [
-            "AUTHKIT_AGENT_ANSWER",  // what the lean client itself hands over
             "AUTHKIT_ASKPASS", "AUTHKIT_JOURNAL_SOCKET", "AUTHKIT_SSH",  // the agent's and `authkit ssh`'s
             "AUTHKIT_TOKEN",  // set by exec, not read
             "AUTHKIT_TPM", "AUTHKIT_IDENTITY_FILE",  // a key or store authkit opens itself, not the agent's answer
