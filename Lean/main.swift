@@ -1,6 +1,6 @@
-// The lean client: `authkit token`, kubectl's `authkit credential kubectl` and git's
-// `authkit credential git` answered from the agent by a program that starts in a fraction of
-// authkit's time (docs/decisions.md, "A lean client for the hot path"). Embedded Swift over
+// The lean client: `authkit token` and the plug-ins of kubectl, git and docker answered from
+// the agent by a program that starts in a fraction of authkit's time (docs/decisions.md, "A
+// lean client for the hot path"). Embedded Swift over
 // AuthKitCore and StrictJSON, built by scripts/build-lean; everything it does not answer
 // itself goes to the full `authkit` beside it, with the same arguments.
 import AuthKitCore
@@ -34,6 +34,20 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
         LeanProcess.write(Array(KubectlExecInfo.answer(apiVersion: apiVersion, token: token, expiresAt: Int(expiresAt)).utf8))
     case .gitStore:
         _ = gitRequest(vector)
+    case .docker(let options, let action):
+        let (text, input) = pluginRequest(vector)
+        switch LeanTokenPlan.dockerAnswer(
+            text, options: options, action: action, environment: environment, configuration: configuration, storageRecord: storageRecord)
+        {
+        case .nothing: break
+        case .handOff: LeanProcess.handOff(vector, input: input)
+        case .notFound:
+            LeanProcess.write(Array((DockerCredentialText.notFound + "\n").utf8))
+            return 1
+        case .ask(let query, let socket, let server, let username):
+            let (token, _) = ask(query, socket, vector, input: input)
+            LeanProcess.write(Array(DockerCredentialText.answer(server: server, username: username, token: token).utf8))
+        }
     case .gitGet(let options, let username):
         let (request, input) = gitRequest(vector)
         switch LeanTokenPlan.gitAnswer(
@@ -70,9 +84,9 @@ func ask(_ query: AgentTokenQuery, _ socket: String, _ vector: UnsafeMutablePoin
     return (token, expiresAt)
 }
 
-/// git's request on standard input, read as authkit reads it, and its bytes; anything authkit
-/// would refuse is handed to it, with what was read.
-func gitRequest(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> (GitCredentialRequest, [UInt8]) {
+/// A plug-in's request on standard input, read as authkit reads it (`CredentialInput`), and
+/// its bytes; anything authkit would refuse is handed to it, with what was read.
+func pluginRequest(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> (String, [UInt8]) {
     guard let (bytes, error) = LeanProcess.readStandardInput(limit: CredentialInput.maximumBytes) else {
         LeanProcess.handOff(vector)
     }
@@ -81,8 +95,13 @@ func gitRequest(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) ->
         guard !bytes.isEmpty else { LeanProcess.handOff(vector) }
         LeanProcess.unreadableInput(error)
     }
-    guard case .success(let text) = CredentialInput.text(bytes), let request = try? GitCredentialRequest(parsing: text) else {
-        LeanProcess.handOff(vector, input: bytes)
-    }
+    guard case .success(let text) = CredentialInput.text(bytes) else { LeanProcess.handOff(vector, input: bytes) }
+    return (text, bytes)
+}
+
+/// git's request, read as authkit reads it, and its bytes.
+func gitRequest(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> (GitCredentialRequest, [UInt8]) {
+    let (text, bytes) = pluginRequest(vector)
+    guard let request = try? GitCredentialRequest(parsing: text) else { LeanProcess.handOff(vector, input: bytes) }
     return (request, bytes)
 }

@@ -18,3 +18,13 @@ extension StringProtocol {
         split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
     }
 }
+
+extension String {
+    /// The text without the leading and trailing characters in `set`.
+    package func trimmingCharacters(in set: String) -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, set.contains(first) { scalars.removeFirst() }
+        while let last = scalars.last, set.contains(last) { scalars.removeLast() }
+        return String(scalars)
+    }
+}

@@ -20,6 +20,9 @@ package enum LeanTokenPlan: Equatable {
     /// `authkit credential git store`: read git's request; a sound one gets no answer (git
     /// stores after every success, and the shared sign-in keeps nothing of it).
     case gitStore
+    /// `authkit credential docker get|store|erase` (docker runs `docker-credential-authkit
+    /// ACTION`): read docker's request, then answer as ``dockerAnswer(_:options:action:environment:configuration:storageRecord:)`` says.
+    case docker(FastPathOptions, action: String)
     /// Run `authkit` with the same arguments.
     case handOff
 
@@ -60,12 +63,17 @@ package enum LeanTokenPlan: Equatable {
             }
             return .ask(query, socket: socket)
         }
-        guard program == "authkit" || program == "authkit-lean", arguments.count >= 2, arguments[0] == "credential" else {
+        // Run under a client's own name, the client passes only its action (authkit's main does
+        // the same); under another name, only authkit's are the lean client's to answer.
+        var arguments = arguments
+        if let client = credentialAliases[program] {
+            arguments = ["credential", client] + arguments
+        } else if program != "authkit" && program != "authkit-lean" {
             return .handOff
         }
-        if arguments[1] == "git" {
-            return git(arguments, environment: environment)
-        }
+        guard arguments.count >= 2, arguments[0] == "credential" else { return .handOff }
+        if arguments[1] == "git" { return git(arguments, environment: environment) }
+        if arguments[1] == "docker" { return docker(arguments, environment: environment) }
         guard arguments[1] == "kubectl", let (options, servers) = kubectlOptions(arguments),
             let apiVersion = kubectlServes(environment["KUBERNETES_EXEC_INFO"], boundTo: servers),
             let (query, socket) = resolve(options, environment: environment, configuration: configuration, storageRecord: storageRecord)
@@ -99,109 +107,6 @@ package enum LeanTokenPlan: Equatable {
         // (An id_token is checked against the provider's keys: authkit's work.)
         guard tokenType == nil || tokenType == "access-token" else { return nil }
         return (options, servers)
-    }
-
-    /// The plan for `credential git …`: `get` (its answer depends on git's request), and
-    /// `store`, which authkit answers with nothing whatever the command line names (it reads
-    /// nothing for it but the request); `erase` marks a token in the store, authkit's work.
-    static func git(_ arguments: [String], environment: [String: String]) -> LeanTokenPlan {
-        guard let (options, action, username) = gitOptions(arguments),
-            !handedOffVariables.contains(where: { environment[$0].map { !$0.isEmpty } ?? false })
-        else { return .handOff }
-        switch action {
-        case "store": return .gitStore
-        case "get": return .gitGet(options, username: username)
-        default: return .handOff
-        }
-    }
-
-    /// What the lean client answers git's `get`.
-    package enum GitAnswer: Equatable {
-        /// Ask the agent at `socket` for `query`; answer with `username` and the token.
-        case ask(AgentTokenQuery, socket: String, username: String)
-        /// No answer: git asks its next helper (a host no mapping names).
-        case nothing
-        /// authkit answers.
-        case handOff
-    }
-
-    /// git's `get` answered as authkit answers it: for an https request, the sign-in the
-    /// command line names (`--profile`, `--group`), else the configuration file's
-    /// `[credential "URL"]` mapping for the URL (``CredentialMap``), the command line's account,
-    /// scopes and resources over the mapping's; nothing for a host nothing maps.
-    package static func gitAnswer(
-        _ request: GitCredentialRequest, options: FastPathOptions, username: String?, environment: [String: String],
-        configuration: (String) -> ConfigFile?, storageRecord: (String) -> [String: String]
-    ) -> GitAnswer {
-        // Never a token in the clear: plain http (loopback only, else refused with a reason) is
-        // authkit's to judge; any other scheme gets nothing from it.
-        guard request.scheme == "https" else { return request.scheme == "http" ? .handOff : .nothing }
-        var target: CredentialTarget
-        if options.profile != nil || options.group != nil {
-            target = CredentialTarget(
-                entry: "https://" + request.host, profile: options.profile, group: options.group, account: options.account,
-                scopes: options.scopes.isEmpty ? nil : options.scopes, resources: options.resources, username: "oauth2")
-        } else {
-            guard !request.host.isEmpty else { return .nothing }
-            guard let home = environment["HOME"], home.hasPrefix("/"),
-                let file = configuration(UserFiles.configPath(environment: environment) { home })
-            else { return .handOff }
-            let mapping: CredentialTarget?
-            do throws(ConfigProblem) {
-                mapping = try CredentialMap.gitTarget(
-                    protocol: request.scheme, host: request.host, path: request.path, username: request.username, in: file)
-            } catch {
-                return .handOff
-            }
-            guard let mapped = mapping else { return .nothing }
-            guard let applied = mapped.applying(account: options.account, scopes: options.scopes, resources: options.resources) else {
-                return .handOff
-            }
-            target = applied
-        }
-        let name = username ?? target.username
-        guard GitCredentialRequest.isOneLine(name) else { return .handOff }
-        // The sign-in the target names, in the store the command line chose, else the mapping's.
-        var selected = FastPathOptions(minTTL: options.minTTL)
-        selected.profile = target.profile
-        selected.group = target.group
-        selected.account = target.account
-        selected.insecureStorage = options.insecureStorage
-        selected.storage = options.storage ?? (options.insecureStorage ? nil : target.storage)
-        selected.scopes = target.scopes ?? []
-        selected.resources = target.resources
-        guard let (query, socket) = resolve(selected, environment: environment, configuration: configuration, storageRecord: storageRecord)
-        else { return .handOff }
-        return .ask(query, socket: socket, username: name)
-    }
-
-    /// `credential git`'s options as authkit's fast path takes them: the shared options, the
-    /// action, and `--username`; nil for anything else.
-    package static func gitOptions(_ arguments: [String]) -> (FastPathOptions, action: String, username: String?)? {
-        var scanner = FastPathScanner(arguments: arguments, index: 2)
-        var options = FastPathOptions(minTTL: FastPathOptions.pluginMinTTL)
-        var action: String?
-        var username: String?
-        while scanner.index < arguments.count {
-            let argument = arguments[scanner.index]
-            if !argument.hasPrefix("-") {
-                guard action == nil else { return nil }
-                action = argument
-                scanner.index += 1
-                continue
-            }
-            switch scanner.shared(argument, into: &options) {
-            case .handled: break
-            case .malformed: return nil
-            case .notShared where FastPathScanner.name(of: argument) == "--username":
-                guard username == nil, let text = scanner.value(argument, "--username") else { return nil }
-                username = text
-            case .notShared: return nil
-            }
-            scanner.index += 1
-        }
-        guard let action else { return nil }
-        return (options, action, username)
     }
 
     /// The `ExecCredential` apiVersion kubectl asked for when the lean client may answer it:

@@ -288,11 +288,18 @@ import Testing
             #expect(Self.plan(["credential", "git", "store"], [variable: "x"]) == .handOff, "\(variable)")
             #expect(Self.plan(["credential", "git", "store"], [variable: ""]) == .gitStore, "\(variable)")
         }
-        // Only under authkit's own names: git-credential-authkit passes the action alone.
-        #expect(
+        // Under a plug-in's own name the client passes the action alone; under another name
+        // only `token` is the lean client's.
+        func named(_ program: String, _ arguments: [String]) -> LeanTokenPlan {
             LeanTokenPlan.make(
-                arguments: ["credential", "git", "--group", "g", "get"], program: "git-credential-authkit",
-                environment: LeanTokenPlanTests.home, configuration: { _ in nil }, storageRecord: { _ in [:] }) == .handOff)
+                arguments: arguments, program: program, environment: LeanTokenPlanTests.home, configuration: { _ in nil },
+                storageRecord: { _ in [:] })
+        }
+        #expect(named("git-credential-authkit", ["get"]) == .gitGet(Self.options(), username: nil))
+        #expect(named("git-credential-authkit", ["credential", "git", "--group", "g", "get"]) == .handOff)
+        #expect(named("docker-credential-authkit", ["get"]) == .docker(Self.options(), action: "get"))
+        #expect(named("cargo-credential-authkit", ["--cargo-plugin"]) == .handOff)
+        #expect(named("other", ["credential", "git", "get"]) == .handOff)
     }
 
     @Test(
@@ -391,5 +398,50 @@ import Testing
                     group: "com.example.m", account: "ada", scopes: ["s1", "s2"], resources: ["https://api.example"], username: "bob"))
         #expect(Self.answer("protocol=https\nhost=git.example\n", config: nil) == .handOff)
         #expect(Self.answer("protocol=https\nhost=git.example\n", config: Self.mappings + "[profile broken]\nbogus = 1\n") == .handOff)
+    }
+}
+
+/// docker's helper: `get` from the agent for the sign-in the command line names or the
+/// configuration file maps to the registry, `store` and `erase` answered with nothing,
+/// `list` authkit's.
+@Suite struct LeanDockerPlanTests {
+    static func answer(
+        _ input: String, _ options: FastPathOptions = LeanGitPlanTests.options(), action: String = "get",
+        config: String? = "[registry \"r.example\"]\ngroup = com.example.r\nusername = bob\nstorage = kernel-keyring\n"
+    ) -> LeanTokenPlan.DockerAnswer {
+        LeanTokenPlan.dockerAnswer(
+            input, options: options, action: action, environment: LeanTokenPlanTests.home,
+            configuration: { path in path == "/home/ada/.config/authkit/config" ? config.flatMap(LeanTokenPlanTests.parsed) : nil },
+            storageRecord: { _ in [:] })
+    }
+
+    static func ask(group: String, storage: String = "secret-service", server: String, username: String = "oauth2")
+        -> LeanTokenPlan.DockerAnswer
+    {
+        .ask(
+            AgentTokenQuery(group: group, storage: storage, account: nil, scopes: [], resources: [], minTTL: 300),
+            socket: LeanTokenPlanTests.socket, server: server, username: username)
+    }
+
+    @Test func theActionsAreAnsweredAsAuthkitAnswersThem() {
+        #expect(LeanGitPlanTests.plan(["credential", "docker", "get"]) == .docker(LeanGitPlanTests.options(), action: "get"))
+        #expect(
+            LeanGitPlanTests.plan(["credential", "docker", "--group", "g", "erase"])
+                == .docker(LeanGitPlanTests.options(group: "g"), action: "erase"))
+        #expect(LeanGitPlanTests.plan(["credential", "docker", "list"]) == .handOff)
+        #expect(LeanGitPlanTests.plan(["credential", "docker", "--username", "a", "get"]) == .handOff)
+        #expect(LeanGitPlanTests.plan(["credential", "docker", "get"], ["AUTHKIT_LOG": "debug"]) == .handOff)
+
+        #expect(
+            Self.answer("r.example\n") == Self.ask(group: "com.example.r", storage: "kernel-keyring", server: "r.example", username: "bob"))
+        #expect(
+            Self.answer(" https://R.example/v1/ \r\n")
+                == Self.ask(group: "com.example.r", storage: "kernel-keyring", server: "https://R.example/v1/", username: "bob"))
+        #expect(Self.answer("other.example\n") == .notFound)
+        #expect(Self.answer("any.example\n", LeanGitPlanTests.options(group: "g")) == Self.ask(group: "g", server: "any.example"))
+        #expect(Self.answer("\n") == .handOff)  // no registry: authkit's error
+        #expect(Self.answer("r.example\n", config: nil) == .handOff)
+        #expect(Self.answer("{}", action: "store") == .nothing)
+        #expect(Self.answer("r.example\n", action: "erase") == .nothing)
     }
 }

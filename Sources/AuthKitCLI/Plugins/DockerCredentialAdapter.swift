@@ -48,9 +48,8 @@ enum DockerCredentialAdapter: CredentialAdapter {
     static var command: any CredentialAdapterCommand.Type { CredentialDockerCommand.self }
     static var setupCommands: [any SetupClientCommand.Type] { [SetupDockerCommand.self, SetupPodmanCommand.self] }
 
-    /// docker recognises exactly this answer as "no credentials" (docker-credential-helpers'
-    /// `credentials.NewErrCredentialsNotFound`).
-    static let notFound = "credentials not found in native keychain"
+    /// docker's "no credentials" (``DockerCredentialText/notFound``).
+    static let notFound = DockerCredentialText.notFound
 
     nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
         // list needs no request; the others read one line (get, erase) or a JSON object (store).
@@ -60,11 +59,9 @@ enum DockerCredentialAdapter: CredentialAdapter {
             return .none  // docker login/logout: the shared sign-in is neither replaced nor removed
         case "list":
             let registries = flags.namesSignIn ? [] : CredentialMap.registries(in: try CredentialPlugin.config())
-            var object = JSONObject()
-            for (server, username) in registries { object[server] = .string(username) }
-            return CredentialAnswer(output: JSONValue.object(object).serialized(options: [.sortedKeys]) + "\n")
+            return CredentialAnswer(output: DockerCredentialText.list(registries))
         default:
-            let server = input.split(separator: "\n").first.map { String($0).trimmingCharacters(in: " \t\r") } ?? ""
+            let server = DockerCredentialText.server(input)
             guard !server.isEmpty else {
                 throw CredentialPlugin.Failure(message: "authkit: docker sent no registry on standard input", code: ExitStatus.usage)
             }
@@ -91,17 +88,7 @@ enum DockerCredentialAdapter: CredentialAdapter {
                 target = try flags.applied(to: mapped)
             }
             let token = try await CredentialPlugin.accessToken(for: target, flags)
-            let answer: JSONValue = ["ServerURL": .string(server), "Username": .string(target.username), "Secret": .string(token.value)]
-            return CredentialAnswer(output: answer.serialized() + "\n")
+            return CredentialAnswer(output: DockerCredentialText.answer(server: server, username: target.username, token: token.value))
         }
-    }
-}
-
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        var scalars = Substring(self)
-        while let first = scalars.first, set.contains(first) { scalars.removeFirst() }
-        while let last = scalars.last, set.contains(last) { scalars.removeLast() }
-        return String(scalars)
     }
 }

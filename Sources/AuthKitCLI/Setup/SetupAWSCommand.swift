@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitCore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitCore
 import JOSE
 
 #if canImport(FoundationEssentials)

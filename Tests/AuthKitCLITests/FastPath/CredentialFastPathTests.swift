@@ -87,7 +87,7 @@ struct CredentialFastPathTests {
     }
 
     @Test(
-        "the lean client takes git's helper options as the fast path does, and declines the rest",
+        "the lean client takes git's and docker's helper options as the fast path does, and declines the rest",
         arguments: [
             ["credential", "git", "get"], ["credential", "git", "--group", "g", "get"], ["credential", "git", "store", "--group=g"],
             ["credential", "git", "--username", "ada", "--account", "a", "--scope", "s", "--min-ttl", "30", "erase"],
@@ -96,17 +96,25 @@ struct CredentialFastPathTests {
             ["credential", "git", "--bogus", "get"], ["credential", "git", "--username"],
             ["credential", "git", "--username", "a", "--username", "b", "get"],
             ["credential", "git", "--min-ttl", "-1", "get"], ["credential", "git", "--server", "https://a", "get"],
-            ["credential", "git", "fetch"],
+            ["credential", "git", "fetch"], ["credential", "docker", "get"],
+            ["credential", "docker", "--group", "g", "--scope", "s", "erase"],
+            ["credential", "docker", "--username", "a", "get"], ["credential", "docker"], ["credential", "docker", "list", "get"],
         ])
-    func leanGitAgrees(_ arguments: [String]) throws {
-        let lean = LeanTokenPlan.gitOptions(arguments)
-        guard let (client, flags) = CredentialFastPath.parse(arguments), client == "git" else {
+    func leanGitAndDockerAgree(_ arguments: [String]) throws {
+        let own = arguments[1] == "git" ? ["--username"] : []
+        let lean = LeanTokenPlan.credentialOptions(arguments, own: own)
+        guard let (client, flags) = CredentialFastPath.parse(arguments), client == arguments[1] else {
             #expect(lean == nil, "the lean client takes \(arguments)")
             return
         }
-        let (options, action, username) = try #require(lean, "the lean client declines \(arguments)")
+        let (options, action, values) = try #require(lean, "the lean client declines \(arguments)")
         #expect(options.selector == flags.selector && options.scopes == flags.scopes && options.resources == flags.resources)
-        #expect(options.minTTL == flags.minTTL && action == flags.action && username == flags.own["--username"])
+        #expect(options.minTTL == flags.minTTL && action == flags.action && values == flags.own)
+    }
+
+    @Test func theLeanClientsPlugInNamesAreAuthkits() {
+        let aliases = CredentialAdapters.all.compactMap { adapter in adapter.executableAlias.map { ($0, adapter.client) } }
+        #expect(LeanTokenPlan.credentialAliases == Dictionary(uniqueKeysWithValues: aliases))
     }
 
     @Test("a server the lean client serves is one authkit's plug-in sends a token to")

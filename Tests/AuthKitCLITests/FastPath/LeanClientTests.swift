@@ -27,10 +27,10 @@ import Testing
 
     /// A copy of the lean client in the world's folder `name`: alone there, whatever it hands
     /// over fails to start, unless the test puts an `authkit` beside it.
-    static func copy(_ lean: URL, to name: String, in world: CLIHarness) throws -> URL {
+    static func copy(_ lean: URL, to name: String, in world: CLIHarness, as program: String = "authkit-lean") throws -> URL {
         let folder = world.scratch.appendingPathComponent(name)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let copy = folder.appendingPathComponent("authkit-lean")
+        let copy = folder.appendingPathComponent(program)
         try FileManager.default.copyItem(at: lean, to: copy)
         return copy
     }
@@ -244,6 +244,48 @@ import Testing
         let expected = try await world.authkit(["token"], environment: missing)
         let got = try await world.lean(["token"], environment: missing)
         #expect(expected.status != 0 && got.status == expected.status && got.stderr == expected.stderr, "\(got.stderr)")
+        #expect(try await world.assertNoSecretsLeaked() > 0)
+    }
+
+    @Test func dockersHelperIsAnsweredAsAuthkitAnswersIt() async throws {
+        let (lean, world) = try await Self.signedInWorld()
+        defer { world.stop() }
+        let alone = try Self.copy(lean, to: "alone", in: world)
+        // Under the name docker runs it by (`authkit setup docker` makes that link to authkit).
+        let named = try Self.copy(lean, to: "named", in: world, as: "docker-credential-authkit")
+        try FileManager.default.createDirectory(at: world.configDirectory, withIntermediateDirectories: true)
+        try "[registry \"registry.example\"]\ngroup = \(world.group)\nusername = bob\n".write(
+            to: world.configDirectory.appendingPathComponent("config"), atomically: false, encoding: .utf8)
+        let get = ["credential", "docker", "get"]
+        let served: [([String], String, URL)] = [
+            (get, "registry.example\n", alone), (["credential", "docker", "--group", world.group, "get"], "any.example\n", alone),
+            (["get"], "https://registry.example/v1/\n", named), (get, "other.example\n", alone),  // not mapped: not found, exit 1
+            (["credential", "docker", "store"], #"{"ServerURL":"r","Username":"u","Secret":"s"}"#, alone),
+            (["erase"], "registry.example\n", named),
+        ]
+        for (arguments, input, copy) in served {
+            let full = arguments.first == "credential" ? arguments : ["credential", "docker"] + arguments
+            let expected = try await world.authkit(full, stdin: input)
+            let got = try await world.lean(arguments, copy: copy, stdin: input)
+            let title = arguments.joined(separator: " ") + " \(input.debugDescription)"
+            #expect(
+                got.status == expected.status && got.stdout == expected.stdout && got.stderr == expected.stderr, "\(title): \(got.stderr)")
+        }
+        #expect(try await world.authkit(get, stdin: "registry.example\n").stdout.contains(#""Secret""#))
+        // Handed to authkit: its words and exit code.
+        let handedOver: [([String], String)] = [
+            (["credential", "docker", "list"], ""), (get, "\n"), (get, "registry.example\u{0}\n"),
+            (["credential", "docker", "--group", "com.example.nobody", "get"], "registry.example\n"),
+        ]
+        for (arguments, input) in handedOver {
+            let expected = try await world.authkit(arguments, stdin: input)
+            let got = try await world.lean(arguments, stdin: input)
+            let title = arguments.joined(separator: " ") + " \(input.debugDescription)"
+            #expect(got.status == expected.status && got.stdout == expected.stdout, "\(title): \(got.stderr)")
+            #expect(Self.steady(got.stderr) == Self.steady(expected.stderr), "\(title)")
+            let lone = try await world.lean(arguments, copy: alone, stdin: input)
+            #expect(lone.status == 2 && lone.stderr.contains("cannot run authkit at"), "\(title): \(lone.stderr)")
+        }
         #expect(try await world.assertNoSecretsLeaked() > 0)
     }
 

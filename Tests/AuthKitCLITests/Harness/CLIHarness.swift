@@ -18,7 +18,10 @@ final class CLIHarness: @unchecked Sendable {
         /// A successful run whose stdout carries a token on purpose: `authkit token` and the
         /// credential plug-ins (git, docker, kubectl answers).
         var printsToken: Bool {
-            (program == "authkit" || program == "authkit-lean") && result.status == 0
+            guard result.status == 0 else { return false }
+            // Under a plug-in's own name (docker-credential-authkit …) the client passes its action.
+            if program.hasSuffix("-credential-authkit") { return true }
+            return (program == "authkit" || program == "authkit-lean")
                 && (arguments.first == "token" || arguments.first == "credential" || arguments == ["--cargo-plugin"])
         }
         /// `authkit token` as scripts use it: stdout is exactly one access token.
@@ -232,7 +235,8 @@ final class CLIHarness: @unchecked Sendable {
         let result = try await offThePool {
             try ProcessRunner.run(executable, arguments, environment: environment, stdin: stdin, timeout: timeout)
         }
-        record(Run(program: program, arguments: arguments, result: result))
+        // (A copy run under another name is recorded under that name.)
+        record(Run(program: location?.lastPathComponent ?? program, arguments: arguments, result: result))
         #expect(!result.timedOut, "\(program) \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
         return result
     }

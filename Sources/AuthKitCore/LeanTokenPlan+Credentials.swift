@@ -1,0 +1,177 @@
+/// The credential plug-ins the lean client answers: git's and docker's helpers, as authkit's
+/// adapters answer them (`GitCredentialAdapter`, `DockerCredentialAdapter`).
+extension LeanTokenPlan {
+    /// The plan for `credential git …`: `get` (its answer depends on git's request), and
+    /// `store`, which authkit answers with nothing whatever the command line names (it reads
+    /// nothing for it but the request); `erase` marks a token in the store, authkit's work.
+    static func git(_ arguments: [String], environment: [String: String]) -> LeanTokenPlan {
+        guard let (options, action, own) = credentialOptions(arguments, own: ["--username"]),
+            !handedOffVariables.contains(where: { environment[$0].map { !$0.isEmpty } ?? false })
+        else { return .handOff }
+        switch action {
+        case "store": return .gitStore
+        case "get": return .gitGet(options, username: own["--username"])
+        default: return .handOff
+        }
+    }
+
+    /// What the lean client answers git's `get`.
+    package enum GitAnswer: Equatable {
+        /// Ask the agent at `socket` for `query`; answer with `username` and the token.
+        case ask(AgentTokenQuery, socket: String, username: String)
+        /// No answer: git asks its next helper (a host no mapping names).
+        case nothing
+        /// authkit answers.
+        case handOff
+    }
+
+    /// git's `get` answered as authkit answers it: for an https request, the sign-in the
+    /// command line names (`--profile`, `--group`), else the configuration file's
+    /// `[credential "URL"]` mapping for the URL (``CredentialMap``), the command line's account,
+    /// scopes and resources over the mapping's; nothing for a host nothing maps.
+    package static func gitAnswer(
+        _ request: GitCredentialRequest, options: FastPathOptions, username: String?, environment: [String: String],
+        configuration: (String) -> ConfigFile?, storageRecord: (String) -> [String: String]
+    ) -> GitAnswer {
+        // Never a token in the clear: plain http (loopback only, else refused with a reason) is
+        // authkit's to judge; any other scheme gets nothing from it.
+        guard request.scheme == "https" else { return request.scheme == "http" ? .handOff : .nothing }
+        var target: CredentialTarget
+        if options.profile != nil || options.group != nil {
+            target = CredentialTarget(
+                entry: "https://" + request.host, profile: options.profile, group: options.group, account: options.account,
+                scopes: options.scopes.isEmpty ? nil : options.scopes, resources: options.resources, username: "oauth2")
+        } else {
+            guard !request.host.isEmpty else { return .nothing }
+            guard let home = environment["HOME"], home.hasPrefix("/"),
+                let file = configuration(UserFiles.configPath(environment: environment) { home })
+            else { return .handOff }
+            let mapping: CredentialTarget?
+            do throws(ConfigProblem) {
+                mapping = try CredentialMap.gitTarget(
+                    protocol: request.scheme, host: request.host, path: request.path, username: request.username, in: file)
+            } catch {
+                return .handOff
+            }
+            guard let mapped = mapping else { return .nothing }
+            guard let applied = mapped.applying(account: options.account, scopes: options.scopes, resources: options.resources) else {
+                return .handOff
+            }
+            target = applied
+        }
+        let name = username ?? target.username
+        guard GitCredentialRequest.isOneLine(name) else { return .handOff }
+        guard
+            let (query, socket) = signIn(
+                target, options, environment: environment, configuration: configuration, storageRecord: storageRecord)
+        else { return .handOff }
+        return .ask(query, socket: socket, username: name)
+    }
+
+    /// A credential plug-in's options as authkit's fast path takes them: the shared options, the
+    /// action, and the plug-in's `own` options (one value each); nil for anything else.
+    package static func credentialOptions(_ arguments: [String], own names: [String]) -> (
+        FastPathOptions, action: String, own: [String: String]
+    )? {
+        var scanner = FastPathScanner(arguments: arguments, index: 2)
+        var options = FastPathOptions(minTTL: FastPathOptions.pluginMinTTL)
+        var action: String?
+        var own: [String: String] = [:]
+        while scanner.index < arguments.count {
+            let argument = arguments[scanner.index]
+            if !argument.hasPrefix("-") {
+                guard action == nil else { return nil }
+                action = argument
+                scanner.index += 1
+                continue
+            }
+            switch scanner.shared(argument, into: &options) {
+            case .handled: break
+            case .malformed: return nil
+            case .notShared where names.contains(FastPathScanner.name(of: argument)):
+                let name = FastPathScanner.name(of: argument)
+                guard own[name] == nil, let text = scanner.value(argument, name) else { return nil }
+                own[name] = text
+            case .notShared: return nil
+            }
+            scanner.index += 1
+        }
+        guard let action else { return nil }
+        return (options, action, own)
+    }
+
+    /// The request authkit would send the agent for a plug-in's `target`: the sign-in it names,
+    /// in the store the command line chose, else the mapping's.
+    static func signIn(
+        _ target: CredentialTarget, _ options: FastPathOptions, environment: [String: String], configuration: (String) -> ConfigFile?,
+        storageRecord: (String) -> [String: String]
+    ) -> (AgentTokenQuery, String)? {
+        var selected = FastPathOptions(minTTL: options.minTTL)
+        selected.profile = target.profile
+        selected.group = target.group
+        selected.account = target.account
+        selected.insecureStorage = options.insecureStorage
+        selected.storage = options.storage ?? (options.insecureStorage ? nil : target.storage)
+        selected.scopes = target.scopes ?? []
+        selected.resources = target.resources
+        return resolve(selected, environment: environment, configuration: configuration, storageRecord: storageRecord)
+    }
+
+    /// The names authkit answers a client's plug-in under (its `executableAlias`es), by client.
+    package static let credentialAliases = [
+        "git-credential-authkit": "git", "docker-credential-authkit": "docker", "cargo-credential-authkit": "cargo",
+    ]
+
+    /// The plan for `credential docker …`: `get`, `store` and `erase` (docker login and logout,
+    /// which change nothing); `list` is authkit's.
+    static func docker(_ arguments: [String], environment: [String: String]) -> LeanTokenPlan {
+        guard let (options, action, _) = credentialOptions(arguments, own: []), ["get", "store", "erase"].contains(action),
+            !handedOffVariables.contains(where: { environment[$0].map { !$0.isEmpty } ?? false })
+        else { return .handOff }
+        return .docker(options, action: action)
+    }
+
+    /// What the lean client answers docker.
+    package enum DockerAnswer: Equatable {
+        /// Ask the agent at `socket` for `query`; answer `{"ServerURL", "Username", "Secret"}`.
+        case ask(AgentTokenQuery, socket: String, server: String, username: String)
+        /// No answer (`store`, `erase`).
+        case nothing
+        /// ``DockerCredentialText/notFound``, exit 1: a registry no mapping names.
+        case notFound
+        /// authkit answers.
+        case handOff
+    }
+
+    /// docker's request answered as authkit answers it: `get` for the sign-in the command
+    /// line names (`--profile`, `--group`), else the configuration file's `[registry "HOST"]`
+    /// mapping (``CredentialMap``); not found for a registry nothing maps.
+    package static func dockerAnswer(
+        _ input: String, options: FastPathOptions, action: String, environment: [String: String],
+        configuration: (String) -> ConfigFile?, storageRecord: (String) -> [String: String]
+    ) -> DockerAnswer {
+        guard action == "get" else { return .nothing }
+        let server = DockerCredentialText.server(input)
+        guard !server.isEmpty else { return .handOff }
+        let target: CredentialTarget
+        if options.profile != nil || options.group != nil {
+            target = CredentialTarget(
+                entry: server, profile: options.profile, group: options.group, account: options.account,
+                scopes: options.scopes.isEmpty ? nil : options.scopes, resources: options.resources, username: "oauth2")
+        } else {
+            guard let home = environment["HOME"], home.hasPrefix("/"),
+                let file = configuration(UserFiles.configPath(environment: environment) { home })
+            else { return .handOff }
+            guard let mapped = CredentialMap.registryTarget(server: server, in: file) else { return .notFound }
+            guard let applied = mapped.applying(account: options.account, scopes: options.scopes, resources: options.resources) else {
+                return .handOff
+            }
+            target = applied
+        }
+        guard
+            let (query, socket) = signIn(
+                target, options, environment: environment, configuration: configuration, storageRecord: storageRecord)
+        else { return .handOff }
+        return .ask(query, socket: socket, server: server, username: target.username)
+    }
+}
