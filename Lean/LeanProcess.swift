@@ -101,6 +101,8 @@ enum LeanProcess {
         guard !bytes.isEmpty else { return }
         var ends: [Int32] = [-1, -1]
         if pipe(&ends) == 0 {
+            // (A pipe holds 64 KiB; the longest request a reader takes is one byte more.)
+            if bytes.count > 4096 { _ = ak_set_pipe_size(ends[1], Int32(2 * CredentialInput.maximumBytes)) }
             if ak_set_nonblocking(ends[1]) == 0, write(bytes, to: ends[1]) {
                 close(ends[1])
                 take(ends[0])

@@ -31,6 +31,13 @@ static inline int ak_set_nonblocking(int fd) {
     return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
+#ifndef F_SETPIPE_SZ
+#define F_SETPIPE_SZ 1031 /* Linux's, which glibc declares only under _GNU_SOURCE */
+#endif
+
+/// A pipe's capacity raised to at least `size` bytes (fcntl(2), F_SETPIPE_SZ).
+static inline int ak_set_pipe_size(int fd, int size) { return fcntl(fd, F_SETPIPE_SZ, size); }
+
 /// memfd_create(2) (glibc declares it only under _GNU_SOURCE).
 static inline int ak_memfd_create(const char *name) { return (int)syscall(SYS_memfd_create, name, 0); }
 

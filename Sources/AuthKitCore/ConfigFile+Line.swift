@@ -5,7 +5,7 @@ extension ConfigFile {
 
     /// One `key = value` line of `section`, checked against the keys that section allows.
     static func keyAndValue(
-        _ line: String, location: String, section: (kind: String, name: String)?
+        _ line: String, location: String, section: (kind: String, name: String)?, stores: [String]
     ) throws(ConfigProblem) -> (String, String) {
         guard let equals = line.firstIndex(of: "=") else {
             throw ConfigProblem(location: location, problem: "expected key = value")
@@ -43,8 +43,8 @@ extension ConfigFile {
             }
             throw ConfigProblem(location: location, key: shown, problem: "unknown key (did you mean \(meant)?); known keys: \(list)")
         }
-        if key == "storage", allowed == credentialKeys, !StoreNames.all.contains(value) {
-            let known = StoreNames.all.joined(separator: ", ")
+        if key == "storage", allowed == credentialKeys, !stores.contains(value) {
+            let known = stores.joined(separator: ", ")
             throw ConfigProblem(location: location, key: key, problem: "‘\(value)’ is not a store; use one of \(known)")
         }
         if key == "username", value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {

@@ -8,9 +8,9 @@ import Glibc
 /// (``ConfigTrust``), then parsed.
 extension ConfigFile {
     /// Reads and parses the file at `path`; a missing file is an empty configuration (unless
-    /// `AUTHKIT_CONFIG` names it explicitly). `groupProblem`: as ``parse(_:path:groupProblem:)``.
+    /// `AUTHKIT_CONFIG` names it explicitly). `rules`: as ``parse(_:path:rules:)``.
     package static func load(
-        path: String, environment: [String: String], groupProblem: (String) -> String?
+        path: String, environment: [String: String], rules: StoreRules
     ) throws(ConfigProblem) -> ConfigFile {
         let bytes: [UInt8], mode: mode_t
         do {
@@ -27,7 +27,7 @@ extension ConfigFile {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ConfigProblem(location: path, problem: "the file is not UTF-8 text")
         }
-        var file = try parse(text, path: path, groupProblem: groupProblem)
+        var file = try parse(text, path: path, rules: rules)
         if file.profiles.values.contains(where: { $0.entries["client_secret"] != nil }), mode & (S_IRGRP | S_IROTH) != 0 {
             throw ConfigProblem(
                 location: path, key: "client_secret",

@@ -86,9 +86,9 @@ package struct ConfigFile: Sendable, Equatable {
     ]
     package static let defaultsKeys: Set<String> = ["profile", "group", "storage"]
 
-    /// Parses configuration text. `path` is used in error messages; `groupProblem` says what is
-    /// wrong with a `[group "NAME"]` section's name (nil: nothing), as the stores judge it.
-    package static func parse(_ text: String, path: String, groupProblem: (String) -> String?) throws(ConfigProblem) -> ConfigFile {
+    /// Parses configuration text. `path` is used in error messages; `rules` judge a
+    /// `[group "NAME"]` section's name and a mapping's `storage`, as the stores do.
+    package static func parse(_ text: String, path: String, rules: StoreRules) throws(ConfigProblem) -> ConfigFile {
         var defaults: Section?
         var profiles: [String: Section] = [:]
         var credentials: [String: Section] = [:]
@@ -131,7 +131,7 @@ package struct ConfigFile: Sendable, Equatable {
                     }
                     profiles[name] = Section(name: name, line: lineNumber, entries: [:])
                     current = ("profile", name)
-                } else if let (name, problem) = Self.groupSection(header, problem: groupProblem) {
+                } else if let (name, problem) = Self.groupSection(header, problem: rules.groupProblem) {
                     if let problem { throw ConfigProblem(location: where_, problem: problem) }
                     guard groups[name] == nil else {
                         throw ConfigProblem(location: where_, problem: "[group \"\(name)\"] appears twice")
@@ -162,7 +162,7 @@ package struct ConfigFile: Sendable, Equatable {
             }
             let key: String, value: String
             do throws(ConfigProblem) {
-                (key, value) = try keyAndValue(line, location: where_, section: current)
+                (key, value) = try keyAndValue(line, location: where_, section: current, stores: rules.stores)
             } catch {
                 // Inside a profile: that profile's problem (an error only where it is used).
                 guard let section = current, section.kind == "profile" else { throw error }

@@ -46,7 +46,7 @@ package struct CredentialTarget: Sendable, Equatable {
         self.scopes = scopes.isEmpty ? nil : scopes
         resources = section.entries["resource"]?.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init) ?? []
         username = section.entries["username"]?.value ?? "oauth2"
-        storage = section.entries["storage"].flatMap { StoreNames.all.contains($0.value) ? $0.value : nil }
+        storage = section.entries["storage"]?.value  // (a store's name: the parser checked it)
     }
 
     /// A target with everything given (the plug-ins' flag form).

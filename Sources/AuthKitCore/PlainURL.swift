@@ -53,7 +53,10 @@ package enum PlainURL {
         if name == "localhost" || name == "::1" || name == "0:0:0:0:0:0:0:1" { return true }
         let octets = name.split(separator: ".", omittingEmptySubsequences: false)
         guard octets.count == 4, octets[0] == "127" else { return false }
-        // (Digits only: `UInt8` would also read a sign, `+0`.)
-        return octets.allSatisfy { octet in octet.utf8.allSatisfy { (0x30...0x39).contains($0) } && UInt8(octet) != nil }
+        // Digits only (`UInt8` would also read a sign, `+0`), and no leading zero: glibc and curl
+        // read `08` as octal, or as a name to look up.
+        return octets.allSatisfy { octet in
+            octet.utf8.allSatisfy { (0x30...0x39).contains($0) } && UInt8(octet) != nil && (octet == "0" || !octet.hasPrefix("0"))
+        }
     }
 }

@@ -33,7 +33,7 @@ import Testing
 
     /// `text` parsed as the lean client parses it; nil where it is refused.
     static func parsed(_ text: String) -> ConfigFile? {
-        try? ConfigFile.parse(text, path: "/home/ada/.config/authkit/config") { GroupName.isStoreName($0) ? nil : "refused" }
+        try? ConfigFile.parse(text, path: "/home/ada/.config/authkit/config", rules: .leanClient)
     }
 
     static func ask(

@@ -13,26 +13,30 @@ extension ConfigFile {
     /// `AUTHKIT_CONFIG` names it explicitly).
     package static func load(environment: [String: String]) throws(ConfigurationError) -> ConfigFile {
         do throws(ConfigProblem) {
-            return try load(path: location(environment: environment), environment: environment, groupProblem: groupProblem)
+            return try load(path: location(environment: environment), environment: environment, rules: storeRules)
         } catch {
             throw ConfigurationError(error)
         }
     }
 
-    /// What the stores say of a group name (nil: a name they take).
-    static func groupProblem(_ name: String) -> String? {
-        do throws(SecretStoreError) {
-            _ = try SecretGroup(name)
-            return nil
-        } catch {
-            return error.description
-        }
+    /// What the stores say of the file's names: `SecretGroup`'s rule, every store `StoreKinds`
+    /// knows (also those added at run time).
+    static var storeRules: StoreRules {
+        StoreRules(
+            groupProblem: { name in
+                do throws(SecretStoreError) {
+                    _ = try SecretGroup(name)
+                    return nil
+                } catch {
+                    return error.description
+                }
+            }, stores: StorageChoice.allCases.map(\.rawValue))
     }
 
     /// Parses configuration text. `path` is used in error messages.
     package static func parse(_ text: String, path: String) throws(ConfigurationError) -> ConfigFile {
         do throws(ConfigProblem) {
-            return try parse(text, path: path, groupProblem: groupProblem)
+            return try parse(text, path: path, rules: storeRules)
         } catch {
             throw ConfigurationError(error)
         }

@@ -144,6 +144,10 @@ import Testing
             }
         }
         #expect(try await world.authkit(get, stdin: request).stdout.contains("password="))
+        // Under the name git runs a helper by (`credential.helper = authkit`), with the action alone.
+        let named = try Self.copy(lean, to: "named", in: world, as: "git-credential-authkit")
+        let byName = try await world.lean(["--group", world.group, "get"], copy: named, stdin: request)
+        #expect(try await byName.stdout == world.authkit(get, stdin: request).stdout && byName.status == 0, "\(byName.stderr)")
 
         // Handed to authkit with the request it read: authkit's words and exit code.
         let handedOver: [([String], String)] = [
@@ -151,6 +155,7 @@ import Testing
             (get, "protocol=http\nhost=127.0.0.1:8080\n"),  // a loopback test server: answered by authkit
             (get, "protocol https\n"), (get, "protocol=https\nhost=a\u{0}\n"),
             (get, "host=" + String(repeating: "a", count: CredentialInput.maximumLineBytes) + "\n"),
+            (get, String(repeating: "x=y\n", count: 20_000)),  // more than a reader takes (and than a pipe holds)
             (["credential", "git", "--group", world.group, "erase"], request + "password=not-ours\n"),
             (["credential", "git", "--group", world.group, "fetch"], request),
             (["credential", "git", "--group", "com.example.nobody", "get"], request),  // the agent's refusal

@@ -20,7 +20,7 @@ final class CLIHarness: @unchecked Sendable {
         var printsToken: Bool {
             guard result.status == 0 else { return false }
             // Under a plug-in's own name (docker-credential-authkit …) the client passes its action.
-            if program.hasSuffix("-credential-authkit") { return true }
+            if program.hasSuffix("-credential-authkit") { return arguments.contains("get") }
             return (program == "authkit" || program == "authkit-lean")
                 && (arguments.first == "token" || arguments.first == "credential" || arguments == ["--cargo-plugin"])
         }

@@ -79,7 +79,7 @@ import Testing
             if Int.random(in: 0..<4, using: &generator) == 0 {
                 arguments += ["--profile", ["work", "home", "microsoft", "nowhere", ""].randomElement(using: &generator) ?? ""]
             }
-            let lean = try? ConfigFile.parse(text, path: Self.path) { GroupName.isStoreName($0) ? nil : "refused" }
+            let lean = try? ConfigFile.parse(text, path: Self.path, rules: .leanClient)
             let plan = LeanTokenPlan.make(
                 arguments: arguments, environment: environment, configuration: { $0 == Self.path ? lean : nil },
                 storageRecord: { _ in [:] })

@@ -121,7 +121,8 @@ import Testing
             #expect(CredentialMap.carriesTokens(scheme: scheme, host: host), "\(scheme)://\(host)")
         }
         for (scheme, host) in [
-            ("http", "example.com"), ("http", "127.0.0.1.evil.example"), ("http", "127.+0.0.1"), ("http", "127.-0.0.1"), ("http", "[::2]"),
+            ("http", "example.com"), ("http", "127.0.0.1.evil.example"), ("http", "127.+0.0.1"), ("http", "127.-0.0.1"),
+            ("http", "127.0.0.08"), ("http", "[::2]"),
             ("ftp", "127.0.0.1"), ("ssh", "x"),
         ] {
             #expect(!CredentialMap.carriesTokens(scheme: scheme, host: host), "\(scheme)://\(host)")
