@@ -1,3 +1,4 @@
+import AuthKitCore
 import Foundation
 import SecretStore
 import Testing
@@ -35,6 +36,9 @@ import TestSupport
         #expect(try ProfileResolver.load(environment: environment).resolve().storage == toy)
         let refused = ["HOME": home.path, "XDG_CONFIG_HOME": home.path, "AUTHKIT_STORAGE": "toys"]
         #expect(throws: ConfigurationError.self) { try ProfileResolver.load(environment: refused).resolve() }
+        // A plug-in's mapping may name it too.
+        let mapped = try ConfigFile.parse("[registry \"r.example\"]\nstorage = toy\n", path: "config")
+        #expect(CredentialMap.registryTarget(server: "r.example", in: mapped)?.storage == "toy")
     }
 
     @Test func aRealSignInLivesInTheToyStore() async throws {
