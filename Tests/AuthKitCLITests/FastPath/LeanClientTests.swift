@@ -180,6 +180,30 @@ import Testing
         }
         #expect(unreadable[0].status == 2 && unreadable[0].stderr.contains("cannot read standard input"), "\(unreadable[0].stderr)")
         #expect(unreadable[1].status == unreadable[0].status && unreadable[1].stderr == unreadable[0].stderr, "\(unreadable[1].stderr)")
+        // Part of the request read, then an error: a non-blocking FIFO whose writer (this test)
+        // stays open. Both say authkit's words; the lean client cannot hand the rest over.
+        let fifo = world.scratch.appendingPathComponent("request.fifo").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let writer = open(fifo, O_RDWR)
+        try #require(writer >= 0)
+        defer { close(writer) }
+        let part = Array("protocol=https\nhost=git.example\n".utf8)
+        #expect(write(writer, part, part.count) == part.count)
+        let interrupted = try await offThePool {
+            try ["authkit", "authkit-lean"].map { program in
+                // (Each reads the part the test wrote: it is written again for the second.)
+                if program == "authkit-lean" { _ = write(writer, part, part.count) }
+                return try ProcessRunner.run(
+                    TestPaths.python,
+                    [
+                        "-c",
+                        "import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK); os.dup2(fd, 0); os.execv(sys.argv[2], sys.argv[2:])",
+                        fifo, TestPaths.product(program).path,
+                    ] + get, environment: world.environment, timeout: 30)
+            }
+        }
+        #expect(interrupted[0].status == 2 && interrupted[0].stderr.contains("cannot read standard input"), "\(interrupted[0].stderr)")
+        #expect(interrupted[1].status == 2 && interrupted[1].stderr == interrupted[0].stderr, "\(interrupted[1].stderr)")
         #expect(try await world.assertNoSecretsLeaked() > 0)
     }
 
