@@ -70,34 +70,13 @@ extension LeanTokenPlan {
 
     /// A credential plug-in's options as authkit's fast path takes them: the shared options, the
     /// action, and the plug-in's `own` options (one value each); nil for anything else.
-    package static func credentialOptions(_ arguments: [String], own names: [String]) -> (
+    package static func credentialOptions(_ arguments: [String], own names: Set<String>) -> (
         FastPathOptions, action: String, own: [String: String]
     )? {
         var scanner = FastPathScanner(arguments: arguments, index: 2)
-        var options = FastPathOptions(minTTL: FastPathOptions.pluginMinTTL)
-        var action: String?
-        var own: [String: String] = [:]
-        while scanner.index < arguments.count {
-            let argument = arguments[scanner.index]
-            if !argument.hasPrefix("-") {
-                guard action == nil else { return nil }
-                action = argument
-                scanner.index += 1
-                continue
-            }
-            switch scanner.shared(argument, into: &options) {
-            case .handled: break
-            case .malformed: return nil
-            case .notShared where names.contains(FastPathScanner.name(of: argument)):
-                let name = FastPathScanner.name(of: argument)
-                guard own[name] == nil, let text = scanner.value(argument, name) else { return nil }
-                own[name] = text
-            case .notShared: return nil
-            }
-            scanner.index += 1
-        }
-        guard let action else { return nil }
-        return (options, action, own)
+        guard let found = scanner.plugIn(minTTL: FastPathOptions.pluginMinTTL, takesAction: true, own: names), let action = found.action
+        else { return nil }
+        return (found.options, action, found.own)
     }
 
     /// The request authkit would send the agent for a plug-in's `target`: the sign-in it names,

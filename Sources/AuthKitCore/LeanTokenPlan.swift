@@ -85,28 +85,14 @@ package enum LeanTokenPlan: Equatable {
     /// values; nil for anything but an access token's plain request.
     package static func kubectlOptions(_ arguments: [String]) -> (FastPathOptions, [String]?)? {
         var scanner = FastPathScanner(arguments: arguments, index: 2)
-        var options = FastPathOptions(minTTL: FastPathOptions.pluginMinTTL)
-        var servers: [String]?
-        var tokenType: String?
-        while scanner.index < arguments.count {
-            let argument = arguments[scanner.index]
-            guard argument.hasPrefix("-") else { return nil }  // kubectl's plug-in takes no action
-            switch scanner.shared(argument, into: &options) {
-            case .handled: break
-            case .malformed: return nil
-            case .notShared where FastPathScanner.name(of: argument) == "--server":
-                guard let text = scanner.value(argument, "--server") else { return nil }
-                servers = (servers ?? []) + [text]
-            case .notShared where FastPathScanner.name(of: argument) == "--token-type":
-                guard tokenType == nil, let text = scanner.value(argument, "--token-type") else { return nil }
-                tokenType = text
-            case .notShared: return nil
-            }
-            scanner.index += 1
-        }
+        // (kubectl's plug-in takes no action.)
+        guard
+            let found = scanner.plugIn(
+                minTTL: FastPathOptions.pluginMinTTL, takesAction: false, own: ["--token-type"], repeated: ["--server"])
+        else { return nil }
         // (An id_token is checked against the provider's keys: authkit's work.)
-        guard tokenType == nil || tokenType == "access-token" else { return nil }
-        return (options, servers)
+        guard found.own["--token-type"].map({ $0 == "access-token" }) ?? true else { return nil }
+        return (found.options, found.ownLists["--server"])
     }
 
     /// The `ExecCredential` apiVersion kubectl asked for when the lean client may answer it:

@@ -101,7 +101,7 @@ struct CredentialFastPathTests {
             ["credential", "docker", "--username", "a", "get"], ["credential", "docker"], ["credential", "docker", "list", "get"],
         ])
     func leanGitAndDockerAgree(_ arguments: [String]) throws {
-        let own = arguments[1] == "git" ? ["--username"] : []
+        let own: Set<String> = arguments[1] == "git" ? ["--username"] : []
         let lean = LeanTokenPlan.credentialOptions(arguments, own: own)
         guard let (client, flags) = CredentialFastPath.parse(arguments), client == arguments[1] else {
             #expect(lean == nil, "the lean client takes \(arguments)")

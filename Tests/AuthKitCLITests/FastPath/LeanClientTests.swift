@@ -35,6 +35,23 @@ import Testing
         return copy
     }
 
+    /// `arguments` handed to authkit: through the lean client beside it, authkit's exit code,
+    /// standard output (`steadyOutput`: its numbers aside) and standard error (its numbers
+    /// aside); through the copy `alone`, which cannot start authkit, exit 2 and nothing else.
+    static func expectHandedOver(
+        _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil, steadyOutput: Bool = false, alone: URL,
+        in world: CLIHarness, title: String? = nil
+    ) async throws {
+        let expected = try await world.authkit(arguments, environment: environment, stdin: stdin)
+        let got = try await world.lean(arguments, environment: environment, stdin: stdin)
+        let title = title ?? arguments.joined(separator: " ") + " \(environment) \((stdin ?? "").prefix(40).debugDescription)"
+        #expect(got.status == expected.status, "\(title): \(got.status) \(got.stderr)")
+        #expect(steadyOutput ? Self.steady(got.stdout) == Self.steady(expected.stdout) : got.stdout == expected.stdout, "\(title)")
+        #expect(Self.steady(got.stderr) == Self.steady(expected.stderr), "\(title)")
+        let lone = try await world.lean(arguments, copy: alone, environment: environment, stdin: stdin)
+        #expect(lone.status == 2 && lone.stdout.isEmpty && lone.stderr.contains("cannot run authkit at"), "\(title): \(lone.stderr)")
+    }
+
     @Test func servesTheAgentsTokenItselfAndHandsTheRestToAuthkit() async throws {
         let (lean, world) = try await Self.signedInWorld()
         defer { world.stop() }
@@ -60,14 +77,7 @@ import Testing
             (["token", "--group", "com.example.nobody"], [:]),  // the agent's refusal
         ]
         for (arguments, environment) in handedOver {
-            let expected = try await world.authkit(arguments, environment: environment)
-            let got = try await world.lean(arguments, environment: environment)
-            let title = arguments.joined(separator: " ")
-            #expect(got.status == expected.status, "\(title): \(got.status) \(got.stderr)")
-            #expect(Self.steady(got.stdout) == Self.steady(expected.stdout), "\(title)")
-            #expect(Self.steady(got.stderr) == Self.steady(expected.stderr), "\(title)")
-            let lone = try await world.lean(arguments, copy: alone, environment: environment)
-            #expect(lone.status == 2 && lone.stdout.isEmpty && lone.stderr.contains("cannot run authkit at"), "\(title): \(lone.stderr)")
+            try await Self.expectHandedOver(arguments, environment: environment, steadyOutput: true, alone: alone, in: world)
         }
         // authkit beside it that is the lean client itself (a link): refused, never run forever.
         let looped = try Self.copy(lean, to: "looped", in: world)
@@ -109,13 +119,7 @@ import Testing
             (Array(plugin.prefix(4)), ["KUBERNETES_EXEC_INFO": "{"]),
         ]
         for (arguments, environment) in handedOver {
-            let expected = try await world.authkit(arguments, environment: environment)
-            let got = try await world.lean(arguments, environment: environment)
-            let title = arguments.joined(separator: " ") + " \(environment)"
-            #expect(got.status == expected.status && got.stdout == expected.stdout, "\(title): \(got.stderr)")
-            #expect(Self.steady(got.stderr) == Self.steady(expected.stderr), "\(title)")
-            let lone = try await world.lean(arguments, copy: alone, environment: environment)
-            #expect(lone.status == 2 && lone.stdout.isEmpty && lone.stderr.contains("cannot run authkit at"), "\(title): \(lone.stderr)")
+            try await Self.expectHandedOver(arguments, environment: environment, alone: alone, in: world)
         }
         #expect(try await world.assertNoSecretsLeaked() > 0)
     }
@@ -161,13 +165,7 @@ import Testing
             (["credential", "git", "--group", "com.example.nobody", "get"], request),  // the agent's refusal
         ]
         for (arguments, input) in handedOver {
-            let expected = try await world.authkit(arguments, stdin: input)
-            let got = try await world.lean(arguments, stdin: input)
-            let title = arguments.joined(separator: " ") + " \(input.prefix(40).debugDescription)"
-            #expect(got.status == expected.status && got.stdout == expected.stdout, "\(title): \(got.stderr)")
-            #expect(Self.steady(got.stderr) == Self.steady(expected.stderr), "\(title)")
-            let lone = try await world.lean(arguments, copy: alone, stdin: input)
-            #expect(lone.status == 2 && lone.stdout.isEmpty && lone.stderr.contains("cannot run authkit at"), "\(title): \(lone.stderr)")
+            try await Self.expectHandedOver(arguments, stdin: input, alone: alone, in: world)
         }
         #expect(try await world.authkit(handedOver[1].0, stdin: handedOver[1].1).stdout.contains("password="))
         // Standard input that cannot be read (a directory): handed over as it is; authkit's words.
@@ -261,12 +259,7 @@ import Testing
         ]
         for (text, mode) in handedOver {
             try write(text, mode: mode)
-            let expected = try await world.authkit(["token"])
-            let got = try await world.lean(["token"])
-            #expect(got.status == expected.status && got.stdout == expected.stdout, "\(text): \(got.stderr)")
-            #expect(Self.steady(got.stderr) == Self.steady(expected.stderr), "\(text)")
-            let lone = try await world.lean(["token"], copy: alone)
-            #expect(lone.status == 2 && lone.stderr.contains("cannot run authkit at"), "\(text): \(lone.stderr)")
+            try await Self.expectHandedOver(["token"], alone: alone, in: world, title: text)
         }
         // A file named outright that is not there: authkit's error.
         let missing = ["AUTHKIT_CONFIG": config.path + ".missing"]
@@ -307,13 +300,7 @@ import Testing
             (["credential", "docker", "--group", "com.example.nobody", "get"], "registry.example\n"),
         ]
         for (arguments, input) in handedOver {
-            let expected = try await world.authkit(arguments, stdin: input)
-            let got = try await world.lean(arguments, stdin: input)
-            let title = arguments.joined(separator: " ") + " \(input.debugDescription)"
-            #expect(got.status == expected.status && got.stdout == expected.stdout, "\(title): \(got.stderr)")
-            #expect(Self.steady(got.stderr) == Self.steady(expected.stderr), "\(title)")
-            let lone = try await world.lean(arguments, copy: alone, stdin: input)
-            #expect(lone.status == 2 && lone.stderr.contains("cannot run authkit at"), "\(title): \(lone.stderr)")
+            try await Self.expectHandedOver(arguments, stdin: input, alone: alone, in: world)
         }
         #expect(try await world.assertNoSecretsLeaked() > 0)
     }
