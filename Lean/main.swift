@@ -1,8 +1,8 @@
 // The lean client: `authkit token` and the plug-ins of kubectl, git and docker answered from
 // the agent by a program that starts in a fraction of authkit's time (docs/decisions.md, "A
-// lean client for the hot path"). Embedded Swift over
-// AuthKitCore and StrictJSON, built by scripts/build-lean; everything it does not answer
-// itself goes to the full `authkit` beside it, with the same arguments.
+// lean client for the hot path"). Embedded Swift over AuthKitCore and StrictJSON, built by
+// scripts/build-lean; everything it does not answer itself goes to the full `authkit` beside
+// it, with the same arguments.
 import AuthKitCore
 import CLibc
 
