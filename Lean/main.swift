@@ -12,9 +12,14 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
     for index in 1..<max(1, Int(count)) { arguments.append(vector[index].map { String(cString: $0) } ?? "") }
     let name = count > 0 ? vector[0].map { String(cString: $0) } ?? "" : ""
     guard let environment = LeanProcess.environment() else { LeanProcess.handOff(vector) }
-    // (A name the stores would refuse is a problem authkit reports.)
+    // (A name the stores would refuse is a problem authkit reports.) Read once: a mapped
+    // plug-in looks at it for the mapping and again for the profile.
+    var read: (path: String, file: ConfigFile?)?
     let configuration = { (path: String) -> ConfigFile? in
-        try? ConfigFile.load(path: path, environment: environment, rules: .leanClient)
+        if let read, read.path == path { return read.file }
+        let file = try? ConfigFile.load(path: path, environment: environment, rules: .leanClient)
+        read = (path, file)
+        return file
     }
     // (Our group is one the stores take, so no other line can be its line.)
     let storageRecord = { (path: String) in GroupStateLines.read(path, isGroup: { _ in true }) }
