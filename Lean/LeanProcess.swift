@@ -79,18 +79,7 @@ enum LeanProcess {
     /// a plug-in never reads one.
     static func readStandardInput(limit: Int) -> (bytes: [UInt8], error: Int32?)? {
         guard isatty(0) != 1 else { return nil }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while bytes.count <= limit {
-            let count = chunk.withUnsafeMutableBytes { CLibc.read(0, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return (bytes, errno)
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
-        return (bytes, nil)
+        return FileAccess.readAll(descriptor: 0, limit: limit)
     }
 
     /// Standard input replaced by `bytes`, what was read of it, so that the program it is

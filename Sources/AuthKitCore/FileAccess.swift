@@ -65,5 +65,26 @@ package enum FileAccess {
     }
 }
 
+extension FileAccess {
+    /// Everything `descriptor` gives until its end, at most `limit` + 1 bytes (more is too much
+    /// for any reader of it), and the error (errno) that ended the reading early, if one did,
+    /// with what was read before it.
+    package static func readAll(descriptor: Int32, limit: Int) -> (bytes: [UInt8], error: Int32?) {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while bytes.count <= limit {
+            let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                return (bytes, code)
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return (bytes, nil)
+    }
+}
+
 /// read(2), which `FileAccess.read` shadows inside the type.
 private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }

@@ -21,17 +21,8 @@ enum InputFile {
     }
 
     static func read(descriptor: Int32, limit: Int) throws(Failure) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while bytes.count <= limit {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Failure(description: String(cString: strerror(errno)))
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
+        let (bytes, error) = FileAccess.readAll(descriptor: descriptor, limit: limit)
+        if let error { throw Failure(description: String(cString: strerror(error))) }
         return bytes
     }
 }
