@@ -24,11 +24,11 @@ enum LeanProcess {
         return variables
     }
 
-    /// Seconds from now until `time` (Unix seconds), rounded toward zero.
-    static func secondsUntil(_ time: Int64) -> Int {
+    /// Seconds from now until `time` (Unix seconds).
+    static func secondsUntil(_ time: Double) -> Double {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        return Int(Double(time) - (Double(now.tv_sec) + Double(now.tv_nsec) / 1e9))
+        return time - (Double(now.tv_sec) + Double(now.tv_nsec) / 1e9)
     }
 
     /// `bytes` to `fd` (standard output), short writes retried; false when not all went.

@@ -1,8 +1,8 @@
 // The lean client: `authkit token` and the plug-ins of kubectl, git and docker answered from
-// the agent by a program that starts in a fraction of authkit's time (docs/decisions.md, "A
-// lean client for the hot path"). Embedded Swift over AuthKitCore and StrictJSON, built by
-// scripts/build-lean; everything it does not answer itself goes to the full `authkit` beside
-// it, with the same arguments.
+// the agent, or without one from the Secret Service, by a program that starts in a fraction of
+// authkit's time (docs/decisions.md, "A lean client for the hot path"). Embedded Swift over
+// AuthKitCore and StrictJSON, built by scripts/build-lean; everything it does not answer
+// itself goes to the full `authkit` beside it, with the same arguments.
 import AuthKitCore
 import CLibc
 
@@ -31,12 +31,13 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
         LeanProcess.handOff(vector)
     case .ask(let query, let socket):
         let (token, expiresAt) = ask(query, socket, vector, input: nil)
-        guard LeanProcess.secondsUntil(expiresAt) >= query.minTTL else { LeanProcess.handOff(vector) }
+        // (authkit's own last check: whole seconds left, rounded toward zero.)
+        guard Int(LeanProcess.secondsUntil(expiresAt)) >= query.minTTL else { LeanProcess.handOff(vector) }
         LeanProcess.write(Array(token.utf8) + [0x0A])
     case .kubectl(let query, let socket, let apiVersion):
         // The plug-in hands out what the agent gave for its --min-ttl, as authkit's does.
         let (token, expiresAt) = ask(query, socket, vector, input: nil)
-        LeanProcess.write(Array(KubectlExecInfo.answer(apiVersion: apiVersion, token: token, expiresAt: Int(expiresAt)).utf8))
+        LeanProcess.write(Array(KubectlExecInfo.answer(apiVersion: apiVersion, token: token, expiresAt: wholeSeconds(expiresAt)).utf8))
     case .gitStore:
         _ = gitRequest(vector)
     case .docker(let options, let action):
@@ -63,7 +64,7 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
         case .handOff: LeanProcess.handOff(vector, input: input)
         case .ask(let query, let socket, let username):
             let (token, expiresAt) = ask(query, socket, vector, input: input)
-            LeanProcess.write(Array(request.answer(token: token, expiresAt: Int(expiresAt), username: username).utf8))
+            LeanProcess.write(Array(request.answer(token: token, expiresAt: wholeSeconds(expiresAt), username: username).utf8))
         }
     }
     return 0
@@ -71,14 +72,29 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
 
 /// The agent's token for `query` and when it expires, or the command handed to authkit (with
 /// the agent's refusal, and the request read from standard input).
-func ask(_ query: AgentTokenQuery, _ socket: String, _ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, input: [UInt8]?)
-    -> (String, Int64)
+func ask(_ query: AgentTokenQuery, _ socket: String?, _ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, input: [UInt8]?)
+    -> (String, Double)
 {
-    guard
-        case .success(let line) = AgentExchange.exchange(
-            path: socket, line: query.line, timeout: .seconds(90), limit: AgentExchange.maximumAnswerBytes),
-        let answer = AgentTokenAnswer(line: line)
-    else { LeanProcess.handOff(vector, input: input) }
+    let exchanged = socket.map {
+        AgentExchange.exchange(path: $0, line: query.line, timeout: .seconds(90), limit: AgentExchange.maximumAnswerBytes)
+    }
+    let noAgent: Bool
+    switch exchanged {
+    case nil: noAgent = true
+    case .failure(let failure): noAgent = failure.code == ENOENT || failure.code == ECONNREFUSED
+    case .success: noAgent = false
+    }
+    if noAgent {
+        // Nobody to ask (authkit then reads the store): the store's record, when it is the
+        // plainest case and lives --min-ttl; else authkit reads it and refreshes or explains.
+        guard let record = storeRecord(query), LeanProcess.secondsUntil(record.expiresAt) >= Double(query.minTTL) else {
+            LeanProcess.handOff(vector, input: input)
+        }
+        return (record.accessToken, record.expiresAt)
+    }
+    guard case .success(let line) = exchanged, let answer = AgentTokenAnswer(line: line) else {
+        LeanProcess.handOff(vector, input: input)
+    }
     guard answer.usable(askedScopes: query.scopes, askedResources: query.resources), let token = answer.token,
         let expiresAt = answer.expiresAt
     else {
@@ -86,7 +102,20 @@ func ask(_ query: AgentTokenQuery, _ socket: String, _ vector: UnsafeMutablePoin
         // person to confirm twice.
         LeanProcess.handOff(vector, refusal: !answer.ok && answer.failed && answer.token == nil ? line : nil, input: input)
     }
-    return (token, expiresAt)
+    return (token, Double(expiresAt))
+}
+
+/// An expiry as authkit's plug-ins print it: the whole second it falls in.
+func wholeSeconds(_ time: Double) -> Int { Int(time.rounded(.down)) }
+
+/// The sign-in's record in the Secret Service for `query`, without asking anyone anything
+/// (`LeanSecretService`, `StoredTokenRecord.chosen`): only for the Secret Service, and a token
+/// of the sign-in's own scopes (a narrower one is authkit's to ask the provider for).
+func storeRecord(_ query: AgentTokenQuery) -> StoredTokenRecord? {
+    guard query.storage == StoreNames.secretService, query.scopes.isEmpty, query.resources.isEmpty,
+        let items = LeanSecretService.tokenItems(group: query.group)
+    else { return nil }
+    return StoredTokenRecord.chosen(from: items, account: query.account)
 }
 
 /// A plug-in's request on standard input, read as authkit reads it (`CredentialInput`), and

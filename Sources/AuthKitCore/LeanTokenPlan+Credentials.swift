@@ -18,7 +18,7 @@ extension LeanTokenPlan {
     /// What the lean client answers git's `get`.
     package enum GitAnswer: Equatable {
         /// Ask the agent at `socket` for `query`; answer with `username` and the token.
-        case ask(AgentTokenQuery, socket: String, username: String)
+        case ask(AgentTokenQuery, socket: String?, username: String)
         /// No answer: git asks its next helper (a host no mapping names).
         case nothing
         /// authkit answers.
@@ -84,7 +84,7 @@ extension LeanTokenPlan {
     static func signIn(
         _ target: CredentialTarget, _ options: FastPathOptions, environment: [String: String], configuration: (String) -> ConfigFile?,
         storageRecord: (String) -> [String: String]
-    ) -> (AgentTokenQuery, String)? {
+    ) -> (AgentTokenQuery, String?)? {
         var selected = FastPathOptions(minTTL: options.minTTL)
         selected.profile = target.profile
         selected.group = target.group
@@ -113,7 +113,7 @@ extension LeanTokenPlan {
     /// What the lean client answers docker.
     package enum DockerAnswer: Equatable {
         /// Ask the agent at `socket` for `query`; answer `{"ServerURL", "Username", "Secret"}`.
-        case ask(AgentTokenQuery, socket: String, server: String, username: String)
+        case ask(AgentTokenQuery, socket: String?, server: String, username: String)
         /// No answer (`store`, `erase`).
         case nothing
         /// ``DockerCredentialText/notFound``, exit 1: a registry no mapping names.

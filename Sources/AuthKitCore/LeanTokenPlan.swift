@@ -1,19 +1,20 @@
 import StrictJSON
 
-/// When the lean client answers `authkit token` itself, from the agent: only when the command
-/// line, the environment and the files say exactly what `authkit` would ask the agent for, and
-/// nothing `authkit` would check could fail. Everything else is handed to `authkit` with the
+/// When the lean client answers `authkit token` itself, from the agent (or, where there is
+/// none, from the store: `StoredTokenRecord`): only when the command line, the environment and
+/// the files say exactly what `authkit` would ask the agent for, and nothing `authkit` would
+/// check could fail. Everything else is handed to `authkit` with the
 /// same arguments, so what is printed and the exit code are always `authkit`'s.
 ///
 /// A plan, made without I/O of its own: the caller reads the configuration file and the
 /// storage record.
 package enum LeanTokenPlan: Equatable {
-    /// `authkit token`: ask the agent at `socket` for `query`; print the token if it lives
-    /// `query.minTTL`.
-    case ask(AgentTokenQuery, socket: String)
+    /// `authkit token`: ask the agent at `socket` for `query` (none: no agent is to be asked,
+    /// and authkit reads the store); print the token if it lives `query.minTTL`.
+    case ask(AgentTokenQuery, socket: String?)
     /// `authkit credential kubectl`: ask the agent at `socket` for `query`; answer kubectl with
     /// an `ExecCredential` of `apiVersion`.
-    case kubectl(AgentTokenQuery, socket: String, apiVersion: String)
+    case kubectl(AgentTokenQuery, socket: String?, apiVersion: String)
     /// `authkit credential git get`: read git's request, then answer as ``gitAnswer(_:options:username:environment:configuration:storageRecord:)``
     /// says, with the command line's `options` and `--username`.
     case gitGet(FastPathOptions, username: String?)
@@ -130,7 +131,7 @@ package enum LeanTokenPlan: Equatable {
     static func resolve(
         _ options: FastPathOptions, environment: [String: String], configuration: (String) -> ConfigFile?,
         storageRecord: (String) -> [String: String]
-    ) -> (AgentTokenQuery, String)? {
+    ) -> (AgentTokenQuery, String?)? {
         func named(_ variable: String) -> String? {
             guard let value = environment[variable], !value.isEmpty else { return nil }
             return value
@@ -176,7 +177,8 @@ package enum LeanTokenPlan: Equatable {
             ?? storageRecord(UserFiles.statePath("storage", environment: environment) { home })[group].flatMap {
                 StoreNames.all.contains($0) ? $0 : nil
             } ?? StoreNames.secretService
-        guard let socket = AgentExchange.clientSocketPath(environment: environment) else { return nil }
+        // (None: `AUTHKIT_AGENT=off`, or nowhere to look for one; authkit then reads the store.)
+        let socket = AgentExchange.clientSocketPath(environment: environment)
         let query = AgentTokenQuery(
             group: group, storage: store, account: options.account ?? named("AUTHKIT_ACCOUNT"), scopes: options.scopes,
             resources: options.resources, minTTL: options.minTTL)

@@ -38,7 +38,7 @@ import Testing
 
     static func ask(
         group: String = "authkit", storage: String = "secret-service", account: String? = nil, scopes: [String] = [],
-        resources: [String] = [], minTTL: Int = 60, socket: String = socket
+        resources: [String] = [], minTTL: Int = 60, socket: String? = socket
     ) -> LeanTokenPlan {
         .ask(
             AgentTokenQuery(group: group, storage: storage, account: account, scopes: scopes, resources: resources, minTTL: minTTL),
@@ -171,9 +171,9 @@ import Testing
         // No absolute HOME: authkit asks the password database.
         #expect(Self.plan(["token"], ["XDG_RUNTIME_DIR": "/run/user/1000"]) == .handOff)
         #expect(Self.plan(["token"], ["HOME": "home", "XDG_RUNTIME_DIR": "/run/user/1000"]) == .handOff)
-        // No agent to ask: authkit reads the store.
-        #expect(Self.plan(["token"], ["HOME": "/home/ada"]) == .handOff)
-        #expect(Self.plan(["token"], Self.home.merging(["AUTHKIT_AGENT": "off"]) { $1 }) == .handOff)
+        // No agent to ask: authkit reads the store, and so may the lean client.
+        #expect(Self.plan(["token"], ["HOME": "/home/ada"]) == Self.ask(socket: nil))
+        #expect(Self.plan(["token"], Self.home.merging(["AUTHKIT_AGENT": "off"]) { $1 }) == Self.ask(socket: nil))
         #expect(Self.plan(["token"], Self.home.merging(["AUTHKIT_STORAGE": "floppy"]) { $1 }) == .handOff)
         // A named socket and no group: a forward may serve a group of its own (authkit asks it).
         #expect(Self.plan(["token"], Self.home.merging(["AUTHKIT_AGENT_SOCK": "/tmp/s.sock"]) { $1 }) == .handOff)

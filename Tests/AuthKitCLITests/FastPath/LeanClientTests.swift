@@ -73,7 +73,7 @@ import Testing
             // (--json: numbers only change with the clock, not the words: "59 min", "1 h 0 min".)
             (["status", "--group", world.group, "--json"], [:]),
             (token + ["--json"], [:]),
-            (token, ["AUTHKIT_AGENT": "off"]),  // no agent: authkit reads the store
+            (token + ["--min-ttl", "86400"], ["AUTHKIT_AGENT": "off"]),  // no agent, and a refresh due: authkit's
             (["token", "--group", "com.example.nobody"], [:]),  // the agent's refusal
         ]
         for (arguments, environment) in handedOver {
@@ -305,6 +305,84 @@ import Testing
         #expect(try await world.assertNoSecretsLeaked() > 0)
     }
 
+    @Test func withoutAnAgentTheSecretServiceIsReadAsAuthkitReadsIt() async throws {
+        let lean = try await offThePool { try LeanClient.build() }
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.signIn()
+        let alone = try Self.copy(lean, to: "alone", in: world)
+        let token = ["token", "--group", world.group]
+        let request = "protocol=https\nhost=git.example\n\n"
+        let kubectl = [
+            "KUBERNETES_EXEC_INFO":
+                #"{"apiVersion":"client.authentication.k8s.io/v1","spec":{"cluster":{"server":"https://kube.example"}}}"#
+        ]
+        let monitor = try await offThePool { try world.keyring.monitor() }
+
+        // Served from the store by the lean client alone: authkit's output, byte for byte.
+        let served: [([String], [String: String], String?)] = [
+            (token, [:], nil), (token + ["--min-ttl", "0"], [:], nil), (token + ["--account", "ada@example.test"], [:], nil),
+            (token, ["AUTHKIT_AGENT_SOCK": world.scratch.path + "/none.sock"], nil), (token, ["AUTHKIT_AGENT": "off"], nil),
+            (["credential", "git", "--group", world.group, "get"], [:], request),
+            (["credential", "kubectl", "--group", world.group], kubectl, nil),
+            (["credential", "docker", "--group", world.group, "get"], [:], "registry.example\n"),
+        ]
+        for (arguments, environment, input) in served {
+            let expected = try await world.authkit(arguments, environment: environment, stdin: input)
+            let title = arguments.joined(separator: " ") + " \(environment)"
+            try #require(expected.status == 0, "\(title): \(expected.stderr)")
+            let got = try await world.lean(arguments, copy: alone, environment: environment, stdin: input)
+            #expect(got.status == 0 && got.stdout == expected.stdout && got.stderr.isEmpty, "\(title): \(got.stderr)")
+        }
+        #expect(try await world.authkit(token).stdout.count > 20)
+
+        // Handed to authkit: a refresh, a narrower token, another account, another store.
+        let handedOver: [([String], [String: String])] = [
+            (token + ["--min-ttl", "86400"], [:]),  // authkit refreshes, then exits 8
+            (token + ["--scope", "openid"], [:]), (token + ["--account", "someone@example.test"], [:]),
+            (token + ["--account", "ADA@example.test"], [:]),  // authkit matches it ignoring case
+            (["token", "--group", "com.example.nobody"], [:]),
+            (token + ["--storage", "kernel-keyring"], [:]),
+        ]
+        for (arguments, environment) in handedOver {
+            try await Self.expectHandedOver(arguments, environment: environment, steadyOutput: true, alone: alone, in: world)
+        }
+        // Never an unlock, never a dialog (authkit's own runs above included).
+        #expect(try await offThePool { try monitor.count("Unlock") + monitor.count("Prompt") } == 0)
+
+        // A second sign-in in the group: which one is authkit's to choose (its current account).
+        try await world.signIn(user: "grace")
+        try await Self.expectHandedOver(token, steadyOutput: true, alone: alone, in: world)
+        try await Self.expectHandedOver(token + ["--account", "ada@example.test"], steadyOutput: true, alone: alone, in: world)
+
+        // A locked collection: handed over before anything could ask to unlock it.
+        try await offThePool { try world.keyring.lockCollection(label: "Login") }
+        let before = try await offThePool { try monitor.count("Unlock") + monitor.count("Prompt") }
+        let locked = try await world.lean(token, copy: alone)
+        #expect(locked.status == 2 && locked.stderr.contains("cannot run authkit at"), "\(locked.stderr)")
+        #expect(try await offThePool { try monitor.count("Unlock") + monitor.count("Prompt") } == before)
+        #expect(try await world.assertNoSecretsLeaked() > 0)
+    }
+
+    /// KeePassXC, a second Secret Service: its item read the same way, and nothing it would ask
+    /// a person about.
+    @Test func withoutAnAgentKeePassXCIsReadAsAuthkitReadsIt() async throws {
+        let lean = try await offThePool { try LeanClient.build() }
+        let world = try await CLIHarness.start(keyring: .keepassxc)
+        defer { world.stop() }
+        try await world.signIn()
+        let alone = try Self.copy(lean, to: "alone", in: world)
+        let monitor = try await offThePool { try world.keyring.monitor() }
+        for arguments in [["token", "--group", world.group], ["credential", "kubectl", "--group", world.group]] {
+            let expected = try await world.authkit(arguments)
+            try #require(expected.status == 0, "\(expected.stderr)")
+            let got = try await world.lean(arguments, copy: alone)
+            #expect(got.status == 0 && got.stdout == expected.stdout && got.stderr.isEmpty, "\(got.stderr)")
+        }
+        #expect(try await offThePool { try monitor.count("Unlock") + monitor.count("Prompt") } == 0)
+        #expect(try await world.assertNoSecretsLeaked() > 0)
+    }
+
     /// The agent's events of `group` (`authkit agent log --json`), one JSON object each.
     static func events(_ world: CLIHarness, group: String) async throws -> [String] {
         let log = try await world.authkit(["agent", "log", "--json", "--group", group, "--socket", world.agentSocket])
@@ -352,8 +430,8 @@ import Testing
     }
 
     /// Every `AUTHKIT_` variable authkit's sources read (HelpTextTests' rule) is one the lean
-    /// client hands over, one it reads as authkit does, or one no agent-served `authkit token`
-    /// reads: a new variable needs a decision here.
+    /// client hands over, one it reads as authkit does, or one no `authkit token` served by the agent or the
+    /// Secret Service reads: a new variable needs a decision here.
     @Test func everyVariableAuthkitReadsIsConsidered() throws {
         let read = try HelpTextTests.variablesRead().filter { $0.hasPrefix("AUTHKIT_") && !$0.hasPrefix("AUTHKIT_TEST_") }
         let readByThePlan: Set = [

@@ -123,7 +123,7 @@ import Testing
         #expect(!ProfileSettings.passes("unknown", "x"))
     }
 
-    @Test("a URL the lean client takes as plain is one authkit takes for an issuer or graph_url")
+    @Test("a URL the lean client takes as plain is one authkit takes for an issuer, a graph_url or a stored endpoint")
     func plainURLsAreAuthkits() throws {
         let alphabet = Array("abcXYZ019.-:/_~%@?#[]{}")
         var generator = SystemRandomNumberGenerator()
@@ -136,6 +136,10 @@ import Testing
             accepted += 1
             #expect(throws: Never.self, "\(url)") { try ProfileResolver.checkIssuer(url, location: "test") }
             #expect(throws: Never.self, "\(url)") { _ = try EndpointPolicy.check(url, name: "graph_url") }
+            // (And as a stored record's endpoint: StoredTokenRecord takes these.)
+            #expect(throws: Never.self, "\(url)") {
+                _ = try JSONDocument.storedRecord.decode(StoredURL.self, from: Array("\"\(url)\"".utf8))
+            }
         }
         #expect(accepted > 80)
     }
