@@ -44,6 +44,18 @@ enum LeanProcess {
         return true
     }
 
+    /// SIGPIPE's disposition as this process was given it, kept before libsecret is loaded:
+    /// GLib ignores SIGPIPE for its sockets, and an ignored signal stays ignored across
+    /// `execv`, so ``handOff(_:refusal:input:)`` puts it back for authkit.
+    nonisolated(unsafe) private static var givenSIGPIPE: sigaction?
+
+    /// Keeps the signal dispositions this process was given (SIGPIPE's), once.
+    static func keepSignalDispositions() {
+        guard givenSIGPIPE == nil else { return }
+        var action = sigaction()
+        if sigaction(SIGPIPE, nil, &action) == 0 { givenSIGPIPE = action }
+    }
+
     /// Runs the full `authkit` beside this program with this process's arguments (and a
     /// refusal the agent already gave, so that authkit explains it without asking again; tied
     /// to this process's id, which `execv` keeps, so that no other process takes it).
@@ -52,6 +64,7 @@ enum LeanProcess {
     static func handOff(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, refusal: [UInt8]? = nil, input: [UInt8]? = nil)
         -> Never
     {
+        if var given = givenSIGPIPE { sigaction(SIGPIPE, &given, nil) }
         if let refusal { setenv(refusalVariable, "\(getpid()) " + String(decoding: refusal, as: UTF8.self), 1) }
         if let input { replaceStandardInput(input) }
         // The folder from the kernel's link to this program, as bytes: never PATH, and a

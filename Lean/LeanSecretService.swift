@@ -9,17 +9,22 @@ import CLibc
 /// nil: the caller hands the command to `authkit`, which reads the store its own way and says
 /// what went wrong. What the items hold is judged by `StoredTokenRecord.chosen`.
 enum LeanSecretService {
-    /// authkit's bound on one exchange with the provider (`SecretServiceStore.timeout`).
-    static let timeoutMilliseconds: UInt32 = 5000
+    /// The bound on the whole read, every call in it (authkit's bound on one exchange with the
+    /// provider, `SecretServiceStore.timeout`): a provider that does not answer costs at most
+    /// this before authkit is run, which then waits its own time.
+    static let timeoutMilliseconds: Int64 = 5000
 
     /// The items of `group`'s token records (`StoredTokenItem`), or nil.
     static func tokenItems(group: String) -> [StoredTokenItem]? {
+        // (GLib ignores SIGPIPE for its sockets: what authkit inherits is put back before it runs.)
+        LeanProcess.keepSignalDispositions()
         guard ak_libsecret_load(nil, 0) == 0 else { return nil }
         let context = g_main_context_new()
         g_main_context_push_thread_default(context)
-        guard let bus = run(context, [{ g_bus_get(G_BUS_TYPE_SESSION, nil, ready, $0) }]),
+        let deadline = monotonicMilliseconds() + timeoutMilliseconds
+        guard let bus = run(context, deadline, [{ g_bus_get(G_BUS_TYPE_SESSION, nil, ready, $0) }]),
             let connection = finish({ g_bus_get_finish(bus[0], $0) }) ?? nil,
-            let got = run(context, [{ secret_service_get(SECRET_SERVICE_NONE, nil, ready, $0) }]),
+            let got = run(context, deadline, [{ secret_service_get(SECRET_SERVICE_NONE, nil, ready, $0) }]),
             let service = finish({ secret_service_get_finish(got[0], $0) }) ?? nil
         else { return nil }
         // No provider on the bus: authkit asks the bus to start one.
@@ -34,7 +39,7 @@ enum LeanSecretService {
         }
         guard
             let searched = run(
-                context,
+                context, deadline,
                 [
                     { secret_service_search_for_dbus_paths(service, schema, query, nil, ready, $0) },
                     { secret_service_ensure_session(service, nil, ready, $0) },
@@ -42,8 +47,8 @@ enum LeanSecretService {
         else { return nil }
         var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
         var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
-        guard finish({ secret_service_search_for_dbus_paths_finish(service, searched[0], &unlocked, &locked, $0) }) != 0,
-            finish({ secret_service_ensure_session_finish(service, searched[1], $0) }) != 0
+        guard let found = finish({ secret_service_search_for_dbus_paths_finish(service, searched[0], &unlocked, &locked, $0) }),
+            found != 0, let session = finish({ secret_service_ensure_session_finish(service, searched[1], $0) }), session != 0
         else { return nil }
         let lockedCount = count(locked)
         let paths = count(unlocked)
@@ -67,11 +72,14 @@ enum LeanSecretService {
                     G_DBUS_CALL_FLAGS_NONE, -1, nil, ready, data)
             }
         }
-        guard let read = run(context, starts),
-            let secrets = finish({ secret_service_get_secrets_for_dbus_paths_finish(service, read[0], $0) })
+        guard let read = run(context, deadline, starts),
+            let secrets = finish({ secret_service_get_secrets_for_dbus_paths_finish(service, read[0], $0) }) ?? nil
         else { return nil }
         for index in 0..<paths {
-            guard let reply = finish({ g_dbus_connection_call_finish(connection, read[index + 1], $0) }) else { return nil }
+            // (Any other shape from whoever owns the name is no answer: GLib would abort on it.)
+            guard let reply = finish({ g_dbus_connection_call_finish(connection, read[index + 1], $0) }) ?? nil,
+                let type = g_variant_get_type_string(reply), String(cString: type) == "(a{sv})"
+            else { return nil }
             let properties = g_variant_get_child_value(reply, 0)
             var item = StoredTokenItem(attributes: attributes(properties), isLocked: flag(properties, "Locked"), secret: nil)
             if let value = lookup(secrets, unlocked[index]) {
@@ -86,14 +94,19 @@ enum LeanSecretService {
     }
 
     /// Starts the calls together and iterates `context` until each has its result, or nil
-    /// once the bound has passed (the process then runs authkit: nothing is left to clean up).
-    private static func run(_ context: OpaquePointer?, _ starts: [(UnsafeMutableRawPointer) -> Void]) -> [OpaquePointer]? {
+    /// once `deadline` (monotonic milliseconds) has passed (the process then runs authkit:
+    /// nothing is left to clean up).
+    private static func run(_ context: OpaquePointer?, _ deadline: Int64, _ starts: [(UnsafeMutableRawPointer) -> Void])
+        -> [OpaquePointer]?
+    {
+        let left = deadline - monotonicMilliseconds()
+        guard left > 0 else { return nil }
         let slots = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: starts.count)
         slots.initialize(repeating: nil, count: starts.count)
         for (index, start) in starts.enumerated() { start(UnsafeMutableRawPointer(slots + index)) }
         let expired = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
         expired.pointee = 0
-        let timer = g_timeout_source_new(timeoutMilliseconds)
+        let timer = g_timeout_source_new(UInt32(left))
         g_source_set_callback(timer, timerFired, UnsafeMutableRawPointer(expired), nil)
         g_source_attach(timer, context)
         var results: [OpaquePointer] = []

@@ -127,7 +127,7 @@ private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ le
 
 /// `CLOCK_BOOTTIME` in milliseconds, the clock of `ContinuousClock` on Linux (which Embedded
 /// Swift does not have): it goes on while the machine sleeps.
-private func monotonicMilliseconds() -> Int64 {
+package func monotonicMilliseconds() -> Int64 {
     var now = timespec()
     clock_gettime(CLOCK_BOOTTIME, &now)
     return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000

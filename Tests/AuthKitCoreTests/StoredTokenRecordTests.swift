@@ -3,12 +3,25 @@ import Testing
 
 /// Which stored item the lean client reads a token from, and which it leaves to authkit.
 @Suite struct StoredTokenRecordTests {
-    static let record = #"""
-        {"version":1,"generation":2,"issuer":"https://idp.example","configured_issuer":"https://idp.example","subject":"s",
-        "account":"ada@example.test","client_id":"cli","token_endpoint":"https://idp.example/token",
-        "jwks_uri":"http://127.0.0.1:9/jwks","id_token_algorithms":["RS256"],"scopes":["openid"],"access_token":"AT-1",
-        "refresh_token":"RT-1","signed_in_at":1800000000.5}
-        """#
+    /// A record's members, as JSON texts.
+    static let members: [(String, String)] = [
+        ("version", "1"), ("generation", "2"), ("issuer", #""https://idp.example""#), ("configured_issuer", #""https://idp.example""#),
+        ("subject", #""s""#), ("account", #""ada@example.test""#), ("client_id", #""cli""#),
+        ("token_endpoint", #""https://idp.example/token""#), ("jwks_uri", #""http://127.0.0.1:9/jwks""#),
+        ("id_token_algorithms", #"["RS256"]"#), ("scopes", #"["openid"]"#), ("access_token", #""AT-1""#),
+        ("refresh_token", #""RT-1""#), ("signed_in_at", "1800000000.5"),
+    ]
+    static let record = text(members)
+
+    static func text(_ members: [(String, String)]) -> String {
+        "{" + members.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    /// The record with `member` set to `value` (replaced where it has one, else added).
+    static func with(_ member: String, _ value: String) -> String {
+        text(members.filter { $0.0 != member } + [(member, value)])
+    }
+
     static let attributes = [
         "group": "g", "issuer": "https://idp.example", "client_id": "cli", "account": "ada@example.test", "kind": "tokens",
     ]
@@ -52,16 +65,16 @@ import Testing
     }
 
     @Test func aRecordIsReadOnlyWhenEveryCheckPasses() {
-        func with(_ member: String, _ value: String) -> String {
-            String(Self.record.dropLast()) + ",\"\(member)\":\(value)}"
-        }
+        let with = Self.with
         #expect(StoredTokenRecord(secret: Array(with("access_token_expires_at", "1900000000").utf8))?.expiresAt == 1_900_000_000)
         #expect(StoredTokenRecord(secret: Array(with("unknown", "[1,{}]").utf8)) != nil)
+        #expect(StoredTokenRecord(secret: Array(with("version", "0").utf8)) != nil)
         for refused in [
-            with("version", "2"), with("access_token", "\"a b\""), with("token_type", "\"DPoP\""),
-            with("graph_base_url", "\"http://graph.example\""),
-            with("refreshed_at", "-1"), with("refreshed_at", "1e12"), with("token_exchange", "1"), with("scopes", "[1]"),
-            with("additional_tokens", #"{"k":{"access_token":"x"}}"#), Self.record.replacing("\"AT-1\"", with: "\"\""),
+            with("version", "2"), with("access_token", "\"a b\""), with("access_token", "\"\""), with("client_id", "\"\""),
+            with("token_type", "\"DPoP\""), with("graph_base_url", "\"http://graph.example\""), with("refreshed_at", "-1"),
+            with("refreshed_at", "1e12"), with("token_exchange", "1"), with("scopes", "[1]"), with("scopes", "null"),
+            with("generation", "-1"), with("additional_tokens", #"{"k":{"access_token":"x"}}"#),
+            Self.text(Self.members.filter { $0.0 != "subject" }), Self.record + " x", String(Self.record.dropLast()),
         ] {
             #expect(StoredTokenRecord(secret: Array(refused.utf8)) == nil, "\(refused)")
         }

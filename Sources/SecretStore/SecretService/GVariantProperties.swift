@@ -15,6 +15,11 @@ struct Properties: ~Copyable {
         guard let reply else {
             throw .providerFailure(operation: "read properties", message: "the provider sent no properties")
         }
+        // Any other shape is no answer (GLib aborts on a child a reply does not have).
+        guard String(cString: g_variant_get_type_string(reply)) == "(a{sv})" else {
+            g_variant_unref(reply)
+            throw .providerFailure(operation: "read properties", message: "the provider's properties are not a dictionary")
+        }
         dictionary = g_variant_get_child_value(reply, 0)
         g_variant_unref(reply)
     }

@@ -318,11 +318,17 @@ import Testing
                 #"{"apiVersion":"client.authentication.k8s.io/v1","spec":{"cluster":{"server":"https://kube.example"}}}"#
         ]
         let monitor = try await offThePool { try world.keyring.monitor() }
+        try await world.startAgent()
+        await world.stopAgent(signal: SIGKILL)
+        #expect(FileManager.default.fileExists(atPath: world.agentSocket))
+        try Data("not a socket".utf8).write(to: world.scratch.appendingPathComponent("plain-file"))
 
         // Served from the store by the lean client alone: authkit's output, byte for byte.
         let served: [([String], [String: String], String?)] = [
             (token, [:], nil), (token + ["--min-ttl", "0"], [:], nil), (token + ["--account", "ada@example.test"], [:], nil),
             (token, ["AUTHKIT_AGENT_SOCK": world.scratch.path + "/none.sock"], nil), (token, ["AUTHKIT_AGENT": "off"], nil),
+            (token, ["AUTHKIT_AGENT_SOCK": world.agentSocket], nil),  // an agent killed: its socket left, refusing
+            (token, ["AUTHKIT_AGENT_SOCK": world.scratch.path + "/plain-file"], nil),  // not a socket at all
             (["credential", "git", "--group", world.group, "get"], [:], request),
             (["credential", "kubectl", "--group", world.group], kubectl, nil),
             (["credential", "docker", "--group", world.group, "get"], [:], "registry.example\n"),
@@ -350,6 +356,22 @@ import Testing
         // Never an unlock, never a dialog (authkit's own runs above included).
         #expect(try await offThePool { try monitor.count("Unlock") + monitor.count("Prompt") } == 0)
 
+        // After reading the store, authkit gets the signal dispositions the lean client was
+        // given (GLib ignores SIGPIPE for its sockets): a stand-in shows its own.
+        let stand = try Self.copy(lean, to: "stand", in: world)
+        let script = stand.deletingLastPathComponent().appendingPathComponent("authkit")
+        try "#!/bin/sh\nexec grep SigIgn /proc/self/status\n".write(to: script, atomically: true, encoding: .utf8)
+        chmod(script.path, 0o755)
+        let direct = try await ProcessRunner.run(script, [], environment: world.environment, timeout: 30)
+        let handed = try await ProcessRunner.run(stand, token + ["--min-ttl", "86400"], environment: world.environment, timeout: 30)
+        func ignoresSIGPIPE(_ status: String) -> Bool? {
+            guard let mask = UInt64(status.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespacesAndNewlines), radix: 16) else {
+                return nil
+            }
+            return mask & (1 << (UInt64(SIGPIPE) - 1)) != 0
+        }
+        #expect(ignoresSIGPIPE(direct.stdout) == false && ignoresSIGPIPE(handed.stdout) == false, "\(handed.stdout) \(direct.stdout)")
+
         // A second sign-in in the group: which one is authkit's to choose (its current account).
         try await world.signIn(user: "grace")
         try await Self.expectHandedOver(token, steadyOutput: true, alone: alone, in: world)
@@ -362,6 +384,20 @@ import Testing
         #expect(locked.status == 2 && locked.stderr.contains("cannot run authkit at"), "\(locked.stderr)")
         #expect(try await offThePool { try monitor.count("Unlock") + monitor.count("Prompt") } == before)
         #expect(try await world.assertNoSecretsLeaked() > 0)
+    }
+
+    /// A provider that owns the name and never answers: the lean client gives up within its
+    /// bound and hands over (authkit then waits its own).
+    @Test func aProviderThatNeverAnswersIsHandedOverInTime() async throws {
+        let lean = try await offThePool { try LeanClient.build() }
+        let world = try await CLIHarness.start(keyring: .hung)
+        defer { world.stop() }
+        let alone = try Self.copy(lean, to: "alone", in: world)
+        let started = Date()
+        let got = try await world.lean(["token", "--group", world.group], copy: alone)
+        #expect(got.status == 2 && got.stdout.isEmpty && got.stderr.contains("cannot run authkit at"), "\(got.stderr)")
+        // (5 s, and a busy machine's start-up.)
+        #expect(Date().timeIntervalSince(started) < 15)
     }
 
     /// KeePassXC, a second Secret Service: its item read the same way, and nothing it would ask

@@ -1,10 +1,10 @@
 import AuthKitCore
 import Foundation
-import SecretStore
 import TestSupport
 import Testing
 
 @testable import AuthKit
+@testable import SecretStore
 
 /// The lean client reads a stored record (AuthKitCore's `StoredTokenRecord`) only where
 /// authkit's `TokenRecord.decode` reads it, to the same token, account and expiry: random
@@ -36,7 +36,8 @@ import Testing
     /// Values a member may be given: every JSON type, edge numbers, URLs and tokens.
     static let values = [
         "null", "\"\"", "\"text\"", "\"a b\"", "\"é\"", "1", "0", "-1", "1.5", "1e3", "1e400", "-0", "100000000001", "1900000000.75",
-        "true", "false", "[]", "[\"a\"]", "[1]", "{}", "\"https://a.example/x\"", "\"http://127.0.0.1:8/t\"", "\"http://example.com/t\"",
+        "1.0", "1e-400", "true", "false", "[]", "[\"a\"]", "[1]", "{}", "\"https://a.example/x\"", "\"http://127.0.0.1:8/t\"",
+        "\"http://example.com/t\"",
         "\"ftp://x/\"", "\"https://a.example/?q=1\"", "\"not a url\"", "\"https://a.example:99999/\"", "\"DPoP\"",
         "\"0123456789abcdefghijklmnopqrstuvwxyzABCDEFG\"", "\"tpm\"", "\"AT-other\"",
         #"{"k":{"scopes":["s"],"access_token":"x","expires_at":5}}"#, #"{"k":{"scopes":["s"],"accessToken":"x"}}"#,
@@ -48,6 +49,8 @@ import Testing
         "version", "generation", "issuer", "account", "client_id", "token_endpoint", "jwks_uri", "revocation_endpoint", "graph_base_url",
         "scopes", "id_token_algorithms", "access_token", "access_token_expires_at", "refresh_token", "id_token", "signed_in_at",
         "refreshed_at", "additional_tokens", "token_type", "dpop_jkt", "dpop_key", "token_exchange", "refresh_problem_at", "unknown",
+        "configured_issuer", "subject", "name", "tenant_id", "client_secret", "refresh_problem", "token_endpoint_auth_methods",
+        "id_token_verified_at",
     ]
 
     @Test func aRecordTheLeanClientReadsIsOneAuthkitReadsTheSameWay() throws {
@@ -84,6 +87,31 @@ import Testing
         }
         // Each kind of outcome happened: the comparison above is not empty.
         #expect(read > 300 && refusedByBoth > 300 && leftToAuthkit > 5, "seed \(Self.seed): \(read) \(refusedByBoth) \(leftToAuthkit)")
+    }
+
+    /// The item the lean client reads is one authkit reads as sound (`ItemSchema.key`) and of
+    /// the account asked for (`SharedSession.matches`): random attributes.
+    @Test func anItemTheLeanClientReadsIsOneAuthkitReadsAsSound() throws {
+        let record = Array(("{" + (try Self.members()).map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}").utf8)
+        var generator = SplitMix64(seed: Self.seed ^ 0x4954_454D)
+        let values = ["", "x", "ada@example.test", "ADA@example.test", "tokens", "1", "2"]
+        var read = 0
+        for _ in 0..<4000 {
+            var attributes: [String: String] = [:]
+            for name in ["issuer", "client_id", "account", "kind", "format", "group"]
+            where Bool.random(using: &generator) || name != "format" {
+                if Int.random(in: 0..<8, using: &generator) > 0 { attributes[name] = values.randomElement(using: &generator) }
+            }
+            let account = [nil, "ada@example.test", "Ada@example.test", "x"].randomElement(using: &generator) ?? nil
+            let item = StoredTokenItem(attributes: attributes, isLocked: false, secret: record)
+            guard StoredTokenRecord.chosen(from: [item], account: account) != nil else { continue }
+            read += 1
+            let group = try SecretGroup("com.example.parity")
+            let (key, problem) = ItemSchema.key(from: attributes, group: group, secret: item.secret)
+            #expect(problem == nil && key.kind == TokenRecord.kind, "seed \(Self.seed): \(attributes)")
+            #expect(SharedSession.matches(key, account: account), "seed \(Self.seed): \(attributes) \(account ?? "-")")
+        }
+        #expect(read > 20, "seed \(Self.seed): \(read)")
     }
 
     @Test func theItemsLayoutIsTheStores() {
