@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthKitCore
 import AuthKit
 
 #if canImport(Glibc)
@@ -30,13 +31,16 @@ struct CredentialCommand: AsyncParsableCommand {
 
     /// Not for people: `scripts/package` asks the binary which plug-in links to ship, a line
     /// `LINK CLIENT` each (``CredentialAdapter/executableAlias``), so the package never keeps
-    /// its own copy of the adapter list.
+    /// its own copy of the adapter list; `LINK CLIENT lean` where the lean client answers the
+    /// plug-in under that name (`LeanTokenPlan.credentialAliases`), so the link points at it.
     @Flag(name: .customLong("list-links"), help: .hidden)
     var listLinks = false
 
     func run() async throws {
         guard listLinks else { throw CleanExit.helpRequest(self) }
         Terminal.printData(
-            CredentialAdapters.all.compactMap { adapter in adapter.executableAlias.map { "\($0) \(adapter.client)\n" } }.joined())
+            CredentialAdapters.all.compactMap { adapter in
+                adapter.executableAlias.map { "\($0) \(adapter.client)\(LeanTokenPlan.credentialAliases[$0] == nil ? "" : " lean")\n" }
+            }.joined())
     }
 }

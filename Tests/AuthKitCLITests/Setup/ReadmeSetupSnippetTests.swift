@@ -73,8 +73,8 @@ import Testing
 
     /// The README's install lines ("Install"), run by bash as written on an account whose HOME
     /// is empty (no ~/.local/bin yet), with the debug build standing in for
-    /// `scripts/build-release` (a release build takes minutes): authkit and its two links land
-    /// in ~/.local/bin and run.
+    /// `scripts/build-release` (a release build takes minutes) and the lean client's: authkit and
+    /// its two links land in ~/.local/bin and run, the links through the lean client.
     @Test func theInstallLinesWorkOnAFreshAccount() throws {
         let readme = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let start = try #require(readme.range(of: "\n## Install\n"))
@@ -90,7 +90,10 @@ import Testing
         }
         try #require(lines.contains(built), "the install lines build with scripts/build-release: \(lines)")
         let product = TestPaths.product("authkit").path
-        let script = lines.replacingOccurrences(of: built, with: "'\(product)'")
+        let lean = "\"$(scripts/build-lean release)\""
+        try #require(lines.contains(lean), "the install lines build the lean client: \(lines)")
+        let script = lines.replacingOccurrences(of: built, with: "'\(product)'").replacingOccurrences(
+            of: lean, with: "'\(TestPaths.product("authkit-lean").path)'")
         let home = try TestPaths.makeTemporaryDirectory(prefix: "authkit-fresh-home")
         defer { try? FileManager.default.removeItem(at: home) }
         let result = try ProcessRunner.run(
@@ -101,6 +104,14 @@ import Testing
         for name in ["authkit", "git-credential-authkit", "docker-credential-authkit"] {
             #expect(FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent(name).path), "\(name) in ~/.local/bin")
         }
+        // git's plug-in is the lean client, which finds authkit through ~/.local/lib/authkit/authkit.
+        let linked = try FileManager.default.destinationOfSymbolicLink(atPath: bin.appendingPathComponent("git-credential-authkit").path)
+        #expect(linked == "../lib/authkit/authkit-lean")
+        let handed = try ProcessRunner.run(
+            home.appendingPathComponent(".local/lib/authkit/authkit-lean"), ["--version"], environment: ["HOME": home.path], timeout: 30)
+        let direct = try ProcessRunner.run(
+            bin.appendingPathComponent("authkit"), ["--version"], environment: ["HOME": home.path], timeout: 30)
+        #expect(handed.status == 0 && handed.stdout == direct.stdout && !direct.stdout.isEmpty, "\(handed.stderr)")
         let help = try ProcessRunner.run(bin.appendingPathComponent("authkit"), ["--help"], environment: ["HOME": home.path], timeout: 30)
         #expect(help.status == 0 && help.stdout.contains("USAGE"), "\(help.stderr)")
     }

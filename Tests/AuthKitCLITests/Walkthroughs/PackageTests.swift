@@ -70,19 +70,29 @@ struct PackageTests {
         }
     }
 
-    /// `--version` names the commit; every link `credential --list-links` names is there, and
-    /// git's and docker's answer their clients from the shared sign-in.
+    /// `--version` names the commit; every link `credential --list-links` names is there (git's
+    /// and docker's pointing at the lean client), and git's and docker's answer their clients
+    /// from the shared sign-in, without an agent; what the lean client hands over reaches authkit.
     static func checkBinaryAndLinks(bin: URL, package: PackageUnderTest) async throws {
         let authkit = bin.appendingPathComponent("authkit")
         let version = try await ProcessRunner.run(authkit, ["--version"], timeout: 30)
         #expect(version.status == 0 && version.stdout.contains("(commit ") && !version.stdout.contains("unknown"), "\(version.stdout)")
         let links = try await ProcessRunner.run(authkit, ["credential", "--list-links"], timeout: 30)
-        let names = links.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
+        let lines = links.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        let names = lines.compactMap(\.first)
         #expect(names.contains("git-credential-authkit") && names.contains("docker-credential-authkit"), "\(links.stdout)")
+        // The plug-ins the lean client answers run it, from authkit's own folder beside bin/
+        // (where it finds the authkit it hands the rest to); the others run authkit.
+        let lean = Set(lines.filter { $0.count == 3 && $0[2] == "lean" }.map { $0[0] })
+        #expect(lean == ["git-credential-authkit", "docker-credential-authkit"], "\(links.stdout)")
         for name in names {
             let target = try? FileManager.default.destinationOfSymbolicLink(atPath: bin.appendingPathComponent(name).path)
-            #expect(target == "authkit", "\(name) → \(target ?? "nothing")")
+            #expect(target == (lean.contains(name) ? "../lib/authkit/authkit-lean" : "authkit"), "\(name) → \(target ?? "nothing")")
         }
+        let folder = bin.deletingLastPathComponent().appendingPathComponent("lib/authkit")
+        #expect(FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent("authkit-lean").path))
+        #expect(
+            try FileManager.default.destinationOfSymbolicLink(atPath: folder.appendingPathComponent("authkit").path) == "../../bin/authkit")
 
         let world = try await CLIHarness.start()
         defer { world.stop() }
@@ -109,6 +119,11 @@ struct PackageTests {
         world.recordExternal("authkit", ["credential", "docker", "get"], docker)
         let answer = try JSONSerialization.jsonObject(with: Data(docker.stdout.utf8)) as? [String: String]
         #expect(docker.status == 0 && answer?["Username"] == "ada" && answer?["Secret"]?.isEmpty == false, "\(docker.stderr)")
+        // What the lean client does not answer reaches the packaged authkit: docker's `list`.
+        let list = try await ProcessRunner.run(
+            bin.appendingPathComponent("docker-credential-authkit"), ["list"], environment: world.environment, timeout: 30)
+        let expected = try await ProcessRunner.run(authkit, ["credential", "docker", "list"], environment: world.environment, timeout: 30)
+        #expect(list.status == 0 && list.stdout == expected.stdout && list.stdout.contains("registry.example.com"), "\(list.stderr)")
         try await world.assertNoSecretsLeaked()
     }
 
