@@ -164,6 +164,17 @@ import Testing
         }
     }
 
+    /// The package points a plug-in's link at the lean client only where it answers it.
+    @Test func thePlugInsAnsweredAreTheOnesItAnswersUnderTheirNames() {
+        for (alias, client) in LeanTokenPlan.credentialAliases {
+            let plan = LeanTokenPlan.make(
+                arguments: ["--group", "g", "get"], program: alias, environment: Self.home, configuration: { _ in Self.file(false) },
+                storageRecord: { _ in [:] })
+            #expect((plan != .handOff) == LeanTokenPlan.plugInsAnswered.contains(client), "\(alias)")
+        }
+        #expect(LeanTokenPlan.plugInsAnswered.isSubset(of: Set(LeanTokenPlan.credentialAliases.values)))
+    }
+
     @Test func configurationHomeAndSocketDecideToo() {
         // A configuration file, or one that cannot be looked at: authkit reads it.
         #expect(Self.plan(["token"], exists: true) == .handOff)

@@ -32,7 +32,7 @@ struct CredentialCommand: AsyncParsableCommand {
     /// Not for people: `scripts/package` asks the binary which plug-in links to ship, a line
     /// `LINK CLIENT` each (``CredentialAdapter/executableAlias``), so the package never keeps
     /// its own copy of the adapter list; `LINK CLIENT lean` where the lean client answers the
-    /// plug-in under that name (`LeanTokenPlan.credentialAliases`), so the link points at it.
+    /// plug-in under that name (`LeanTokenPlan.plugInsAnswered`), so the link points at it.
     @Flag(name: .customLong("list-links"), help: .hidden)
     var listLinks = false
 
@@ -40,7 +40,9 @@ struct CredentialCommand: AsyncParsableCommand {
         guard listLinks else { throw CleanExit.helpRequest(self) }
         Terminal.printData(
             CredentialAdapters.all.compactMap { adapter in
-                adapter.executableAlias.map { "\($0) \(adapter.client)\(LeanTokenPlan.credentialAliases[$0] == nil ? "" : " lean")\n" }
+                adapter.executableAlias.map {
+                    "\($0) \(adapter.client)\(LeanTokenPlan.plugInsAnswered.contains(adapter.client) ? " lean" : "")\n"
+                }
             }.joined())
     }
 }
