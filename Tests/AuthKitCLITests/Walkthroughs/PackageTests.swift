@@ -122,6 +122,7 @@ struct PackageTests {
         // What the lean client does not answer reaches the packaged authkit: docker's `list`.
         let list = try await ProcessRunner.run(
             bin.appendingPathComponent("docker-credential-authkit"), ["list"], environment: world.environment, timeout: 30)
+        world.recordExternal("authkit", ["credential", "docker", "list"], list)
         let expected = try await ProcessRunner.run(authkit, ["credential", "docker", "list"], environment: world.environment, timeout: 30)
         #expect(list.status == 0 && list.stdout == expected.stdout && list.stdout.contains("registry.example.com"), "\(list.stderr)")
         try await world.assertNoSecretsLeaked()
