@@ -228,13 +228,18 @@ package struct AgentAsker: Sendable, Equatable, Codable {
         return bytes
     }
 
-    /// authkit itself: the agent's own executable, or the lean client beside it
-    /// (`authkit-lean`, which hands what it does not answer to that executable).
+    /// authkit itself: the agent's own executable, or the lean client installed with it
+    /// (`authkit-lean`, which hands what it does not answer to that executable): beside it, or
+    /// where the package and the tarball put it, `../lib/authkit/` from its folder
+    /// (`/usr/bin/authkit`, `/usr/lib/authkit/authkit-lean`).
     static func isAuthkit(_ executable: String, agent: String?) -> Bool {
         guard let agent else { return false }
         if executable == agent { return true }
         guard let slash = agent.lastIndex(of: "/") else { return false }
-        return executable == agent[...slash] + "authkit-lean"
+        let folder = agent[..<slash]
+        if executable == folder + "/authkit-lean" { return true }
+        guard let up = folder.lastIndex(of: "/") else { return false }
+        return executable == folder[..<up] + "/lib/authkit/authkit-lean"
     }
 
     /// The agent's own executable (`/proc/self/exe`).

@@ -30,17 +30,39 @@ enum Setup {
     }
 
     /// Whether the symbolic link `link` names `target` itself, or a file beside the link (a
-    /// relative name without `/`, as the package's `docker-credential-authkit -> authkit`) that
-    /// is the same file as `target`. A link that wanders through other folders is not kept.
+    /// relative name without `/`) that is the same file as `target`, or the lean client installed
+    /// with `target` (the package's `docker-credential-authkit -> ../lib/authkit/authkit-lean`,
+    /// which hands what it does not answer to `target`). A link that wanders elsewhere is not kept.
     static func leadsTo(_ link: String, _ target: String) -> Bool {
         guard let named = try? FileManager.default.destinationOfSymbolicLink(atPath: link) else { return false }
         if named == target { return true }
-        guard !named.contains("/"), let resolved = realpath(link, nil), let wanted = realpath(target, nil) else { return false }
-        defer {
-            free(resolved)
-            free(wanted)
-        }
-        return strcmp(resolved, wanted) == 0
+        guard let resolved = resolvedPath(link), let wanted = resolvedPath(target) else { return false }
+        if !named.contains("/") && resolved == wanted { return true }
+        return resolved == resolvedPath(leanClient(of: target) ?? "")
+    }
+
+    /// The lean client installed with the authkit at `executable`, when there is one: an
+    /// executable `authkit-lean` in `../lib/authkit/` from its folder (the package, the tarball,
+    /// the README's install from source) whose `authkit` beside it is `executable` — the one it
+    /// hands what it does not answer to.
+    static func leanClient(of executable: String) -> String? {
+        let lean = directory(of: directory(of: executable)) + "/lib/authkit/authkit-lean"
+        guard access(lean, X_OK) == 0, let beside = resolvedPath(directory(of: lean) + "/authkit"), beside == resolvedPath(executable)
+        else { return nil }
+        return lean
+    }
+
+    /// What a client's configuration runs for the plug-in of `client`: the lean client installed
+    /// with this authkit where it answers that plug-in (faster, the same answers), else authkit.
+    static func plugInProgram(_ client: String, executable: String = executablePath()) -> String {
+        guard LeanTokenPlan.plugInsAnswered.contains(client), let lean = leanClient(of: executable) else { return executable }
+        return lean
+    }
+
+    private static func resolvedPath(_ path: String) -> String? {
+        guard !path.isEmpty, let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// `word` quoted for the shell git runs `!`-helpers with.

@@ -129,7 +129,7 @@ struct CredHelpersFile {
                 let linking =
                     Setup.leadsTo(link, executable)
                     ? "# \(link) already leads to this authkit: kept\n"
-                    : "ln -s \(Setup.shellQuoted(executable)) \(Setup.shellQuoted(link))\n"
+                    : "ln -s \(Setup.shellQuoted(Setup.plugInProgram("docker", executable: executable))) \(Setup.shellQuoted(link))\n"
                 Terminal.printData("# \(path)\n\(text)\(linking)\(plan.printed)")
                 return
             }
@@ -150,12 +150,14 @@ struct CredHelpersFile {
         if Setup.leadsTo(link, executable) {
             Terminal.printError("\(client): \(link) already leads to this authkit (kept)")
         } else {
+            // (The lean client installed with authkit, where there is one: the same answers, faster.)
+            let program = Setup.plugInProgram("docker", executable: executable)
             unlink(link)
-            guard symlink(executable, link) == 0 else {
+            guard symlink(program, link) == 0 else {
                 throw Setup.Failure(
-                    description: "cannot link \(link): \(String(cString: strerror(errno))); run: ln -s \(executable) \(link)")
+                    description: "cannot link \(link): \(String(cString: strerror(errno))); run: ln -s \(program) \(link)")
             }
-            Terminal.printError("\(client): \(link) -> \(executable)")
+            Terminal.printError("\(client): \(link) -> \(program)")
         }
         if changed {
             try Setup.makeFolder(directory, mode: 0o700)

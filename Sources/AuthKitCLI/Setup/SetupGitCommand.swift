@@ -62,7 +62,8 @@ struct SetupGitCommand: SetupClientCommand {
 
     func run() async throws {
         let key = "credential.\(host).helper"
-        let helper = "!\(Setup.shellQuoted(Setup.executablePath())) credential git"
+        // (The lean client installed with authkit, where there is one: the same answers, faster.)
+        let helper = "!\(Setup.shellQuoted(Setup.plugInProgram("git"))) credential git"
         do throws(Setup.Failure) {
             let plan = try Setup.planSection(kind: .credential, name: host, option: "--host", entries: user.entries(target))
             if printOnly {

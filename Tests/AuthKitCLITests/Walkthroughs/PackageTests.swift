@@ -123,6 +123,41 @@ struct PackageTests {
         let list = try await ProcessRunner.run(
             bin.appendingPathComponent("docker-credential-authkit"), ["list"], environment: world.environment, timeout: 30)
         world.recordExternal("authkit", ["credential", "docker", "list"], list)
+
+        // setup keeps the package's links and points new ones (and git's helper) at the lean client.
+        let dockerConfig = world.scratch.appendingPathComponent("docker-config").path
+        let kept = try await ProcessRunner.run(
+            authkit, ["setup", "docker", "--registry", "r.example", "--link-dir", bin.path, "--print"],
+            environment: world.environment.merging(["DOCKER_CONFIG": dockerConfig]) { $1 }, timeout: 30)
+        #expect(kept.status == 0 && kept.stdout.contains("already leads to this authkit: kept"), "\(kept.stdout) \(kept.stderr)")
+        let elsewhere = world.scratch.appendingPathComponent("link-dir").path
+        let made = try await ProcessRunner.run(
+            authkit, ["setup", "docker", "--registry", "r.example", "--link-dir", elsewhere, "--print"],
+            environment: world.environment.merging(["DOCKER_CONFIG": dockerConfig]) { $1 }, timeout: 30)
+        let leanPath = folder.appendingPathComponent("authkit-lean").path
+        #expect(made.status == 0 && made.stdout.contains("ln -s \(leanPath) "), "\(made.stdout) \(made.stderr)")
+        let gitSetup = try await ProcessRunner.run(
+            authkit, ["setup", "git", "--host", "https://git.example", "--group", world.group, "--print"], environment: world.environment,
+            timeout: 30)
+        #expect(gitSetup.status == 0 && gitSetup.stdout.contains("!\(leanPath) credential git"), "\(gitSetup.stdout) \(gitSetup.stderr)")
+
+        // The agent counts the installed lean client as authkit: the asker is never it.
+        let socket = world.scratch.appendingPathComponent("packaged-agent.sock").path
+        let agent = try TestProcess(authkit, ["agent", "run", "--socket", socket], environment: world.environment)
+        defer {
+            agent.send(signal: SIGTERM)
+            agent.wait(timeout: 10)
+        }
+        try await until("the packaged agent listens", timeout: .seconds(30)) { FileManager.default.fileExists(atPath: socket) }
+        let viaAgent = try await ProcessRunner.run(
+            bin.appendingPathComponent("git-credential-authkit"), ["get"],
+            environment: world.environment.merging(["AUTHKIT_AGENT_SOCK": socket]) { $1 },
+            stdin: "protocol=https\nhost=git.example\n\n", timeout: 30)
+        world.recordExternal("authkit", ["credential", "git", "get"], viaAgent)
+        #expect(viaAgent.status == 0 && viaAgent.stdout.contains("password="), "\(viaAgent.stderr)")
+        let log = try await ProcessRunner.run(
+            authkit, ["agent", "log", "--json", "--group", world.group, "--socket", socket], environment: world.environment, timeout: 30)
+        #expect(log.status == 0 && log.stdout.contains("\"asker\"") && !log.stdout.contains("authkit-lean"), "\(log.stdout)")
         let expected = try await ProcessRunner.run(authkit, ["credential", "docker", "list"], environment: world.environment, timeout: 30)
         #expect(list.status == 0 && list.stdout == expected.stdout && list.stdout.contains("registry.example.com"), "\(list.stderr)")
         try await world.assertNoSecretsLeaked()

@@ -84,6 +84,11 @@ import Testing
         try proc.add(150, parent: 100, session: 90, name: "authkit-lean", exe: authkit + "-lean", ["authkit-lean", "token"])
         try proc.add(151, parent: 115, session: 90, name: "authkit-lean", exe: authkit + "-lean", ["authkit-lean", "token"])
         try proc.add(152, parent: 100, session: 90, name: "authkit-lean", exe: "/tmp/authkit-lean", ["authkit-lean", "token"])
+        // Installed (the package, the tarball): authkit in bin/, the lean client in lib/authkit/.
+        try proc.add(
+            160, parent: 115, session: 90, name: "git-credential-", exe: "/usr/lib/authkit/authkit-lean", ["git-credential-authkit", "get"])
+        try proc.add(
+            161, parent: 115, session: 90, name: "git-credential-", exe: "/usr/lib/other/authkit-lean", ["git-credential-authkit", "get"])
 
         let typed = AgentAsker.resolve(pid: 120, authkit: authkit, root: proc.root.path)
         #expect(typed.summary == "authkit token (pid 120) typed in bash (pid 100) ← su", "\(typed.summary)")
@@ -109,6 +114,13 @@ import Testing
         #expect(AgentGroupRule(allow: ["git"]).allows(leanForGit))
         let elsewhere = AgentAsker.resolve(pid: 152, authkit: authkit, root: proc.root.path)
         #expect(elsewhere.chain.first?.isAuthkit == false)
+        // The agent as installed, /usr/bin/authkit: git's helper link runs /usr/lib/authkit/authkit-lean.
+        let installed = AgentAsker.resolve(pid: 160, authkit: "/usr/bin/authkit", root: proc.root.path)
+        #expect(installed.chain.first?.isAuthkit == true, "\(installed.summary)")
+        #expect(installed.programs.map(\.name) == ["git-remote-http", "git", "su"], "\(installed.summary)")
+        let otherLib = AgentAsker.resolve(pid: 161, authkit: "/usr/bin/authkit", root: proc.root.path)
+        #expect(otherLib.chain.first?.isAuthkit == false, "\(otherLib.summary)")
+        #expect(!AgentAsker.isAuthkit("/usr/lib/authkit/authkit-lean", agent: "/opt/bin/authkit"))
 
         let script = AgentAsker.resolve(pid: 140, authkit: authkit, root: proc.root.path)
         #expect(
