@@ -228,18 +228,13 @@ package struct AgentAsker: Sendable, Equatable, Codable {
         return bytes
     }
 
-    /// authkit itself: the agent's own executable, or the lean client installed with it
-    /// (`authkit-lean`, which hands what it does not answer to that executable): beside it, or
-    /// where the package and the tarball put it, `../lib/authkit/` from its folder
-    /// (`/usr/bin/authkit`, `/usr/lib/authkit/authkit-lean`).
+    /// authkit itself: the agent's own executable, or the lean client installed with it (which
+    /// hands what it does not answer to that executable): beside it, or where the package puts
+    /// it, `../lib/authkit/` from its folder (`/usr/bin/authkit`, `/usr/lib/authkit/authkit-lean`).
     static func isAuthkit(_ executable: String, agent: String?) -> Bool {
-        guard let agent else { return false }
-        if executable == agent { return true }
-        guard let slash = agent.lastIndex(of: "/") else { return false }
-        let folder = agent[..<slash]
-        if executable == folder + "/authkit-lean" { return true }
-        guard let up = folder.lastIndex(of: "/") else { return false }
-        return executable == folder[..<up] + "/lib/authkit/authkit-lean"
+        guard let agent, let slash = agent.lastIndex(of: "/") else { return false }
+        let folder = agent[..<slash], up = folder.lastIndex(of: "/").map { folder[..<$0] } ?? "/nowhere"
+        return [agent, folder + "/authkit-lean", up + "/lib/authkit/authkit-lean"].contains(executable)
     }
 
     /// The agent's own executable (`/proc/self/exe`).
