@@ -137,7 +137,7 @@ struct PackageTests {
         let leanPath = folder.appendingPathComponent("authkit-lean").path
         #expect(made.status == 0 && made.stdout.contains("ln -s \(leanPath) "), "\(made.stdout) \(made.stderr)")
         let gitSetup = try await ProcessRunner.run(
-            authkit, ["setup", "git", "--host", "https://git.example", "--group", world.group, "--print"], environment: world.environment,
+            authkit, ["setup", "git", "--host", "https://other.example", "--group", world.group, "--print"], environment: world.environment,
             timeout: 30)
         #expect(gitSetup.status == 0 && gitSetup.stdout.contains("!\(leanPath) credential git"), "\(gitSetup.stdout) \(gitSetup.stderr)")
 
