@@ -102,12 +102,9 @@ package struct StoredTokenRecord: Equatable {
 
     /// `seconds` as Foundation's `Date(timeIntervalSince1970:).timeIntervalSince1970` gives it
     /// back (a `Date` counts from 2001), so both programs print the same whole second.
-    package static func throughDate(_ seconds: Double) -> Double {
+    private static func throughDate(_ seconds: Double) -> Double {
         (seconds - 978_307_200) + 978_307_200
     }
-
-    /// The access token's expiry in whole seconds, as authkit's plug-ins print it.
-    package var expiresAtSeconds: Int64 { Int64(expiresAt.rounded(.down)) }
 }
 
 /// One item the Secret Service found among a group's token records, as the lean client read it.
