@@ -372,6 +372,18 @@ import Testing
         }
         #expect(ignoresSIGPIPE(direct.stdout) == false && ignoresSIGPIPE(handed.stdout) == false, "\(handed.stdout) \(direct.stdout)")
 
+        // A token git reported rejected (`erase`, after a 401) is stale: never handed out again
+        // from the store, authkit refreshes it.
+        let get = ["credential", "git", "--group", world.group, "get"]
+        let fresh = try await world.lean(get, copy: alone, stdin: request)
+        let rejected = String(try #require(fresh.stdout.split(separator: "\n").first { $0.hasPrefix("password=") }))
+        let erase = try await world.authkit(["credential", "git", "--group", world.group, "erase"], stdin: request.dropLast() + rejected + "\n\n")
+        #expect(erase.status == 0, "\(erase.stderr)")
+        let stale = try await world.lean(get, copy: alone, stdin: request)
+        #expect(stale.status == 2 && !stale.stdout.contains(rejected), "\(stale.stderr)")
+        let renewed = try await world.lean(get, stdin: request)
+        #expect(renewed.status == 0 && renewed.stdout.contains("password=") && !renewed.stdout.contains(rejected))
+
         // A second sign-in in the group: which one is authkit's to choose (its current account).
         try await world.signIn(user: "grace")
         try await Self.expectHandedOver(token, steadyOutput: true, alone: alone, in: world)
