@@ -377,7 +377,8 @@ import Testing
         let get = ["credential", "git", "--group", world.group, "get"]
         let fresh = try await world.lean(get, copy: alone, stdin: request)
         let rejected = String(try #require(fresh.stdout.split(separator: "\n").first { $0.hasPrefix("password=") }))
-        let erase = try await world.authkit(["credential", "git", "--group", world.group, "erase"], stdin: request.dropLast() + rejected + "\n\n")
+        let erase = try await world.authkit(
+            ["credential", "git", "--group", world.group, "erase"], stdin: request.dropLast() + rejected + "\n\n")
         #expect(erase.status == 0, "\(erase.stderr)")
         let stale = try await world.lean(get, copy: alone, stdin: request)
         #expect(stale.status == 2 && !stale.stdout.contains(rejected), "\(stale.stderr)")
