@@ -37,7 +37,9 @@ struct SetupKubectlCommand: SetupClientCommand {
             client.authentication.k8s.io/v1 with interactiveMode Never, or v1beta1 when the \
             kubectl found is older than 1.22. The plug-in is bound to the context's API server \
             (--server, provideClusterInfo: true): another cluster's context naming the same user \
-            gets no token. Set up each context whose cluster should get one.
+            gets no token. Set up each context whose cluster should get one. The exec command \
+            is authkit, or for an access token the lean client installed with it \
+            (../lib/authkit/authkit-lean), which answers faster and hands the rest to authkit.
 
               authkit setup kubectl --context aks-prod \\
                   --scope 6dae42f8-4368-4678-94ff-3960e28e3630/.default
@@ -60,7 +62,10 @@ struct SetupKubectlCommand: SetupClientCommand {
         var arguments = ["credential", "kubectl"] + target.signIn.selector().words
         for scope in target.scopes { arguments += ["--scope", scope] }
         if tokenType == .idToken { arguments += ["--token-type", "id-token"] }
-        let executable = Setup.executablePath()
+        // The lean client installed with authkit answers an access token's plug-in (kubectl
+        // runs it once or twice per command); an id_token is checked against the provider's
+        // keys, authkit's work, so that plug-in is authkit itself.
+        let executable = tokenType == .idToken ? Setup.executablePath() : Setup.plugInProgram("kubectl")
         do throws(Setup.Failure) {
             let version = Self.kubectlMinorVersion()
             let apiVersion = (version ?? 22) >= 22 ? CredentialKubectlCommand.v1 : CredentialKubectlCommand.v1beta1
