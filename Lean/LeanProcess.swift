@@ -65,6 +65,11 @@ enum LeanProcess {
         -> Never
     {
         if var given = givenSIGPIPE { sigaction(SIGPIPE, &given, nil) }
+        if greeted {
+            setenv(LeanTokenPlan.greetedVariable, "\(getpid())", 1)
+        } else {
+            unsetenv(LeanTokenPlan.greetedVariable)
+        }
         if let refusal { setenv(refusalVariable, "\(getpid()) " + String(decoding: refusal, as: UTF8.self), 1) }
         if let input { replaceStandardInput(input) }
         // The folder from the kernel's link to this program, as bytes: never PATH, and a
@@ -85,6 +90,34 @@ enum LeanProcess {
         }
         execv(&full, vector)
         fail("cannot run authkit at \(shown): \(String(cString: strerror(errno)))")
+    }
+
+    /// One line of standard input, read a byte at a time (what follows it stays unread), with
+    /// its newline and whether one `ended` it; at most `limit` bytes before the newline (one
+    /// more shows the line longer). A read that fails ends it as the end of input would. nil
+    /// when standard input is a terminal: a plug-in never reads one.
+    static func readLine(limit: Int) -> (bytes: [UInt8], ended: Bool)? {
+        guard isatty(0) != 1 else { return nil }
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while bytes.count <= limit {
+            let count = read(0, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return (bytes, false) }
+            bytes.append(byte)
+            if byte == 0x0A { return (bytes, true) }
+        }
+        return (bytes, false)
+    }
+
+    /// Whether this process greeted its client (``greet(_:)``): authkit, handed the command, then
+    /// does not greet again (`LeanTokenPlan.greetedVariable`).
+    nonisolated(unsafe) private static var greeted = false
+
+    /// A plug-in's hello to its client (cargo's), said before its request is read.
+    static func greet(_ bytes: [UInt8]) {
+        write(bytes)
+        greeted = true
     }
 
     /// Standard input, whole, at most `limit` + 1 bytes (more is too much for any reader of

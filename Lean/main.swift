@@ -1,4 +1,4 @@
-// The lean client: `authkit token` and the plug-ins of kubectl, git and docker answered from
+// The lean client: `authkit token` and the plug-ins of kubectl, git, docker and cargo answered from
 // the agent, or without one from the Secret Service, by a program that starts in a fraction of
 // authkit's time (docs/decisions.md, "A lean client for the hot path"). Embedded Swift over
 // AuthKitCore and StrictJSON, built by scripts/build-lean; everything it does not answer
@@ -53,6 +53,19 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
         case .ask(let query, let socket, let server, let username):
             let (token, _) = ask(query, socket, vector, input: input)
             LeanProcess.write(Array(DockerCredentialText.answer(server: server, username: username, token: token).utf8))
+        }
+    case .cargo(let options):
+        LeanProcess.greet(Array(CargoCredentialText.greeting.utf8))
+        guard let (request, input) = cargoRequest(vector) else { break }
+        switch LeanTokenPlan.cargoAnswer(
+            request, options: options, environment: environment, configuration: configuration, storageRecord: storageRecord)
+        {
+        case .handOff: LeanProcess.handOff(vector, input: input)
+        case .refused(let kind): LeanProcess.write(Array(CargoCredentialText.error(kind: kind).utf8))
+        case .ask(let query, let socket):
+            let (token, expiresAt) = ask(query, socket, vector, input: input)
+            let expiration = CargoCredentialText.expiration(expiresAt: wholeSeconds(expiresAt), minTTL: query.minTTL)
+            LeanProcess.write(Array(CargoCredentialText.answer(token: token, expiration: expiration).utf8))
         }
     case .gitGet(let options, let username):
         let (request, input) = gitRequest(vector)
@@ -137,5 +150,21 @@ func pluginRequest(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>)
 func gitRequest(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> (GitCredentialRequest, [UInt8]) {
     let (text, bytes) = pluginRequest(vector)
     guard let request = try? GitCredentialRequest(parsing: text) else { LeanProcess.handOff(vector, input: bytes) }
+    return (request, bytes)
+}
+
+/// cargo's request line, read as authkit reads it (one line, bounded, UTF-8 without NUL), and
+/// its bytes; nil when cargo closed without asking (authkit then answers nothing). Anything
+/// else authkit would refuse is handed to it, with what was read.
+func cargoRequest(_ vector: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> (CargoCredentialText.Request, [UInt8])? {
+    guard let (bytes, ended) = LeanProcess.readLine(limit: CredentialInput.maximumLineBytes) else { LeanProcess.handOff(vector) }
+    if bytes.isEmpty && !ended { return nil }
+    let line = ended ? Array(bytes.dropLast()) : bytes
+    guard line.count <= CredentialInput.maximumLineBytes, !line.contains(0), let text = String(validating: line, as: UTF8.self) else {
+        LeanProcess.handOff(vector, input: bytes)
+    }
+    guard let request = try? CargoCredentialText.Request(parsing: text.hasSuffix("\r") ? String(text.dropLast()) : text) else {
+        LeanProcess.handOff(vector, input: bytes)
+    }
     return (request, bytes)
 }

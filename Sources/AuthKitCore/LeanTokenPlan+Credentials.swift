@@ -101,9 +101,10 @@ extension LeanTokenPlan {
         "git-credential-authkit": "git", "docker-credential-authkit": "docker", "cargo-credential-authkit": "cargo",
     ]
 
-    /// The clients whose plug-in the lean client answers under its own name (the package points
-    /// their links at it); under another client's name it hands everything to authkit.
-    package static let plugInsAnswered: Set = ["git", "docker"]
+    /// The clients whose plug-in the lean client answers: the package points their links at it
+    /// and `authkit setup` names it in their configuration (kubectl's, which has no link, too).
+    /// Under another client's link name it hands everything to authkit.
+    package static let plugInsAnswered: Set = ["git", "docker", "kubectl", "cargo"]
 
     /// The plan for `credential docker …`: `get`, `store` and `erase` (docker login and logout,
     /// which change nothing); `list` is authkit's.

@@ -24,6 +24,9 @@ package enum LeanTokenPlan: Equatable {
     /// `authkit credential docker get|store|erase` (docker runs `docker-credential-authkit
     /// ACTION`): read docker's request, then answer as ``dockerAnswer(_:options:action:environment:configuration:storageRecord:)`` says.
     case docker(FastPathOptions, action: String)
+    /// `authkit credential cargo` (cargo runs `PROGRAM --cargo-plugin`): greet cargo, read its
+    /// request line, then answer as ``cargoAnswer(_:options:environment:configuration:storageRecord:)`` says.
+    case cargo(FastPathOptions)
     /// Run `authkit` with the same arguments.
     case handOff
 
@@ -71,10 +74,14 @@ package enum LeanTokenPlan: Equatable {
             arguments = ["credential", client] + arguments
         } else if program != "authkit" && program != "authkit-lean" {
             return .handOff
+        } else if arguments == ["--cargo-plugin"] {
+            // cargo runs a provider as `PROGRAM --cargo-plugin` whatever its configuration says.
+            arguments = ["credential", "cargo"] + arguments
         }
         guard arguments.count >= 2, arguments[0] == "credential" else { return .handOff }
         if arguments[1] == "git" { return git(arguments, environment: environment) }
         if arguments[1] == "docker" { return docker(arguments, environment: environment) }
+        if arguments[1] == "cargo" { return cargo(arguments, environment: environment) }
         guard arguments[1] == "kubectl", let (options, servers) = kubectlOptions(arguments),
             let apiVersion = kubectlServes(environment["KUBERNETES_EXEC_INFO"], boundTo: servers),
             let (query, socket) = resolve(options, environment: environment, configuration: configuration, storageRecord: storageRecord)

@@ -167,12 +167,20 @@ import Testing
     /// The package points a plug-in's link at the lean client only where it answers it.
     @Test func thePlugInsAnsweredAreTheOnesItAnswersUnderTheirNames() {
         for (alias, client) in LeanTokenPlan.credentialAliases {
+            // (cargo passes only how it runs the plug-in; its request names the rest.)
             let plan = LeanTokenPlan.make(
-                arguments: ["--group", "g", "get"], program: alias, environment: Self.home, configuration: { _ in Self.file(false) },
+                arguments: client == "cargo" ? ["--cargo-plugin"] : ["--group", "g", "get"], program: alias, environment: Self.home,
+                configuration: { _ in Self.file(false) },
                 storageRecord: { _ in [:] })
             #expect((plan != .handOff) == LeanTokenPlan.plugInsAnswered.contains(client), "\(alias)")
         }
-        #expect(LeanTokenPlan.plugInsAnswered.isSubset(of: Set(LeanTokenPlan.credentialAliases.values)))
+        // kubectl's, which has no link: setup names the lean client in the kubeconfig.
+        for client in LeanTokenPlan.plugInsAnswered where !LeanTokenPlan.credentialAliases.values.contains(client) {
+            let plan = LeanTokenPlan.make(
+                arguments: ["credential", client, "--group", "g"], environment: Self.home, configuration: { _ in Self.file(false) },
+                storageRecord: { _ in [:] })
+            #expect(plan != .handOff, "\(client)")
+        }
     }
 
     @Test func configurationHomeAndSocketDecideToo() {
@@ -309,7 +317,9 @@ import Testing
         #expect(named("git-credential-authkit", ["get"]) == .gitGet(Self.options(), username: nil))
         #expect(named("git-credential-authkit", ["credential", "git", "--group", "g", "get"]) == .handOff)
         #expect(named("docker-credential-authkit", ["get"]) == .docker(Self.options(), action: "get"))
-        #expect(named("cargo-credential-authkit", ["--cargo-plugin"]) == .handOff)
+        #expect(named("cargo-credential-authkit", ["--cargo-plugin"]) == .cargo(Self.options()))
+        #expect(named("authkit-lean", ["--cargo-plugin"]) == .cargo(Self.options()))
+        #expect(named("authkit", ["--cargo-plugin", "--group", "g"]) == .handOff)
         #expect(named("other", ["credential", "git", "get"]) == .handOff)
     }
 

@@ -60,6 +60,9 @@ enum HelpTopics {
               AUTHKIT_AGENT_ANSWER   set by the lean client when it hands authkit token
                                      an agent's refusal: PID LINE, taken only by that
                                      process, and only a refusal
+              AUTHKIT_PLUGIN_GREETED set by the lean client when it hands authkit a
+                                     plug-in whose client it already greeted (cargo):
+                                     PID, taken only by that process
               AUTHKIT_ASKPASS        for the agent: a program that asks a person (as
                                      SSH_ASKPASS) when a group's confirm needs a yes
               AUTHKIT_JOURNAL_SOCKET for the agent: the journal's socket (default

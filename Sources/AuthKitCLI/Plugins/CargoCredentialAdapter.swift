@@ -53,7 +53,7 @@ enum CargoCredentialAdapter: CredentialAdapter {
     static let ownFlags: Set<String> = ["--cargo-plugin"]
     static var command: any CredentialAdapterCommand.Type { CredentialCargoCommand.self }
     static var setupCommands: [any SetupClientCommand.Type] { [SetupCargoCommand.self] }
-    static var greeting: String? { #"{"v":[1]}"# + "\n" }
+    static var greeting: String? { CargoCredentialText.greeting }
 
     nonisolated(nonsending) static func respond(to flags: CredentialFlags) async throws(CredentialPlugin.Failure) -> CredentialAnswer {
         let line: String
@@ -65,7 +65,7 @@ enum CargoCredentialAdapter: CredentialAdapter {
         }
         let request: CargoRequest
         do throws(CredentialPlugin.Failure) {
-            request = try CargoRequest(parsing: line)
+            request = try CargoRequest.read(line)
         } catch {
             return answer(error: "other", message: error.message)
         }
@@ -77,16 +77,9 @@ enum CargoCredentialAdapter: CredentialAdapter {
             let flags = try request.flags(over: flags)
             guard let target = try target(for: request.indexURL, flags: flags) else { return answer(error: "url-not-supported") }
             let token = try await CredentialPlugin.accessToken(for: target, flags)
-            // cargo keeps the token for its session until `expiration`: a little before the
-            // token expires, so it never sends a dead one.
-            let expiration = Int(clamping: token.expiresAt.timeIntervalSince1970) - min(60, flags.minTTL)
-            let ok: JSONValue = [
-                "Ok": [
-                    "kind": "get", "token": .string("Bearer " + token.value), "cache": "expires",
-                    "expiration": .number(JSONNumber(expiration)), "operation_independent": true,
-                ]
-            ]
-            return CredentialAnswer(output: ok.serialized() + "\n")
+            let expiration = CargoCredentialText.expiration(
+                expiresAt: Int(clamping: token.expiresAt.timeIntervalSince1970), minTTL: flags.minTTL)
+            return CredentialAnswer(output: CargoCredentialText.answer(token: token.value, expiration: expiration))
         } catch {
             return answer(error: "other", message: error.message)
         }
@@ -95,9 +88,7 @@ enum CargoCredentialAdapter: CredentialAdapter {
     /// An `{"Err": …}` answer; cargo shows `message` to the user. The exit status stays 0:
     /// cargo reports a provider that exits otherwise as crashed and hides the message.
     static func answer(error kind: String, message: String? = nil) -> CredentialAnswer {
-        var error: JSONObject = ["kind": .string(kind)]
-        if let message { error["message"] = .string(message) }
-        return CredentialAnswer(output: JSONValue.object(["Err": .object(error)]).serialized() + "\n")
+        CredentialAnswer(output: CargoCredentialText.error(kind: kind, message: message))
     }
 
     /// The flags' sign-in for any registry, else the config's `[credential]` mapping of the index URL.
@@ -105,7 +96,7 @@ enum CargoCredentialAdapter: CredentialAdapter {
         // An http(s) index (a sparse one: the token goes to it): never in the clear, nor for a
         // URL whose host cannot be told for sure. A git index (ssh://git@…) is fetched without
         // the token, which goes to its config.json's API, as before.
-        let plain = indexURL.hasPrefix("sparse+") ? String(indexURL.dropFirst(7)) : indexURL
+        let plain = CargoCredentialText.fetchedURL(indexURL)
         if let url = URL(string: plain), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" {
             guard let host = url.host(percentEncoded: true), CredentialMap.carriesTokens(scheme: scheme, host: host), url.user == nil,
                 url.query == nil, url.fragment == nil, !plain.contains("\\")
@@ -125,7 +116,7 @@ enum CargoCredentialAdapter: CredentialAdapter {
     static func target(for indexURL: String, flags: CredentialFlags, in file: ConfigFile) throws(CredentialPlugin.Failure)
         -> CredentialTarget?
     {
-        let plain = indexURL.hasPrefix("sparse+") ? String(indexURL.dropFirst(7)) : indexURL
+        let plain = CargoCredentialText.fetchedURL(indexURL)
         guard let url = URL(string: plain), url.scheme != nil, let host = url.host, !host.isEmpty else {
             LogSetup.logger.debug("cargo sent an index URL authkit cannot read", metadata: ["url": "\(ProviderText.displayable(indexURL))"])
             return nil
@@ -151,39 +142,24 @@ enum CargoCredentialAdapter: CredentialAdapter {
     }
 }
 
-/// One request from cargo: `{"v":1,"kind":"get","operation":"read","registry":{"index-url":…},"args":[…]}`.
-struct CargoRequest: Equatable {
-    var kind: String
-    var indexURL: String
-    var args: [String]
+/// One request from cargo (``CargoCredentialText/Request``), with cargo's options over the
+/// command line's.
+typealias CargoRequest = CargoCredentialText.Request
 
-    init(parsing line: String) throws(CredentialPlugin.Failure) {
-        let value: JSONValue
-        do {
-            value = try JSONValue(parsing: line, limits: JSONLimits(maximumBytes: CredentialPlugin.maxLineBytes, maximumDepth: 8))
+extension CargoCredentialText.Request {
+    /// `line` read as a request; what is wrong with it as a plug-in's failure.
+    static func read(_ line: String) throws(CredentialPlugin.Failure) -> CargoRequest {
+        do throws(CargoCredentialText.Problem) {
+            return try CargoRequest(parsing: line)
         } catch {
-            throw CredentialPlugin.Failure(message: "authkit: cargo's request is not JSON (\(error))", code: ExitStatus.usage)
+            throw CredentialPlugin.Failure(message: "authkit: \(error)", code: ExitStatus.usage)
         }
-        guard case .object = value else {
-            throw CredentialPlugin.Failure(message: "authkit: cargo's request is not a JSON object", code: ExitStatus.usage)
-        }
-        guard let version = value["v"]?.int64Value, version == 1 else {
-            throw CredentialPlugin.Failure(message: "authkit: cargo's request uses a protocol version other than 1", code: ExitStatus.usage)
-        }
-        guard let kind = value["kind"]?.stringValue, let index = value["registry"]?["index-url"]?.stringValue else {
-            throw CredentialPlugin.Failure(message: "authkit: cargo's request names no kind or index-url", code: ExitStatus.usage)
-        }
-        self.kind = kind
-        indexURL = index
-        args = (value["args"]?.arrayValue ?? []).compactMap(\.stringValue)
     }
 
     /// The command line's flags with the options cargo passes on from `credential-provider`
     /// (after `credential cargo`, which name the subcommand when the provider is authkit itself).
     func flags(over flags: CredentialFlags) throws(CredentialPlugin.Failure) -> CredentialFlags {
-        var words = args
-        if words.first == "credential" { words.removeFirst() }
-        if words.first == "cargo" { words.removeFirst() }
+        let words = options
         guard !words.isEmpty else { return flags }
         var scanner = FastPathScanner(authkitArguments: words, index: 0)
         var options = FastPathOptions(

@@ -171,7 +171,12 @@ enum CredentialPlugin {
                 throw Failure(
                     message: "authkit: unknown action ‘\(flags.action)’: \(adapter.client) asks \(listed)", code: ExitStatus.usage)
             }
-            if let greeting = adapter.greeting { Terminal.write(fd: 1, greeting) }
+            // (Not twice: the lean client, which handed this process the request, said it.)
+            if let greeting = adapter.greeting,
+                !LeanTokenPlan.greeted(getenv(LeanTokenPlan.greetedVariable).map { String(cString: $0) }, pid: getpid())
+            {
+                Terminal.write(fd: 1, greeting)
+            }
             answer = try await adapter.respond(to: flags)
         } catch {
             if !error.message.isEmpty { Terminal.printError(error.message) }

@@ -58,7 +58,8 @@ struct SetupCargoCommand: SetupClientCommand {
 
     func run() async throws {
         let path = Self.configPath(environment: ProcessInfo.processInfo.environment)
-        let executable = Setup.executablePath()
+        // (The lean client installed with authkit, where there is one: the same answers, faster.)
+        let executable = Setup.plugInProgram("cargo")
         let section = """
             [registries.\(registry)]
             index = "\(index)"
@@ -67,7 +68,7 @@ struct SetupCargoCommand: SetupClientCommand {
             """
         do throws(Setup.Failure) {
             let plan = try Setup.planSection(
-                kind: .credential, name: index.hasPrefix("sparse+") ? String(index.dropFirst(7)) : index, option: "--index",
+                kind: .credential, name: CargoCredentialText.fetchedURL(index), option: "--index",
                 entries: target.entries)
             if printOnly {
                 Terminal.printData("# \(path)\n\(section)\(plan.printed)")

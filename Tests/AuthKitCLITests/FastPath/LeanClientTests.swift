@@ -37,10 +37,11 @@ import Testing
 
     /// `arguments` handed to authkit: through the lean client beside it, authkit's exit code,
     /// standard output (`steadyOutput`: its numbers aside) and standard error (its numbers
-    /// aside); through the copy `alone`, which cannot start authkit, exit 2 and nothing else.
+    /// aside); through the copy `alone`, which cannot start authkit, exit 2 and nothing else
+    /// (but the `greeting` a plug-in says before it reads the request).
     static func expectHandedOver(
         _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil, steadyOutput: Bool = false, alone: URL,
-        in world: CLIHarness, title: String? = nil
+        in world: CLIHarness, title: String? = nil, greeting: String = ""
     ) async throws {
         let expected = try await world.authkit(arguments, environment: environment, stdin: stdin)
         let got = try await world.lean(arguments, environment: environment, stdin: stdin)
@@ -49,7 +50,7 @@ import Testing
         #expect(steadyOutput ? Self.steady(got.stdout) == Self.steady(expected.stdout) : got.stdout == expected.stdout, "\(title)")
         #expect(Self.steady(got.stderr) == Self.steady(expected.stderr), "\(title)")
         let lone = try await world.lean(arguments, copy: alone, environment: environment, stdin: stdin)
-        #expect(lone.status == 2 && lone.stdout.isEmpty && lone.stderr.contains("cannot run authkit at"), "\(title): \(lone.stderr)")
+        #expect(lone.status == 2 && lone.stdout == greeting && lone.stderr.contains("cannot run authkit at"), "\(title): \(lone.stderr)")
     }
 
     @Test func servesTheAgentsTokenItselfAndHandsTheRestToAuthkit() async throws {
@@ -489,6 +490,7 @@ import Testing
         let notOnThatPath: Set = [
             "AUTHKIT_ASKPASS", "AUTHKIT_JOURNAL_SOCKET", "AUTHKIT_SSH",  // the agent's and `authkit ssh`'s
             "AUTHKIT_TOKEN",  // set by exec, not read
+            "AUTHKIT_PLUGIN_GREETED",  // set by the lean client itself, for authkit in its own process
             "AUTHKIT_TPM", "AUTHKIT_IDENTITY_FILE",  // a key or store authkit opens itself, not the agent's answer
         ]
         let considered = Set(LeanTokenPlan.handedOffVariables).union(readByThePlan).union(notOnThatPath)

@@ -84,7 +84,7 @@ struct PackageTests {
         // The plug-ins the lean client answers run it, from authkit's own folder beside bin/
         // (where it finds the authkit it hands the rest to); the others run authkit.
         let lean = Set(lines.filter { $0.count == 3 && $0[2] == "lean" }.map { $0[0] })
-        #expect(lean == ["git-credential-authkit", "docker-credential-authkit"], "\(links.stdout)")
+        #expect(lean == ["git-credential-authkit", "docker-credential-authkit", "cargo-credential-authkit"], "\(links.stdout)")
         for name in names {
             let target = try? FileManager.default.destinationOfSymbolicLink(atPath: bin.appendingPathComponent(name).path)
             #expect(target == (lean.contains(name) ? "../lib/authkit/authkit-lean" : "authkit"), "\(name) → \(target ?? "nothing")")
@@ -119,6 +119,13 @@ struct PackageTests {
         world.recordExternal("authkit", ["credential", "docker", "get"], docker)
         let answer = try JSONSerialization.jsonObject(with: Data(docker.stdout.utf8)) as? [String: String]
         #expect(docker.status == 0 && answer?["Username"] == "ada" && answer?["Secret"]?.isEmpty == false, "\(docker.stderr)")
+        let cargo = try await ProcessRunner.run(
+            bin.appendingPathComponent("cargo-credential-authkit"), ["--cargo-plugin"], environment: world.environment,
+            stdin: #"{"v":1,"kind":"get","operation":"read","registry":{"index-url":"sparse+https://git.example/index/"},"args":[]}"#
+                + "\n",
+            timeout: 30)
+        world.recordExternal("cargo-credential-authkit", ["--cargo-plugin"], cargo)
+        #expect(cargo.status == 0 && cargo.stdout.hasPrefix(#"{"v":[1]}"# + "\n{\"Ok\":"), "\(cargo.stdout) \(cargo.stderr)")
         // What the lean client does not answer reaches the packaged authkit: docker's `list`.
         let list = try await ProcessRunner.run(
             bin.appendingPathComponent("docker-credential-authkit"), ["list"], environment: world.environment, timeout: 30)
@@ -140,6 +147,45 @@ struct PackageTests {
             authkit, ["setup", "git", "--host", "https://other.example", "--group", world.group, "--print"], environment: world.environment,
             timeout: 30)
         #expect(gitSetup.status == 0 && gitSetup.stdout.contains("!\(leanPath) credential git"), "\(gitSetup.stdout) \(gitSetup.stderr)")
+        let cargoSetup = try await ProcessRunner.run(
+            authkit,
+            ["setup", "cargo", "--registry", "r", "--index", "sparse+https://cargo.example/index/", "--group", world.group, "--print"],
+            environment: world.environment.merging(["CARGO_HOME": world.scratch.appendingPathComponent("cargo-home").path]) { $1 },
+            timeout: 30)
+        #expect(
+            cargoSetup.status == 0 && cargoSetup.stdout.contains(#"credential-provider = ["\#(leanPath)", "credential", "cargo"]"#),
+            "\(cargoSetup.stdout) \(cargoSetup.stderr)")
+        // kubectl's exec section names the lean client for an access token, authkit for an id_token.
+        if let kubectl = KubectlCredentialTests.kubectls().first {
+            let kubeconfig = world.scratch.appendingPathComponent("kubeconfig")
+            try """
+            apiVersion: v1
+            kind: Config
+            clusters:
+            - cluster:
+                server: https://127.0.0.1:9
+              name: c
+            contexts:
+            - context:
+                cluster: c
+                user: ada
+              name: c
+            current-context: c
+            users:
+            - name: ada
+              user: {}
+
+            """.write(to: kubeconfig, atomically: false, encoding: .utf8)
+            var environment = world.environment
+            environment["KUBECONFIG"] = kubeconfig.path
+            environment["PATH"] = kubectl.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+            for (type, command) in [("access-token", leanPath), ("id-token", authkit.path)] {
+                let setup = try await ProcessRunner.run(
+                    authkit, ["setup", "kubectl", "--context", "c", "--group", world.group, "--token-type", type, "--print"],
+                    environment: environment, timeout: 60)
+                #expect(setup.status == 0 && setup.stdout.contains("  command: \(command)\n"), "\(type): \(setup.stdout) \(setup.stderr)")
+            }
+        }
 
         // The agent counts the installed lean client as authkit: the asker is never it.
         let socket = world.scratch.appendingPathComponent("packaged-agent.sock").path
