@@ -45,7 +45,10 @@ import Testing
         #expect(plan("authkit", ["credential", "cargo", "--group", "g", "--cargo-plugin"]) == .cargo(grouped))
         #expect(plan("authkit", ["credential", "cargo"]) == .cargo(plain))
         // An action, an unknown option, a repeated flag, a variable authkit is to read: authkit's.
-        for arguments in [["credential", "cargo", "get"], ["credential", "cargo", "--bogus"], ["--cargo-plugin", "--cargo-plugin"]] {
+        for arguments in [
+            ["credential", "cargo", "get"], ["credential", "cargo", "--bogus"],
+            ["credential", "cargo", "--cargo-plugin", "--cargo-plugin"],
+        ] {
             #expect(plan("authkit", arguments) == .handOff, "\(arguments)")
         }
         #expect(plan("other", ["--cargo-plugin"]) == .handOff)
@@ -80,7 +83,13 @@ import Testing
             #expect(Self.answer(request, options: options) == .handOff, "\(request)")
         }
         #expect(Self.answer(Self.request(), config: nil) == .handOff)
-        #expect(Self.answer(Self.request(), config: mapped + "resource = https://r.example/\n", extra: [:]) != .handOff)
+        #expect(
+            Self.answer(Self.request(), config: mapped + "resource = https://r.example/\n")
+                == .ask(
+                    AgentTokenQuery(
+                        group: "g", storage: "secret-service", account: nil, scopes: ["a", "b"], resources: ["https://r.example/"],
+                        minTTL: 300),
+                    socket: LeanTokenPlanTests.socket))
         #expect(
             Self.answer(Self.request(args: ["--resource", "https://other.example/"]), config: mapped + "resource = https://r.example/\n")
                 == .handOff)

@@ -171,11 +171,12 @@ enum CredentialPlugin {
                 throw Failure(
                     message: "authkit: unknown action ‘\(flags.action)’: \(adapter.client) asks \(listed)", code: ExitStatus.usage)
             }
-            // (Not twice: the lean client, which handed this process the request, said it.)
-            if let greeting = adapter.greeting,
-                !LeanTokenPlan.greeted(getenv(LeanTokenPlan.greetedVariable).map { String(cString: $0) }, pid: getpid())
-            {
-                Terminal.write(fd: 1, greeting)
+            // (Not twice: the lean client, which handed this process the request, said it. The
+            // variable goes, so that nothing this process starts inherits it.)
+            if let greeting = adapter.greeting {
+                let greeted = LeanTokenPlan.greeted(getenv(LeanTokenPlan.greetedVariable).map { String(cString: $0) }, pid: getpid())
+                unsetenv(LeanTokenPlan.greetedVariable)
+                if !greeted { Terminal.write(fd: 1, greeting) }
             }
             answer = try await adapter.respond(to: flags)
         } catch {

@@ -19,11 +19,14 @@ final class CLIHarness: @unchecked Sendable {
         /// credential plug-ins (git, docker, kubectl answers).
         var printsToken: Bool {
             guard result.status == 0 else { return false }
-            // Under a plug-in's own name (docker-credential-authkit …) the client passes its
-            // action; cargo's passes only how it runs it, and asks in its request.
-            if program.hasSuffix("-credential-authkit") { return arguments.contains("get") || arguments == ["--cargo-plugin"] }
-            return (program == "authkit" || program == "authkit-lean")
-                && (arguments.first == "token" || arguments.first == "credential" || arguments == ["--cargo-plugin"])
+            // cargo's provider answers `get` with {"Ok": …}; its other answers carry no token.
+            let cargo = arguments == ["--cargo-plugin"] || arguments.starts(with: ["credential", "cargo"])
+            if cargo && (program.hasSuffix("-credential-authkit") || program == "authkit" || program == "authkit-lean") {
+                return result.stdout.contains(#"{"Ok":"#)
+            }
+            // Under a plug-in's own name (docker-credential-authkit …) the client passes its action.
+            if program.hasSuffix("-credential-authkit") { return arguments.contains("get") }
+            return (program == "authkit" || program == "authkit-lean") && (arguments.first == "token" || arguments.first == "credential")
         }
         /// `authkit token` as scripts use it: stdout is exactly one access token.
         var printsBareToken: Bool {

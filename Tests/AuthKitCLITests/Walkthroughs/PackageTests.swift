@@ -156,7 +156,8 @@ struct PackageTests {
             cargoSetup.status == 0 && cargoSetup.stdout.contains(#"credential-provider = ["\#(leanPath)", "credential", "cargo"]"#),
             "\(cargoSetup.stdout) \(cargoSetup.stderr)")
         // kubectl's exec section names the lean client for an access token, authkit for an id_token.
-        if let kubectl = KubectlCredentialTests.kubectls().first {
+        do {
+            let kubectl = try #require(KubectlCredentialTests.kubectls().first, "no kubectl: run ./scripts/bootstrap")
             let kubeconfig = world.scratch.appendingPathComponent("kubeconfig")
             try """
             apiVersion: v1
