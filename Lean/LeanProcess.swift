@@ -169,6 +169,50 @@ enum LeanProcess {
         exit(2)
     }
 
+    /// The descriptors above standard error this process was started with (its parent's, which
+    /// `exec` passes on), kept by ``keepInheritedDescriptors()``.
+    nonisolated(unsafe) private static var inherited: Set<Int32> = []
+
+    /// Keeps the descriptors open now, before the process opens any of its own.
+    static func keepInheritedDescriptors() { inherited = openDescriptors() }
+
+    /// The open descriptors above 2, from `/proc/self/fd` (without the one reading it).
+    private static func openDescriptors() -> Set<Int32> {
+        guard let directory = opendir("/proc/self/fd") else { return [] }
+        defer { closedir(directory) }
+        let own = dirfd(directory)
+        var result: Set<Int32> = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let descriptor = Int32(name), descriptor > 2, descriptor != own { result.insert(descriptor) }
+        }
+        return result
+    }
+
+    /// `command` run in this process's place as authkit's `exec` runs it
+    /// (`ChildProcess.replaceProcess`): `token` in `variable`, every signal at its default
+    /// disposition and none blocked, the descriptors this process opened closed, the program at
+    /// `path` when it names one. When it cannot run, authkit's words and exit code.
+    static func replaceProcess(with command: [String], path: String?, variable: String, token: String) -> Never {
+        setenv(variable, token, 1)
+        for signal in 1..<Int32(ak_sigrtmax() + 1) where signal != SIGKILL && signal != SIGSTOP {
+            ak_default_signal(signal)
+        }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        pthread_sigmask(SIG_SETMASK, &empty, nil)
+        for descriptor in openDescriptors() where !inherited.contains(descriptor) {
+            _ = ak_set_cloexec(descriptor)
+        }
+        let argv = command.map { strdup($0) } + [nil]
+        if let path, path.contains("/") { execv(path, argv) } else { execvp(command[0], argv) }
+        let code = errno
+        unsetenv(variable)
+        let line = Array("authkit: cannot run \(command[0]): \(String(cString: strerror(code)))\n".utf8)
+        _ = line.withUnsafeBytes { CLibc.write(2, $0.baseAddress, $0.count) }
+        exit(code == ENOENT ? 127 : 126)
+    }
+
     /// The variable a refusal is handed over in (`authkit help environment`): `PID LINE`.
     static let refusalVariable = "AUTHKIT_AGENT_ANSWER"
 

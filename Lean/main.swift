@@ -1,4 +1,4 @@
-// The lean client: `authkit token` and the plug-ins of kubectl, git, docker and cargo answered from
+// The lean client: `authkit token`, `exec` and the plug-ins of kubectl, git, docker and cargo answered from
 // the agent, or without one from the Secret Service, by a program that starts in a fraction of
 // authkit's time (docs/decisions.md, "A lean client for the hot path"). Embedded Swift over
 // AuthKitCore and StrictJSON, built by scripts/build-lean; everything it does not answer
@@ -11,6 +11,8 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
     var arguments: [String] = []
     for index in 1..<max(1, Int(count)) { arguments.append(vector[index].map { String(cString: $0) } ?? "") }
     let name = count > 0 ? vector[0].map { String(cString: $0) } ?? "" : ""
+    // Before anything is open: what `exec` passes on is the parent's, never ours.
+    if arguments.first == "exec" { LeanProcess.keepInheritedDescriptors() }
     guard let environment = LeanProcess.environment() else { LeanProcess.handOff(vector) }
     // (A name the stores would refuse is a problem authkit reports.) Read once: a mapped
     // plug-in looks at it for the mapping and again for the profile.
@@ -38,6 +40,11 @@ func leanMain(_ count: Int32, _ vector: UnsafeMutablePointer<UnsafeMutablePointe
         // The plug-in hands out what the agent gave for its --min-ttl, as authkit's does.
         let (token, expiresAt) = ask(query, socket, vector, input: nil)
         LeanProcess.write(Array(KubectlExecInfo.answer(apiVersion: apiVersion, token: token, expiresAt: wholeSeconds(expiresAt)).utf8))
+    case .exec(var query, let socket, let variable, let command):
+        // Resolved once: the program the agent is told of is the one that runs.
+        query.program = ExecRules.programPath(command.first, path: environment["PATH"])
+        let (token, _) = ask(query, socket, vector, input: nil)
+        LeanProcess.replaceProcess(with: command, path: query.program, variable: variable, token: token)
     case .gitStore:
         _ = gitRequest(vector)
     case .docker(let options, let action):

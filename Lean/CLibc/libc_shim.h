@@ -1,10 +1,12 @@
 #ifndef AUTHKIT_LIBC_SHIM_H
 #define AUTHKIT_LIBC_SHIM_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,5 +43,17 @@ static inline int ak_set_pipe_size(int fd, int size) { return fcntl(fd, F_SETPIP
 
 /// memfd_create(2) (glibc declares it only under _GNU_SOURCE).
 static inline int ak_memfd_create(const char *name) { return (int)syscall(SYS_memfd_create, name, 0); }
+
+/// FD_CLOEXEC set on `fd` (fcntl(2) is variadic, which Swift cannot call).
+static inline int ak_set_cloexec(int fd) {
+    int flags = fcntl(fd, F_GETFD);
+    return flags < 0 ? -1 : fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+}
+
+/// `signal` back to its default disposition (SIG_DFL is a macro over a cast Swift cannot import).
+static inline void ak_default_signal(int signal) { struct sigaction action = {0}; action.sa_handler = SIG_DFL; sigaction(signal, &action, 0); }
+
+/// The highest real-time signal (SIGRTMAX is a macro over a function call).
+static inline int ak_sigrtmax(void) { return SIGRTMAX; }
 
 #endif

@@ -27,6 +27,10 @@ package enum LeanTokenPlan: Equatable {
     /// `authkit credential cargo` (cargo runs `PROGRAM --cargo-plugin`): greet cargo, read its
     /// request line, then answer as ``cargoAnswer(_:options:environment:configuration:storageRecord:)`` says.
     case cargo(FastPathOptions)
+    /// `authkit exec`: ask the agent at `socket` for `query` (its program filled in by the
+    /// caller, `ExecRules.programPath`), put the token in `variable`, and run `command` in this
+    /// process's place.
+    case exec(AgentTokenQuery, socket: String?, variable: String, command: [String])
     /// Run `authkit` with the same arguments.
     case handOff
 
@@ -66,6 +70,10 @@ package enum LeanTokenPlan: Equatable {
                 return .handOff
             }
             return .ask(query, socket: socket)
+        }
+        if arguments.first == "exec" {
+            guard program == "authkit" || program == "authkit-lean" else { return .handOff }
+            return exec(arguments, environment: environment, configuration: configuration, storageRecord: storageRecord)
         }
         // Run under a client's own name, the client passes only its action (authkit's main does
         // the same); under another name, only authkit's are the lean client's to answer.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitCore
 import ChildProcess
 
 #if canImport(Glibc)
@@ -28,7 +29,7 @@ struct ExecCommand: AsyncParsableCommand {
     @OptionGroup var options: CredentialOptions
 
     @Option(name: .customLong("env"), help: ArgumentHelp("The variable that carries the token.", valueName: "NAME"))
-    var variable: String = "AUTHKIT_TOKEN"
+    var variable: String = ExecRules.defaultVariable
 
     // Only the words after `--`: `authkit exec --help` is help, never a command named --help.
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
@@ -38,59 +39,17 @@ struct ExecCommand: AsyncParsableCommand {
         var words = command
         if words.first == "--" { words.removeFirst() }
         guard !words.isEmpty else { throw ValidationError("name the command to run after --, e.g. authkit exec -- curl …") }
-        guard Self.isVariableName(variable) else {
+        guard ExecRules.isVariableName(variable) else {
             throw ValidationError("--env needs a variable name (letters, digits and _, not starting with a digit)")
         }
-        if let reason = Self.refusedVariable(variable) {
+        if let reason = ExecRules.refusedVariable(variable) {
             throw ValidationError("--env \(variable) is refused: \(reason); name a variable of your own, e.g. --env GITHUB_TOKEN")
         }
     }
 
-    /// Variables the dynamic loader, the shell or the program's own start-up read before CMD
-    /// could: a token there would be loaded, executed, searched or printed (`LD_PRELOAD`
-    /// made ld.so print it). Why one is refused, or nil.
-    static func refusedVariable(_ name: String) -> String? {
-        if name.hasPrefix("LD_") { return "the dynamic loader reads LD_* variables" }
-        let libc: Set = ["GLIBC_TUNABLES", "GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES", "RESOLV_HOST_CONF", "TZDIR"]
-        if libc.contains(name) || name.hasPrefix("MALLOC_") { return "the C library reads \(name) as the program starts" }
-        let shell: Set = ["PATH", "HOME", "IFS", "SHELL", "PWD", "BASH_ENV", "ENV", "CDPATH", "PS4", "SHELLOPTS", "BASHOPTS"]
-        if shell.contains(name) { return "the shell and other programs read \(name) before the command runs" }
-        if name.hasPrefix("BASH_FUNC_") { return "bash runs BASH_FUNC_* variables as functions" }
-        // Options an interpreter reads (and often prints) before the program does.
-        let runtimes: Set = [
-            "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "NODE_OPTIONS", "PYTHONSTARTUP", "PYTHONPATH",
-            "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB",
-        ]
-        if runtimes.contains(name) { return "interpreters read \(name) as options or code before the command runs" }
-        if name.hasPrefix("AUTHKIT_"), name != "AUTHKIT_TOKEN" {
-            return "authkit itself reads AUTHKIT_* (one the command runs, git's helper say, would take it as a setting)"
-        }
-        let resolver: Set = ["LOCALDOMAIN", "RES_OPTIONS"]
-        if resolver.contains(name) { return "the resolver reads \(name) and would send it in DNS queries" }
-        let proxies: Set = ["http_proxy", "https_proxy", "all_proxy", "no_proxy", "ftp_proxy"]
-        if proxies.contains(name.lowercased()) { return "HTTP clients read \(name) as the proxy to send requests through" }
-        if ["LANG", "LANGUAGE", "TERM"].contains(name) || name.hasPrefix("LC_") { return "every program reads \(name) as it starts" }
-        let commands: Set = ["EDITOR", "VISUAL", "PAGER", "BROWSER", "GIT_EDITOR", "GIT_PAGER", "GIT_SSH", "GIT_SSH_COMMAND"]
-        if commands.contains(name) || name.hasSuffix("ASKPASS") { return "programs run \(name) as a command" }
-        return nil
-    }
-
-    static func isVariableName(_ name: String) -> Bool {
-        guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return false }
-        return name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F }
-    }
-
     /// The program as the agent's log should name it: its path on PATH, else as given.
     static func programPath(_ name: String?) -> String? {
-        guard let name, !name.isEmpty else { return nil }
-        guard !name.contains("/") else { return name }
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
-        // As execvp searches: an empty entry is the current directory.
-        for entry in path.split(separator: ":", omittingEmptySubsequences: false) {
-            let directory = entry.isEmpty ? "." : String(entry)
-            if access("\(directory)/\(name)", X_OK) == 0 { return "\(directory)/\(name)" }
-        }
-        return name
+        ExecRules.programPath(name, path: getenv("PATH").map { String(cString: $0) })
     }
 
     func run() async throws {

@@ -14,22 +14,25 @@ import Testing
         var account: String?
         var scopes: [String]
         var resources: [String]
+        var program: String?
     }
 
     @Test func theLeanRequestLineIsAuthkitsRequest() throws {
         let asked = [
             Asked(account: nil, scopes: [], resources: []),
             Asked(account: "ada@example.com", scopes: ["a", "b c"], resources: ["https://api.example.com/x"]),
+            Asked(account: nil, scopes: [], resources: [], program: "/usr/bin/curl"),
         ]
         for store in StoreKinds.builtIn.map { $0.name } {
             for one in asked {
                 let query = AgentTokenQuery(
-                    group: "com.example.g", storage: store, account: one.account, scopes: one.scopes, resources: one.resources, minTTL: 300)
+                    group: "com.example.g", storage: store, account: one.account, scopes: one.scopes, resources: one.resources, minTTL: 300,
+                    program: one.program)
                 #expect(query.line.last == 0x0A)
                 let decoded = try AgentMessage.decodeRequest(from: Array(query.line.dropLast()))
                 let expected = AgentTokenRequest(
                     group: "com.example.g", storage: StorageChoice(rawValue: store), account: one.account, scopes: one.scopes,
-                    resources: one.resources, minTTL: 300)
+                    resources: one.resources, minTTL: 300, program: one.program)
                 #expect(decoded == AgentRequest.token(expected))
                 // And authkit's own line for it says the same.
                 #expect(
