@@ -103,7 +103,15 @@ package struct AgentRoute: Sendable {
 
     /// The agent's token (an id_token comes the same way, without scopes), checked.
     private func ask(_ request: AgentRequest, _ session: SharedSession) async throws(AuthKitError) -> AccessToken? {
-        switch await client.send(request) {
+        // The refusal the lean client got for this command, handed over with it (`exec`,
+        // gcloud's id_token): asking again could ask a person to confirm twice.
+        let outcome: AgentClient.Outcome
+        if let refusal = Self.handedRefusal(session.environment) {
+            outcome = .answer(refusal)
+        } else {
+            outcome = await client.send(request)
+        }
+        switch outcome {
         case .unavailable(let reason):
             session.logger.debug("no agent; reading the store", metadata: ["reason": "\(reason)"])
             return nil

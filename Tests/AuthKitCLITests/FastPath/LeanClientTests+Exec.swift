@@ -69,6 +69,13 @@ extension LeanClientTests {
         ] {
             try await Self.expectHandedOver(arguments, alone: alone, in: world)
         }
+        // A refusal is handed over with the command, and authkit does not ask the agent again.
+        let nobody = ["exec", "--group", "com.example.nobody", "--", "true"]
+        let before = try await Self.events(world, group: "com.example.nobody")
+        let refused = try await world.lean(nobody)
+        #expect(refused.status == 1 && refused.stderr.contains("com.example.nobody"), "\(refused.stderr)")
+        let after = try await Self.events(world, group: "com.example.nobody")
+        #expect(after.count == before.count + 1, "the agent was asked \(after.count - before.count) times: \(after)")
         #expect(try await world.assertNoSecretsLeaked() > 0)
     }
 }
