@@ -65,12 +65,11 @@ enum LeanProcess {
         -> Never
     {
         if var given = givenSIGPIPE { sigaction(SIGPIPE, &given, nil) }
-        if greeted {
-            setenv(LeanTokenPlan.greetedVariable, "\(getpid())", 1)
-        } else {
-            unsetenv(LeanTokenPlan.greetedVariable)
-        }
-        if let refusal { setenv(refusalVariable, "\(getpid()) " + String(decoding: refusal, as: UTF8.self), 1) }
+        // (Passed to execve, never set here, where libsecret's threads may read the environment.)
+        var added: [String] = []
+        if greeted { added.append(LeanTokenPlan.greetedVariable + "=\(getpid())") }
+        if let refusal { added.append(refusalVariable + "=\(getpid()) " + String(decoding: refusal, as: UTF8.self)) }
+        let envp = environment(dropping: [LeanTokenPlan.greetedVariable] + (refusal == nil ? [] : [refusalVariable]), adding: added)
         if let input { replaceStandardInput(input) }
         // The folder from the kernel's link to this program, as bytes: never PATH, and a
         // folder name that is not UTF-8 stays what it is.
@@ -88,7 +87,8 @@ enum LeanProcess {
         if stat(&full, &that) == 0, that.st_dev == this.st_dev, that.st_ino == this.st_ino {
             fail("cannot run authkit at \(shown): it is this program")
         }
-        execv(&full, vector)
+        closeOwnDescriptorsOnExec()
+        execve(&full, vector, envp)
         fail("cannot run authkit at \(shown): \(String(cString: strerror(errno)))")
     }
 
@@ -173,8 +173,13 @@ enum LeanProcess {
     /// `exec` passes on), kept by ``keepInheritedDescriptors()``.
     nonisolated(unsafe) private static var inherited: Set<Int32> = []
 
+    nonisolated(unsafe) private static var keptInherited = false
+
     /// Keeps the descriptors open now, before the process opens any of its own.
-    static func keepInheritedDescriptors() { inherited = openDescriptors() }
+    static func keepInheritedDescriptors() {
+        inherited = openDescriptors()
+        keptInherited = true
+    }
 
     /// The open descriptors above 2, from `/proc/self/fd` (without the one reading it).
     private static func openDescriptors() -> Set<Int32> {
@@ -190,27 +195,57 @@ enum LeanProcess {
     }
 
     /// `command` run in this process's place as authkit's `exec` runs it
-    /// (`ChildProcess.replaceProcess`): `token` in `variable`, every signal at its default
-    /// disposition and none blocked, the descriptors this process opened closed, the program at
-    /// `path` when it names one. When it cannot run, authkit's words and exit code.
+    /// (`ChildProcess.replaceProcess`): the program at `path` (a name without `/` was not found
+    /// on `PATH`), this process's environment with `token` in `variable` (passed to `execve`,
+    /// never set here, where libsecret's threads may read the environment), every signal at its
+    /// default disposition and none blocked, the descriptors this process opened closed. When it
+    /// cannot run, authkit's words and exit code.
     static func replaceProcess(with command: [String], path: String?, variable: String, token: String) -> Never {
-        setenv(variable, token, 1)
-        for signal in 1..<Int32(ak_sigrtmax() + 1) where signal != SIGKILL && signal != SIGSTOP {
-            ak_default_signal(signal)
+        var code = ENOENT
+        if let path, path.contains("/") {
+            for signal in 1..<Int32(ak_sigrtmax() + 1) where signal != SIGKILL && signal != SIGSTOP {
+                ak_default_signal(signal)
+            }
+            ak_unignore_reserved_signals()
+            var empty = sigset_t()
+            sigemptyset(&empty)
+            pthread_sigmask(SIG_SETMASK, &empty, nil)
+            closeOwnDescriptorsOnExec()
+            let argv = command.map { strdup($0) } + [nil]
+            execve(path, argv, environment(dropping: [variable], adding: [variable + "=" + token]))
+            code = errno
         }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        pthread_sigmask(SIG_SETMASK, &empty, nil)
+        let line = Array("authkit: cannot run \(command[0]): \(String(cString: strerror(code)))\n".utf8)
+        _ = line.withUnsafeBytes { CLibc.write(2, $0.baseAddress, $0.count) }
+        _exit(code == ENOENT ? 127 : 126)
+    }
+
+    /// This process's environment as `execve` takes it: its entries as they are (bytes, not
+    /// text) but those of the variables `dropped` names, then `added` (`NAME=value` each).
+    private static func environment(dropping dropped: [String], adding added: [String]) -> [UnsafeMutablePointer<CChar>?] {
+        let prefixes = dropped.map { Array(($0 + "=").utf8) }
+        var result: [UnsafeMutablePointer<CChar>?] = []
+        if var entry = environ {
+            while let pointer = entry.pointee {
+                let named = prefixes.contains { prefix in
+                    var index = 0
+                    while index < prefix.count, UInt8(bitPattern: pointer[index]) == prefix[index] { index += 1 }
+                    return index == prefix.count
+                }
+                if !named { result.append(pointer) }
+                entry += 1
+            }
+        }
+        return result + added.map { strdup($0) } + [nil]
+    }
+
+    /// Every descriptor above standard error this process opened itself is closed at `exec`
+    /// (when ``keepInheritedDescriptors()`` kept the parent's: `exec`, handed over or not).
+    private static func closeOwnDescriptorsOnExec() {
+        guard keptInherited else { return }
         for descriptor in openDescriptors() where !inherited.contains(descriptor) {
             _ = ak_set_cloexec(descriptor)
         }
-        let argv = command.map { strdup($0) } + [nil]
-        if let path, path.contains("/") { execv(path, argv) } else { execvp(command[0], argv) }
-        let code = errno
-        unsetenv(variable)
-        let line = Array("authkit: cannot run \(command[0]): \(String(cString: strerror(code)))\n".utf8)
-        _ = line.withUnsafeBytes { CLibc.write(2, $0.baseAddress, $0.count) }
-        exit(code == ENOENT ? 127 : 126)
     }
 
     /// The variable a refusal is handed over in (`authkit help environment`): `PID LINE`.

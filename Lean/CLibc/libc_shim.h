@@ -53,6 +53,19 @@ static inline int ak_set_cloexec(int fd) {
 /// `signal` back to its default disposition (SIG_DFL is a macro over a cast Swift cannot import).
 static inline void ak_default_signal(int signal) { struct sigaction action = {0}; action.sa_handler = SIG_DFL; sigaction(signal, &action, 0); }
 
+/// The signals glibc keeps for itself (32 up to SIGRTMIN), which its sigaction refuses, back to
+/// their default disposition where a parent left them ignored (through the system call; a
+/// handler glibc installed is left alone, and `exec` resets it). As CChildProcess does.
+static inline void ak_unignore_reserved_signals(void) {
+    for (int signal = 32; signal < SIGRTMIN; signal++) {
+        unsigned long old[4] = {0, 0, 0, 0};
+        if (syscall(SYS_rt_sigaction, signal, 0, old, 8) == 0 && old[0] == (unsigned long)SIG_IGN) {
+            unsigned long action[4] = {0, 0, 0, 0};
+            syscall(SYS_rt_sigaction, signal, action, 0, 8);
+        }
+    }
+}
+
 /// The highest real-time signal (SIGRTMAX is a macro over a function call).
 static inline int ak_sigrtmax(void) { return SIGRTMAX; }
 

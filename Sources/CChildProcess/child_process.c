@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "child_process.h"
 
@@ -16,3 +17,14 @@ int ak_spawn_chdir(posix_spawn_file_actions_t *actions, const char *path) {
 }
 
 int ak_sigrtmax(void) { return SIGRTMAX; }
+
+void ak_unignore_reserved_signals(void) {
+    // The kernel's struct sigaction on Linux: handler, flags, restorer, an 8-byte mask.
+    for (int signal = 32; signal < SIGRTMIN; signal++) {
+        unsigned long old[4] = {0, 0, 0, 0};
+        if (syscall(SYS_rt_sigaction, signal, 0, old, 8) == 0 && old[0] == (unsigned long)SIG_IGN) {
+            unsigned long action[4] = {0, 0, 0, 0};
+            syscall(SYS_rt_sigaction, signal, action, 0, 8);
+        }
+    }
+}

@@ -211,24 +211,46 @@ package enum ChildProcess {
         return result
     }
 
-    /// Replaces this process with `arguments` (looked up on `PATH`), after putting the signal
-    /// mask and dispositions back to what a freshly started program expects: `exec` keeps
-    /// the calling thread's blocked signals and every ignored signal. Returns only on failure,
-    /// with the `errno` of `execvp`.
-    package static func replaceProcess(with arguments: [String], path: String? = nil) -> Int32 {
-        guard let program = arguments.first else { return ENOENT }
+    /// Replaces this process with `arguments`, the program at `path` (already found on `PATH`:
+    /// a name without `/` is not found), with this process's environment as it is (bytes, not
+    /// text) but for the variables named in `dropping`, and with `adding` (`NAME=value` each):
+    /// passed to `execve`, never set in this process, whose other threads may read its own.
+    /// First the signal mask and dispositions go back to what a freshly started program
+    /// expects: `exec` keeps the calling thread's blocked signals and every ignored signal.
+    /// Returns only on failure, with the `errno` of `execve` (`ENOENT` for a program not found).
+    package static func replaceProcess(with arguments: [String], path: String, dropping: [String], adding: [String]) -> Int32 {
+        guard !arguments.isEmpty, path.contains("/") else { return ENOENT }
         resetSignals()
         closeOwnDescriptorsOnExec()
         let argv = arguments.map { strdup($0) } + [nil]
-        // The program already resolved (the one the agent was told of), run exactly.
-        if let path, path.contains("/") { execv(path, argv) } else { execvp(program, argv) }
+        let added = adding.map { strdup($0) }
+        let envp = environment(dropping: dropping) + added + [nil]
+        execve(path, argv, envp)
         let code = errno
-        for pointer in argv { free(pointer) }
+        for pointer in argv + added { free(pointer) }
         return code
     }
 
+    /// This process's environment entries (their own memory) but those of the variables
+    /// `dropped` names.
+    static func environment(dropping dropped: [String]) -> [UnsafeMutablePointer<CChar>?] {
+        let prefixes = dropped.map { Array(($0 + "=").utf8) }
+        var result: [UnsafeMutablePointer<CChar>?] = []
+        var entry = environ
+        while let pointer = entry.pointee {
+            let named = prefixes.contains { prefix in
+                var index = 0
+                while index < prefix.count, UInt8(bitPattern: pointer[index]) == prefix[index] { index += 1 }
+                return index == prefix.count
+            }
+            if !named { result.append(pointer) }
+            entry += 1
+        }
+        return result
+    }
+
     /// The descriptors above standard error this process was started with: its parent's, to
-    /// pass on through ``replaceProcess(with:path:)``. Read once, as the process starts
+    /// pass on through ``replaceProcess(with:path:dropping:adding:)``. Read once, as the process starts
     /// (`authkit` touches it first thing), before anything of its own is open.
     package static let inheritedDescriptors: Set<Int32> = openDescriptors()
 
@@ -259,6 +281,7 @@ package enum ChildProcess {
         for signal in 1..<Int32(ak_sigrtmax() + 1) where signal != SIGKILL && signal != SIGSTOP {
             Glibc.signal(signal, SIG_DFL)
         }
+        ak_unignore_reserved_signals()
         var empty = sigset_t()
         sigemptyset(&empty)
         pthread_sigmask(SIG_SETMASK, &empty, nil)

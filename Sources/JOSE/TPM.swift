@@ -94,7 +94,16 @@ public final class TPM: @unchecked Sendable {
     /// a value, which never moves the environment under another thread's `getenv` (libcurl's,
     /// for the proxy). Call it first thing in `main` of a program that may open a TPM later.
     public static func prepareEnvironment() {
+        _ = given
         setenv("TPM2OPENSSL_TCTI", "device:/dev/tpmrm0", 0)
         setenv("TSS2_LOG", "all+none", 0)
     }
+
+    /// The variables ``prepareEnvironment()`` put into the environment itself (not given by the
+    /// process's parent): a program this process runs in its place should not see them.
+    package static var variablesSetHere: [String] { ["TPM2OPENSSL_TCTI", "TSS2_LOG"].filter { !given.contains($0) } }
+
+    /// The variables tpm2-openssl reads that the process was given, read before
+    /// ``prepareEnvironment()`` sets any.
+    private static let given: Set<String> = Set(["TPM2OPENSSL_TCTI", "TSS2_LOG"].filter { getenv($0) != nil })
 }

@@ -27,12 +27,16 @@ import Testing
                 == Self.exec(["gh"], variable: "GH_TOKEN", group: "g", account: "ada", scopes: ["s"], minTTL: 60))
         #expect(Self.plan(["exec", "--env=X", "--", "gh"]) == Self.exec(["gh"], variable: "X"))
         #expect(Self.plan(["exec", "--", "gh"], ["AUTHKIT_ACCOUNT": "bob"]) == Self.exec(["gh"], account: "bob"))
+        #expect(Self.plan(["exec", "--env", "AUTHKIT_TOKEN", "--", "gh"]) == Self.exec(["gh"]))
+        // (A repeated --min-ttl: the last, as ArgumentParser takes it.)
+        #expect(Self.plan(["exec", "--min-ttl", "90", "--min-ttl", "60", "--", "x"]) == Self.exec(["x"], minTTL: 60))
         for arguments in [
             ["exec", "curl"], ["exec", "--"], ["exec", "--", ""], ["exec", "--", "--", "curl"], ["exec", "--", "cürl"],
             ["exec", "--", "a b"], ["exec", "--env", "LD_PRELOAD", "--", "x"], ["exec", "--env", "AUTHKIT_GROUP", "--", "x"],
             ["exec", "--env", "9X", "--", "x"], ["exec", "--env", "A", "--env", "B", "--", "x"], ["exec", "--env", "--", "x"],
             ["exec", "--bogus", "--", "x"], ["exec", "--help", "--", "x"], ["exec", "x", "--", "y"],
             ["exec", "--min-ttl", "-1", "--", "x"],
+            ["exec", "--env=", "--", "x"],
         ] {
             #expect(Self.plan(arguments) == .handOff, "\(arguments)")
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthKit
 import AuthKitCore
 import ChildProcess
+import JOSE
 
 #if canImport(Glibc)
 import Glibc
@@ -72,14 +73,13 @@ struct ExecCommand: AsyncParsableCommand {
                 error,
                 await AgentNotice.storeNotice(for: error, command: "exec", refusal: nil, environment: options.session.settings.environment))
         }
-        // The token goes into this process's environment and CMD inherits it: visible in
-        // /proc/PID/environ to this user and root only, unlike argv.
-        // CMD starts with no signal blocked or ignored (this thread's mask would otherwise
-        // pass through exec): Ctrl-C, timeout(1), systemd and a hang-up must stop it.
-        setenv(variable, token.value, 1)
-        let failure = ChildProcess.replaceProcess(with: words, path: program)
+        // The token goes into CMD's environment only (visible in /proc/PID/environ to this user
+        // and root, unlike argv), beside this process's own but for what authkit put there
+        // itself. CMD starts with no signal blocked or ignored (this thread's mask would
+        // otherwise pass through exec): Ctrl-C, timeout(1), systemd and a hang-up must stop it.
+        let failure = ChildProcess.replaceProcess(
+            with: words, path: program ?? words[0], dropping: TPM.variablesSetHere + [variable], adding: ["\(variable)=\(token.value)"])
         let reason = String(cString: strerror(failure))
-        unsetenv(variable)
         Terminal.printError(Voice.error("cannot run \(words[0]): \(reason)"))
         throw ExitCode(failure == ENOENT ? 127 : 126)
     }

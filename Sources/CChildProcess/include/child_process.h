@@ -12,5 +12,9 @@ int ak_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 int ak_spawn_chdir(posix_spawn_file_actions_t *actions, const char *path);
 /// SIGRTMAX (a function call in glibc).
 int ak_sigrtmax(void);
+/// The signals glibc keeps for itself (32 up to SIGRTMIN), which its sigaction refuses, back to
+/// their default disposition where a parent left them ignored (through the system call; a
+/// handler glibc installed is left alone, and `exec` resets it).
+void ak_unignore_reserved_signals(void);
 
 #endif

@@ -73,6 +73,35 @@ struct FastPathDeclarationTests {
         #expect(Self.tokenLeftToArgumentParser.isSubset(of: Set(declared.map(\.name))))
     }
 
+    /// `exec` as the lean client plans it (`LeanTokenPlan+Exec`): every option ExecCommand
+    /// declares is planned to what ArgumentParser parses, or handed over to it.
+    @Test func everyOptionOfExecIsPlannedByTheLeanClientOrLeftToArgumentParser() throws {
+        let declared = try Self.declaredOptions(["exec"])
+        #expect(declared.contains { $0.name == "env" }, "the declaration was read: \(declared.map(\.name))")
+        let left = Self.pluginLeftToArgumentParser
+        for option in declared {
+            let value = option.name == OptionName.profile ? "microsoft" : option.name == "env" ? "GH_TOKEN" : Self.sample(option.name)
+            let arguments = ["exec", "--" + option.name] + (option.takesValue ? [value] : []) + ["--", "gh", "api"]
+            let plan = LeanTokenPlan.make(
+                arguments: arguments, environment: ["HOME": "/home/ada", "XDG_RUNTIME_DIR": "/run/user/1000"],
+                configuration: { ConfigFile(path: $0, defaults: nil, profiles: [:]) }, storageRecord: { _ in [:] })
+            guard case .exec(let query, _, let variable, let command) = plan else {
+                #expect(left.contains(option.name), "the lean client's exec ignores --\(option.name)")
+                continue
+            }
+            #expect(!left.contains(option.name), "--\(option.name) is planned by the lean client")
+            let slow = try #require(try AuthKitCommand.parseAsRoot(arguments) as? ExecCommand)
+            let selector = slow.options.session.selector(account: slow.options.account)
+            #expect(variable == slow.variable && command == slow.command.filter { $0 != "--" }, "--\(option.name)")
+            #expect(query.minTTL == slow.options.minTTL && query.scopes == slow.options.scopes, "--\(option.name)")
+            #expect(query.resources == slow.options.resources && query.account == selector.account, "--\(option.name)")
+            #expect(query.group == (selector.group ?? "authkit"), "--\(option.name)")
+            #expect(
+                query.storage == (selector.insecureStorage ? "plain-file" : selector.storage?.rawValue ?? "secret-service"),
+                "--\(option.name)")
+        }
+    }
+
     @Test(arguments: CredentialAdapters.all.map { $0.client })
     func everyOptionOfAPlugInIsReadByTheFastPathOrLeftToArgumentParser(client: String) throws {
         let adapter = try #require(CredentialAdapters.named(client))

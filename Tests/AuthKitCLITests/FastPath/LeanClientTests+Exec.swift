@@ -1,3 +1,4 @@
+import AuthKitCore
 import Foundation
 import TestSupport
 import Testing
@@ -37,29 +38,36 @@ extension LeanClientTests {
                 #expect(got.stdout == sum.stdout, "\(title): the token's digest")
             }
         }
-        // The command starts with no signal blocked or ignored, and with the parent's
-        // descriptors only (5, open in the parent; none of the lean client's).
-        let state =
-            #"exec 5</dev/null; trap "" INT HUP; exec "$0" exec --group "$1" -- sh -c 'grep -E "^Sig(Blk|Ign)" /proc/self/status; ls /proc/self/fd'"#
-        for program in [TestPaths.product("authkit"), alone] {
-            let result = try await ProcessRunner.run(
-                URL(fileURLWithPath: "/bin/sh"), ["-c", state, program.path, world.group], environment: world.environment, timeout: 30)
-            world.recordExternal(program.lastPathComponent, ["exec"], result)
-            // (glibc keeps signals 32 and 33 for itself and refuses to set them: as the parent left them.)
-            let masks = result.stdout.split(separator: "\n").filter { $0.hasPrefix("Sig") }.map {
-                UInt64($0.split(separator: "\t").last ?? "", radix: 16)
+        // The command starts with no signal blocked or ignored, with the parent's descriptors
+        // only (5, open in the parent; none of the lean client's, none of libsecret's without an
+        // agent) and the parent's environment but the token's variable (nothing authkit set).
+        for environment in [[:], ["AUTHKIT_AGENT": "off"]] {
+            var states: [String] = []
+            for program in [TestPaths.product("authkit"), alone] {
+                let result = try await Self.execState(
+                    program, group: world.group, environment: world.environment.merging(environment) { $1 })
+                world.recordExternal(program.lastPathComponent, ["exec"], result)
+                let title = "\(program.lastPathComponent) \(environment)"
+                let masks = result.stdout.split(separator: "\n").filter { $0.hasPrefix("Sig") }.map {
+                    UInt64($0.split(separator: "\t").last ?? "", radix: 16)
+                }
+                #expect(
+                    result.status == 0 && masks.count == 2 && masks.allSatisfy { $0 == 0 },
+                    "\(title): \(result.stdout) \(result.stderr)")
+                let descriptors = result.stdout.split(separator: "\n").filter { $0.allSatisfy(\.isNumber) }
+                #expect(descriptors == ["0", "1", "2", "3", "5"], "\(title): \(descriptors)")
+                states.append(result.stdout)
             }
+            let (full, lean) = (states[0].split(separator: "\n"), states[1].split(separator: "\n"))
             #expect(
-                result.status == 0 && masks.count == 2 && masks.allSatisfy { $0.map { $0 & ~0x1_8000_0000 == 0 } ?? false },
-                "\(program.lastPathComponent): \(result.stdout) \(result.stderr)")
-            let descriptors = result.stdout.split(separator: "\n").filter { $0.allSatisfy(\.isNumber) }
-            #expect(descriptors == ["0", "1", "2", "3", "5"], "\(program.lastPathComponent): \(descriptors)")
+                full == lean,
+                "\(environment): authkit only \(full.filter { !lean.contains($0) }), lean only \(lean.filter { !full.contains($0) })")
         }
         // The agent names the program the token is for, as for authkit's exec.
         let named = try await world.lean(["exec"] + group + ["--", "true"])
         #expect(named.status == 0, "\(named.stderr)")
         let events = try await Self.events(world, group: world.group)
-        let truePath = try #require(["/usr/bin/true", "/bin/true"].first { FileManager.default.isExecutableFile(atPath: $0) })
+        let truePath = try #require(ExecRules.programPath("true", path: world.environment["PATH"]))
         #expect(events.last?.contains(#""executable":"\#(truePath)""#) == true, "\(events.last ?? "")")
         // Handed to authkit: its words and exit code.
         for arguments in [
@@ -77,5 +85,50 @@ extension LeanClientTests {
         let after = try await Self.events(world, group: "com.example.nobody")
         #expect(after.count == before.count + 1, "the agent was asked \(after.count - before.count) times: \(after)")
         #expect(try await world.assertNoSecretsLeaked() > 0)
+    }
+
+    /// `program exec --group GROUP -- sh …` run by a parent that blocks SIGUSR1, ignores SIGINT
+    /// and SIGHUP and holds descriptor 5 open: the command prints its signal state, its
+    /// descriptors and its environment but the token's variable.
+    static func execState(_ program: URL, group: String, environment: [String: String]) async throws -> ProcessResult {
+        let parent = """
+            import os, signal, sys
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            fd = os.open("/dev/null", os.O_RDONLY)
+            os.dup2(fd, 5, inheritable=True)
+            os.execv(sys.argv[1], sys.argv[1:])
+            """
+        let command = #"grep -E "^Sig(Blk|Ign)" /proc/self/status; ls /proc/self/fd; env | grep -v "^AUTHKIT_TOKEN=" | sort"#
+        return try await ProcessRunner.run(
+            TestPaths.python, ["-c", parent, program.path, "exec", "--group", group, "--", "sh", "-c", command], environment: environment,
+            timeout: 30)
+    }
+
+    /// Handed to authkit after the lean client read the store (its token due for a refresh):
+    /// the command still gets the parent's descriptors only, and the same signal state.
+    @Test func execHandedOverAfterAStoreReadStartsTheCommandClean() async throws {
+        _ = try await offThePool { try LeanClient.build() }
+        let world = try await CLIHarness.start()
+        defer { world.stop() }
+        try await world.provider.configure(["access_token_ttl": 30])
+        try await world.signIn()
+        try await world.provider.configure(["access_token_ttl": 3600])
+        try await world.provider.clearLog()
+        // (The lean client beside authkit, as installed.)
+        let result = try await Self.execState(TestPaths.product("authkit-lean"), group: world.group, environment: world.environment)
+        world.recordExternal("authkit-lean", ["exec"], result)
+        #expect(
+            try await world.provider.log().count(grantType: "refresh_token") == 1, "authkit refreshed the token the lean client left it")
+        let masks = result.stdout.split(separator: "\n").filter { $0.hasPrefix("Sig") }.map {
+            UInt64($0.split(separator: "\t").last ?? "", radix: 16)
+        }
+        #expect(
+            result.status == 0 && masks.count == 2 && masks.allSatisfy { $0 == 0 },
+            "\(result.stdout) \(result.stderr)")
+        let descriptors = result.stdout.split(separator: "\n").filter { $0.allSatisfy(\.isNumber) }
+        #expect(descriptors == ["0", "1", "2", "3", "5"], "\(descriptors)")
+        try await world.assertNoSecretsLeaked()
     }
 }
