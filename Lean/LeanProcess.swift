@@ -212,7 +212,7 @@ enum LeanProcess {
             pthread_sigmask(SIG_SETMASK, &empty, nil)
             closeOwnDescriptorsOnExec()
             let argv = command.map { strdup($0) } + [nil]
-            execve(path, argv, environment(dropping: [variable], adding: [variable + "=" + token]))
+            execve(path, argv, environment(dropping: ExecRules.handedOverVariables + [variable], adding: [variable + "=" + token]))
             code = errno
         }
         let line = Array("authkit: cannot run \(command[0]): \(String(cString: strerror(code)))\n".utf8)

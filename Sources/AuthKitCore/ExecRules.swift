@@ -10,6 +10,10 @@ package enum ExecRules {
     /// The variable the token goes in unless `--env` names another.
     package static let defaultVariable = "AUTHKIT_TOKEN"
 
+    /// What the lean client hands authkit in its own process (a refusal, cargo's hello said):
+    /// never the command's.
+    package static let handedOverVariables = ["AUTHKIT_AGENT_ANSWER", "AUTHKIT_PLUGIN_GREETED"]
+
     /// Letters, digits and `_`, not starting with a digit.
     package static func isVariableName(_ name: String) -> Bool {
         guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return false }
@@ -46,15 +50,21 @@ package enum ExecRules {
     }
 
     /// The program as the agent's log should name it (and exec runs it): its path on `path`
-    /// (`PATH`; nil: `/usr/bin:/bin`), searched as `execvp` searches, else as given.
+    /// (`PATH`; nil: `/usr/bin:/bin`), searched as `execvp` searches — the first executable
+    /// regular file, else the first file of that name there (which then cannot run: 126, as a
+    /// shell says), else the name as given (not found: 127).
     package static func programPath(_ name: String?, path: String?) -> String? {
         guard let name, !name.isEmpty else { return nil }
         guard !name.contains("/") else { return name }
+        var found: String?
         // As execvp searches: an empty entry is the current directory.
         for entry in (path ?? "/usr/bin:/bin").split(separator: ":", omittingEmptySubsequences: false) {
-            let directory = entry.isEmpty ? "." : String(entry)
-            if access("\(directory)/\(name)", X_OK) == 0 { return "\(directory)/\(name)" }
+            let candidate = (entry.isEmpty ? "." : String(entry)) + "/" + name
+            var status = stat()
+            guard stat(candidate, &status) == 0 else { continue }
+            if status.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
+            if found == nil { found = candidate }
         }
-        return name
+        return found ?? name
     }
 }

@@ -53,25 +53,15 @@ extension LeanTokenPlan {
         let url = CargoCredentialText.fetchedURL(request.indexURL)
         guard PlainURL.isPlain(url, loopbackHTTP: true) else { return .handOff }
         let target: CredentialTarget
-        if options.profile != nil || options.group != nil {
-            target = CredentialTarget(
-                entry: request.indexURL, profile: options.profile, group: options.group, account: options.account,
-                scopes: options.scopes.isEmpty ? nil : options.scopes, resources: options.resources, username: "oauth2")
-        } else {
-            guard let home = environment["HOME"], home.hasPrefix("/"),
-                let file = configuration(UserFiles.configPath(environment: environment) { home })
-            else { return .handOff }
-            let mapping: CredentialTarget?
-            do throws(ConfigProblem) {
-                mapping = try CredentialMap.urlTarget(url, in: file)
-            } catch {
-                return .handOff
-            }
-            guard let mapped = mapping else { return .refused(kind: "url-not-supported") }
-            guard let applied = mapped.applying(account: options.account, scopes: options.scopes, resources: options.resources) else {
-                return .handOff
-            }
-            target = applied
+        switch plugInTarget(
+            entry: request.indexURL, options: options, environment: environment, configuration: configuration,
+            mapping: {
+                file throws(ConfigProblem) in try CredentialMap.urlTarget(url, in: file)
+            })
+        {
+        case .target(let found): target = found
+        case .unmapped: return .refused(kind: "url-not-supported")
+        case .handOff: return .handOff
         }
         guard
             let (query, socket) = signIn(

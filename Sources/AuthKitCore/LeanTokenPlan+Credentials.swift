@@ -36,28 +36,20 @@ extension LeanTokenPlan {
         // Never a token in the clear: plain http (loopback only, else refused with a reason) is
         // authkit's to judge; any other scheme gets nothing from it.
         guard request.scheme == "https" else { return request.scheme == "http" ? .handOff : .nothing }
-        var target: CredentialTarget
-        if options.profile != nil || options.group != nil {
-            target = CredentialTarget(
-                entry: "https://" + request.host, profile: options.profile, group: options.group, account: options.account,
-                scopes: options.scopes.isEmpty ? nil : options.scopes, resources: options.resources, username: "oauth2")
-        } else {
-            guard !request.host.isEmpty else { return .nothing }
-            guard let home = environment["HOME"], home.hasPrefix("/"),
-                let file = configuration(UserFiles.configPath(environment: environment) { home })
-            else { return .handOff }
-            let mapping: CredentialTarget?
-            do throws(ConfigProblem) {
-                mapping = try CredentialMap.gitTarget(
+        // (A request without a host gets nothing from a mapping: no file is read for it.)
+        guard options.profile != nil || options.group != nil || !request.host.isEmpty else { return .nothing }
+        let target: CredentialTarget
+        switch plugInTarget(
+            entry: "https://" + request.host, options: options, environment: environment, configuration: configuration,
+            mapping: {
+                file throws(ConfigProblem) in
+                try CredentialMap.gitTarget(
                     protocol: request.scheme, host: request.host, path: request.path, username: request.username, in: file)
-            } catch {
-                return .handOff
-            }
-            guard let mapped = mapping else { return .nothing }
-            guard let applied = mapped.applying(account: options.account, scopes: options.scopes, resources: options.resources) else {
-                return .handOff
-            }
-            target = applied
+            })
+        {
+        case .target(let found): target = found
+        case .unmapped: return .nothing
+        case .handOff: return .handOff
         }
         let name = username ?? target.username
         guard GitCredentialRequest.isOneLine(name) else { return .handOff }
@@ -66,6 +58,43 @@ extension LeanTokenPlan {
                 target, options, environment: environment, configuration: configuration, storageRecord: storageRecord)
         else { return .handOff }
         return .ask(query, socket: socket, username: name)
+    }
+
+    /// Which sign-in a plug-in's request gets.
+    enum PlugInTarget {
+        case target(CredentialTarget)
+        /// No mapping names it: the client's "nothing here".
+        case unmapped
+        case handOff
+    }
+
+    /// The sign-in the command line names (`--profile`, `--group`) for any `entry`, else the
+    /// configuration file's `mapping` of the request, the command line's account, scopes and
+    /// resources over it (a resource named in both places, differently, is authkit's to report).
+    static func plugInTarget(
+        entry: String, options: FastPathOptions, environment: [String: String], configuration: (String) -> ConfigFile?,
+        mapping: (ConfigFile) throws(ConfigProblem) -> CredentialTarget?
+    ) -> PlugInTarget {
+        if options.profile != nil || options.group != nil {
+            return .target(
+                CredentialTarget(
+                    entry: entry, profile: options.profile, group: options.group, account: options.account,
+                    scopes: options.scopes.isEmpty ? nil : options.scopes, resources: options.resources, username: "oauth2"))
+        }
+        guard let home = environment["HOME"], home.hasPrefix("/"),
+            let file = configuration(UserFiles.configPath(environment: environment) { home })
+        else { return .handOff }
+        let mapped: CredentialTarget?
+        do throws(ConfigProblem) {
+            mapped = try mapping(file)
+        } catch {
+            return .handOff
+        }
+        guard let mapped else { return .unmapped }
+        guard let applied = mapped.applying(account: options.account, scopes: options.scopes, resources: options.resources) else {
+            return .handOff
+        }
+        return .target(applied)
     }
 
     /// A credential plug-in's options as authkit's fast path takes them: the shared options, the
@@ -138,19 +167,15 @@ extension LeanTokenPlan {
         let server = DockerCredentialText.server(input)
         guard !server.isEmpty else { return .handOff }
         let target: CredentialTarget
-        if options.profile != nil || options.group != nil {
-            target = CredentialTarget(
-                entry: server, profile: options.profile, group: options.group, account: options.account,
-                scopes: options.scopes.isEmpty ? nil : options.scopes, resources: options.resources, username: "oauth2")
-        } else {
-            guard let home = environment["HOME"], home.hasPrefix("/"),
-                let file = configuration(UserFiles.configPath(environment: environment) { home })
-            else { return .handOff }
-            guard let mapped = CredentialMap.registryTarget(server: server, in: file) else { return .notFound }
-            guard let applied = mapped.applying(account: options.account, scopes: options.scopes, resources: options.resources) else {
-                return .handOff
-            }
-            target = applied
+        switch plugInTarget(
+            entry: server, options: options, environment: environment, configuration: configuration,
+            mapping: {
+                CredentialMap.registryTarget(server: server, in: $0)
+            })
+        {
+        case .target(let found): target = found
+        case .unmapped: return .notFound
+        case .handOff: return .handOff
         }
         guard
             let (query, socket) = signIn(

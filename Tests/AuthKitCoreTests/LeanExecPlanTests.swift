@@ -1,4 +1,5 @@
 import AuthKitCore
+import Foundation
 import Testing
 
 /// `LeanTokenPlan+Exec` and `ExecRules` (Sources/AuthKitCore): `exec` is planned only for the
@@ -47,7 +48,7 @@ import Testing
         }
     }
 
-    @Test func theVariableAndProgramRulesAreAuthkits() {
+    @Test func theVariableAndProgramRulesAreAuthkits() throws {
         for name in ["AUTHKIT_TOKEN", "GH_TOKEN", "_x", "a1"] {
             #expect(ExecRules.isVariableName(name) && ExecRules.refusedVariable(name) == nil, "\(name)")
         }
@@ -58,5 +59,17 @@ import Testing
         #expect(ExecRules.programPath("sh", path: "/nonexistent::/bin") == "/bin/sh")
         #expect(ExecRules.programPath("no-such-program-here", path: "/bin") == "no-such-program-here")
         #expect(ExecRules.programPath("./x", path: "/bin") == "./x" && ExecRules.programPath("", path: nil) == nil)
+        // A folder or a file that cannot run does not hide a program later on PATH; alone, it is
+        // what is named (and exec says 126, as a shell does).
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("exec-rules-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (a, b, c) = (root.appendingPathComponent("a"), root.appendingPathComponent("b"), root.appendingPathComponent("c"))
+        try FileManager.default.createDirectory(at: a.appendingPathComponent("prog"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: b, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: c, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: b.path + "/prog", contents: Data("x".utf8), attributes: [.posixPermissions: 0o644])
+        FileManager.default.createFile(atPath: c.path + "/prog", contents: Data("x".utf8), attributes: [.posixPermissions: 0o755])
+        #expect(ExecRules.programPath("prog", path: "\(a.path):\(b.path):\(c.path)") == c.path + "/prog")
+        #expect(ExecRules.programPath("prog", path: "\(b.path):\(a.path)") == b.path + "/prog")
     }
 }

@@ -103,10 +103,10 @@ package struct AgentRoute: Sendable {
 
     /// The agent's token (an id_token comes the same way, without scopes), checked.
     private func ask(_ request: AgentRequest, _ session: SharedSession) async throws(AuthKitError) -> AccessToken? {
-        // The refusal the lean client got for this command, handed over with it (`exec`,
-        // gcloud's id_token): asking again could ask a person to confirm twice.
+        // The refusal the lean client got for this command's token, handed over with it
+        // (`exec`): asking again could ask a person to confirm twice.
         let outcome: AgentClient.Outcome
-        if let refusal = Self.handedRefusal(session.environment) {
+        if case .token = request, let refusal = Self.handedRefusal(session.environment) {
             outcome = .answer(refusal)
         } else {
             outcome = await client.send(request)

@@ -78,7 +78,8 @@ struct ExecCommand: AsyncParsableCommand {
         // itself. CMD starts with no signal blocked or ignored (this thread's mask would
         // otherwise pass through exec): Ctrl-C, timeout(1), systemd and a hang-up must stop it.
         let failure = ChildProcess.replaceProcess(
-            with: words, path: program ?? words[0], dropping: TPM.variablesSetHere + [variable], adding: ["\(variable)=\(token.value)"])
+            with: words, path: program ?? words[0], dropping: TPM.variablesSetHere + ExecRules.handedOverVariables + [variable],
+            adding: ["\(variable)=\(token.value)"])
         let reason = String(cString: strerror(failure))
         Terminal.printError(Voice.error("cannot run \(words[0]): \(reason)"))
         throw ExitCode(failure == ENOENT ? 127 : 126)

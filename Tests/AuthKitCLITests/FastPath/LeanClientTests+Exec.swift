@@ -17,7 +17,14 @@ extension LeanClientTests {
         let token = try await world.authkit(["token"] + group)
         let sum = try await ProcessRunner.run(
             URL(fileURLWithPath: "/bin/sh"), ["-c", digest, String(token.stdout.dropLast())], environment: world.environment, timeout: 30)
+        // A file of the command's name on PATH that cannot run: 126, as a shell says.
+        let folder = world.scratch.appendingPathComponent("path")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        FileManager.default.createFile(
+            atPath: folder.path + "/not-runnable", contents: Data("x".utf8), attributes: [.posixPermissions: 0o644])
+        let onPath = ["PATH": folder.path + ":" + (world.environment["PATH"] ?? "/usr/bin:/bin")]
         let served: [([String], [String: String])] = [
+            (["exec"] + group + ["--", "not-runnable"], onPath),
             (["exec"] + group + ["--", "sh", "-c", #"printf %s "$AUTHKIT_TOKEN" | sha256sum"#], [:]),
             (["exec", "--env", "GH_TOKEN"] + group + ["--min-ttl", "600", "--", "sh", "-c", #"printf %s "$GH_TOKEN" | sha256sum"#], [:]),
             (["exec", "--env=GH_TOKEN"] + group + ["--", "/bin/sh", "-c", #"printf %s "$GH_TOKEN" | sha256sum"#], [:]),
@@ -48,14 +55,7 @@ extension LeanClientTests {
                     program, group: world.group, environment: world.environment.merging(environment) { $1 })
                 world.recordExternal(program.lastPathComponent, ["exec"], result)
                 let title = "\(program.lastPathComponent) \(environment)"
-                let masks = result.stdout.split(separator: "\n").filter { $0.hasPrefix("Sig") }.map {
-                    UInt64($0.split(separator: "\t").last ?? "", radix: 16)
-                }
-                #expect(
-                    result.status == 0 && masks.count == 2 && masks.allSatisfy { $0 == 0 },
-                    "\(title): \(result.stdout) \(result.stderr)")
-                let descriptors = result.stdout.split(separator: "\n").filter { $0.allSatisfy(\.isNumber) }
-                #expect(descriptors == ["0", "1", "2", "3", "5"], "\(title): \(descriptors)")
+                Self.expectCleanStart(result, title)
                 states.append(result.stdout)
             }
             let (full, lean) = (states[0].split(separator: "\n"), states[1].split(separator: "\n"))
@@ -121,14 +121,18 @@ extension LeanClientTests {
         world.recordExternal("authkit-lean", ["exec"], result)
         #expect(
             try await world.provider.log().count(grantType: "refresh_token") == 1, "authkit refreshed the token the lean client left it")
+        Self.expectCleanStart(result, "handed over")
+        try await world.assertNoSecretsLeaked()
+    }
+
+    /// What ``execState(_:group:environment:)`` printed: no signal blocked or ignored, the
+    /// parent's descriptors only (and `ls`'s own, 3).
+    static func expectCleanStart(_ result: ProcessResult, _ title: String) {
         let masks = result.stdout.split(separator: "\n").filter { $0.hasPrefix("Sig") }.map {
             UInt64($0.split(separator: "\t").last ?? "", radix: 16)
         }
-        #expect(
-            result.status == 0 && masks.count == 2 && masks.allSatisfy { $0 == 0 },
-            "\(result.stdout) \(result.stderr)")
+        #expect(result.status == 0 && masks.count == 2 && masks.allSatisfy { $0 == 0 }, "\(title): \(result.stdout) \(result.stderr)")
         let descriptors = result.stdout.split(separator: "\n").filter { $0.allSatisfy(\.isNumber) }
-        #expect(descriptors == ["0", "1", "2", "3", "5"], "\(descriptors)")
-        try await world.assertNoSecretsLeaked()
+        #expect(descriptors == ["0", "1", "2", "3", "5"], "\(title): \(descriptors)")
     }
 }
